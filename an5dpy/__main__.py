@@ -1,0 +1,3 @@
+from an5dpy.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,74 @@
+"""Errors, split by who is at fault.
+
+* :class:`UnsupportedInput` -- the user's C file cannot be blocked (exit status 2).
+  It carries the source coordinate so the CLI prints ``FILE:LINE:COL: error: ...``.
+* :class:`UsageError` -- bad command-line options or an impossible blocking plan (exit 2).
+* :class:`VerificationMismatch` -- a backend disagrees with the gcc oracle (exit 1).
+* :class:`CudaCompileError` -- nvcc rejected generated code; carries the compiler log.
+  Generated code that does not compile is our bug, so the CLI reports it as exit 70.
+* :class:`InternalError` -- a bug in an5dpy (exit 70).
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_MISMATCH = 1
+EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 70
+
+
+class An5dError(Exception):
+    """Base class of every error an5dpy raises on purpose."""
+
+    exit_status = EXIT_INTERNAL
+
+
+class UnsupportedInput(An5dError):
+    """The input program is outside what an5dpy can block.
+
+    ``coord`` is an :class:`an5dpy.ir.Coord` (or None when no position applies,
+    e.g. an unreadable file); ``message`` names the construct and why.
+    """
+
+    exit_status = EXIT_BAD_INPUT
+
+    def __init__(self, message: str, coord=None):
+        super().__init__(message)
+        self.message = message
+        self.coord = coord
+
+    def __str__(self) -> str:
+        if self.coord is None:
+            return f"error: {self.message}"
+        return f"{self.coord}: error: {self.message}"
+
+
+class UsageError(An5dError):
+    """Options that cannot work together (bad plan, missing -P value, ...)."""
+
+    exit_status = EXIT_BAD_INPUT
+
+    def __str__(self) -> str:
+        return f"error: {self.args[0]}"
+
+
+class VerificationMismatch(An5dError):
+    exit_status = EXIT_MISMATCH
+
+
+class CudaCompileError(An5dError):
+    """nvcc (or NVRTC) failed; ``log`` holds its complete output."""
+
+    exit_status = EXIT_INTERNAL
+
+    def __init__(self, message: str, log: str = "", command: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.log = log
+        self.command = command
+
+    def __str__(self) -> str:
+        return f"{self.args[0]}\n{self.log}".rstrip()
+
+
+class InternalError(An5dError):
+    exit_status = EXIT_INTERNAL

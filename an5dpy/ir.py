@@ -1,0 +1,578 @@
+"""Frozen intermediate representations shared by every stage.
+
+Stage values (see DESIGN.md section 1):
+
+* :class:`StencilProgram` -- what the frontend read from the C file (syntax, with types
+  and source coordinates, subscripts as affine expressions).
+* :class:`StencilInfo` -- what the isl analysis proved about it (offsets, radius, shape,
+  associativity, FLOP count) plus the update expression with every read resolved to an
+  offset (:class:`Read`).
+
+Expressions are typed trees that follow C's usual arithmetic conversions: every implicit
+conversion the C compiler performs is an explicit :class:`Cast` node (``implicit=True``), so
+every backend evaluates exactly the operations C evaluates, in C's order and C's types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Mapping
+
+# --------------------------------------------------------------------------- coordinates
+
+
+@dataclass(frozen=True)
+class Coord:
+    """A position in a user's source file (1-based line and column)."""
+
+    file: str
+    line: int
+    column: int = 1
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+# --------------------------------------------------------------------------- C types
+
+#: Floating types a stencil array or expression may have. ``long double`` is rejected
+#: by the frontend: GPUs have no such type.
+FLOAT_TYPES = ("float", "double")
+#: Integer types after promotion, in conversion rank order (C11 6.3.1.1).
+INT_TYPES = ("int", "unsigned int", "long", "unsigned long", "long long", "unsigned long long")
+#: Small integer types that promote to ``int``.
+PROMOTED_TO_INT = ("_Bool", "bool", "char", "signed char", "unsigned char", "short", "unsigned short")
+
+#: Bytes per element of each floating type.
+WORD_BYTES = {"float": 4, "double": 8}
+
+
+def is_floating(ctype: str) -> bool:
+    return ctype in FLOAT_TYPES
+
+
+def is_integer(ctype: str) -> bool:
+    return ctype in INT_TYPES or ctype in PROMOTED_TO_INT
+
+
+def integer_promote(ctype: str) -> str:
+    """C's integer promotion: small integer types become ``int``."""
+    return "int" if ctype in PROMOTED_TO_INT else ctype
+
+
+def common_type(a: str, b: str) -> str:
+    """C's usual arithmetic conversions for a binary operator (LP64 data model)."""
+    if a == "double" or b == "double":
+        return "double"
+    if a == "float" or b == "float":
+        return "float"
+    a, b = integer_promote(a), integer_promote(b)
+    if a == b:
+        return a
+    wide, narrow = (a, b) if INT_TYPES.index(a) > INT_TYPES.index(b) else (b, a)
+    # A signed type wins only if it can represent every value of the unsigned one;
+    # under LP64, long and long long are both 64 bits wide.
+    if not wide.startswith("unsigned") and narrow.startswith("unsigned") \
+            and _INT_BITS[wide] == _INT_BITS[narrow]:
+        return "unsigned " + wide
+    return wide
+
+
+_INT_BITS = {"int": 32, "unsigned int": 32, "long": 64, "unsigned long": 64,
+             "long long": 64, "unsigned long long": 64}
+
+
+@dataclass(frozen=True)
+class MathFunction:
+    name: str
+    result: str
+    params: tuple[str, ...]
+    #: True when IEEE 754 requires a correctly rounded result (sqrt) or the result is exact
+    #: (fabs, fmin, ...): CPU and GPU then agree bit for bit.
+    exact: bool
+
+
+def _math_table() -> dict[str, MathFunction]:
+    table: dict[str, MathFunction] = {}
+    exact = {"sqrt", "fabs", "fmin", "fmax", "floor", "ceil", "trunc", "round", "fma", "copysign"}
+    unary = ("sqrt", "fabs", "floor", "ceil", "trunc", "round", "exp", "exp2", "expm1", "log",
+             "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
+             "cosh", "tanh", "cbrt", "erf", "erfc")
+    binary = ("pow", "fmin", "fmax", "atan2", "hypot", "copysign", "fmod")
+    for base in unary:
+        table[base] = MathFunction(base, "double", ("double",), base in exact)
+        table[base + "f"] = MathFunction(base + "f", "float", ("float",), base in exact)
+    for base in binary:
+        table[base] = MathFunction(base, "double", ("double", "double"), base in exact)
+        table[base + "f"] = MathFunction(base + "f", "float", ("float", "float"), base in exact)
+    table["fma"] = MathFunction("fma", "double", ("double",) * 3, True)
+    table["fmaf"] = MathFunction("fmaf", "float", ("float",) * 3, True)
+    return table
+
+
+#: The C99 <math.h> functions a stencil update may call, with their C prototypes.
+MATH_FUNCTIONS: Mapping[str, MathFunction] = _math_table()
+
+# --------------------------------------------------------------------------- affine forms
+
+
+@dataclass(frozen=True)
+class Affine:
+    """An integer affine expression ``sum(coeff * name) + const``.
+
+    Used for loop bounds, array extents (over size parameters) and subscripts (over loop
+    variables and parameters). ``terms`` is sorted by name and holds no zero coefficient.
+    """
+
+    terms: tuple[tuple[str, int], ...] = ()
+    const: int = 0
+
+    @staticmethod
+    def of(const: int = 0, **coeffs: int) -> "Affine":
+        return Affine._make(dict(coeffs), const)
+
+    @staticmethod
+    def var(name: str) -> "Affine":
+        return Affine(((name, 1),), 0)
+
+    @staticmethod
+    def _make(coeffs: Mapping[str, int], const: int) -> "Affine":
+        return Affine(tuple(sorted((n, c) for n, c in coeffs.items() if c != 0)), const)
+
+    @property
+    def coeffs(self) -> dict[str, int]:
+        return dict(self.terms)
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        return tuple(n for n, _ in self.terms)
+
+    @property
+    def is_constant(self) -> bool:
+        return not self.terms
+
+    def coeff(self, name: str) -> int:
+        return self.coeffs.get(name, 0)
+
+    def __add__(self, other: "Affine | int") -> "Affine":
+        other = _as_affine(other)
+        merged = self.coeffs
+        for n, c in other.terms:
+            merged[n] = merged.get(n, 0) + c
+        return Affine._make(merged, self.const + other.const)
+
+    def __radd__(self, other: int) -> "Affine":
+        return self + other
+
+    def __neg__(self) -> "Affine":
+        return Affine(tuple((n, -c) for n, c in self.terms), -self.const)
+
+    def __sub__(self, other: "Affine | int") -> "Affine":
+        return self + (-_as_affine(other))
+
+    def __rsub__(self, other: int) -> "Affine":
+        return _as_affine(other) - self
+
+    def scale(self, k: int) -> "Affine":
+        return Affine._make({n: c * k for n, c in self.terms}, self.const * k)
+
+    def substitute(self, name: str, value: "Affine") -> "Affine":
+        c = self.coeff(name)
+        if c == 0:
+            return self
+        rest = Affine._make({n: k for n, k in self.terms if n != name}, self.const)
+        return rest + value.scale(c)
+
+    def evaluate(self, env: Mapping[str, int]) -> int:
+        missing = [n for n in self.variables if n not in env]
+        if missing:
+            raise KeyError(missing[0])
+        return self.const + sum(c * int(env[n]) for n, c in self.terms)
+
+    def c_str(self) -> str:
+        """C spelling, e.g. ``dimsize - 2`` or ``2 * n + 1``."""
+        parts: list[str] = []
+        for n, c in self.terms:
+            mag = abs(c)
+            text = n if mag == 1 else f"{mag} * {n}"
+            if not parts:
+                parts.append(text if c > 0 else f"-{text}")
+            else:
+                parts.append(("+ " if c > 0 else "- ") + text)
+        if self.const or not parts:
+            if not parts:
+                parts.append(str(self.const))
+            else:
+                parts.append(("+ " if self.const > 0 else "- ") + str(abs(self.const)))
+        return " ".join(parts)
+
+    def __str__(self) -> str:
+        return self.c_str()
+
+
+def _as_affine(x: "Affine | int") -> Affine:
+    return x if isinstance(x, Affine) else Affine((), int(x))
+
+
+# --------------------------------------------------------------------------- expressions
+
+
+@dataclass(frozen=True)
+class Expr:
+    """Base of typed expression nodes. ``ctype`` is the C type of the node's value."""
+
+    ctype: str
+    coord: Coord | None = field(default=None, compare=False, repr=False)
+
+    def children(self) -> tuple["Expr", ...]:
+        return ()
+
+    def with_children(self, kids: tuple["Expr", ...]) -> "Expr":
+        return self
+
+
+@dataclass(frozen=True)
+class Const(Expr):
+    """A literal. ``text`` is its C spelling (``0.1248f``, ``118``, ``1.0``)."""
+
+    value: int | float = 0
+    text: str = "0"
+
+
+@dataclass(frozen=True)
+class Scalar(Expr):
+    """A read of a scalar variable that the scop does not assign (a free parameter)."""
+
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class Access(Expr):
+    """``array[(time) % 2][idx0][idx1]...`` as written (frontend form).
+
+    ``time`` is the affine expression inside ``% 2`` (e.g. ``t + 1``); ``indices`` are the
+    spatial subscripts as affine forms over loop variables and parameters. For arrays
+    without a time-buffer dimension (coefficient arrays, a later capability) ``time`` is None.
+    """
+
+    array: str = ""
+    time: Affine | None = None
+    indices: tuple[Affine, ...] = ()
+
+
+@dataclass(frozen=True)
+class Read(Expr):
+    """A read of the stencil array's old buffer at a constant offset (analysed form).
+
+    ``offset`` is in array dimension order: streaming dimension first, contiguous last.
+    """
+
+    array: str = ""
+    offset: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Unary(Expr):
+    op: str = "-"  # '-' or '+'
+    operand: Expr | None = None
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.operand,)
+
+    def with_children(self, kids):
+        return Unary(self.ctype, self.coord, self.op, kids[0])
+
+
+@dataclass(frozen=True)
+class Binary(Expr):
+    """``lhs op rhs``; both operands already have the node's ``ctype`` (via Cast nodes)."""
+
+    op: str = "+"  # '+', '-', '*', '/', '%' (integers only)
+    lhs: Expr | None = None
+    rhs: Expr | None = None
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.lhs, self.rhs)
+
+    def with_children(self, kids):
+        return Binary(self.ctype, self.coord, self.op, kids[0], kids[1])
+
+
+@dataclass(frozen=True)
+class Cast(Expr):
+    """Conversion of ``operand`` to ``ctype``; ``implicit`` marks C's automatic conversions."""
+
+    operand: Expr | None = None
+    implicit: bool = True
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.operand,)
+
+    def with_children(self, kids):
+        return Cast(self.ctype, self.coord, kids[0], self.implicit)
+
+
+@dataclass(frozen=True)
+class Call(Expr):
+    """A call of a <math.h> function (see :data:`MATH_FUNCTIONS`); args already converted."""
+
+    func: str = ""
+    args: tuple[Expr, ...] = ()
+
+    def children(self) -> tuple[Expr, ...]:
+        return self.args
+
+    def with_children(self, kids):
+        return Call(self.ctype, self.coord, self.func, tuple(kids))
+
+
+def walk(expr: Expr) -> Iterator[Expr]:
+    """Pre-order traversal of an expression tree.
+
+    Iterative, so that very deep trees (a 729-term left-associated sum, box3d4r) do not
+    hit Python's recursion limit.
+    """
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        yield e
+        stack.extend(reversed(e.children()))
+
+
+def transform(expr: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
+    """Bottom-up rewrite: ``fn`` returns a replacement or None to keep the (rebuilt) node.
+
+    ``fn`` sees the nodes in post-order (children left to right, then the parent). Iterative,
+    like :func:`walk`.
+    """
+    stack: list[tuple[Expr, bool]] = [(expr, False)]
+    done: list[Expr] = []
+    while stack:
+        node, expanded = stack.pop()
+        kids = node.children()
+        if kids and not expanded:
+            stack.append((node, True))
+            stack.extend((k, False) for k in reversed(kids))
+            continue
+        if kids:
+            new_kids = tuple(done[len(done) - len(kids):])
+            del done[len(done) - len(kids):]
+            node = node.with_children(new_kids)
+        replaced = fn(node)
+        done.append(node if replaced is None else replaced)
+    return done[0]
+
+
+def strip_implicit_casts(expr: Expr) -> Expr:
+    while isinstance(expr, Cast) and expr.implicit:
+        expr = expr.operand
+    return expr
+
+
+# --------------------------------------------------------------------------- programs
+
+
+@dataclass(frozen=True)
+class Loop:
+    """``for (var = lower; var <= upper; var++)`` (``<`` bounds are normalised to ``<=``)."""
+
+    var: str
+    lower: Affine
+    upper: Affine  # inclusive
+    coord: Coord | None = field(default=None, compare=False)
+    declared_in_init: bool = False  # ``for (int i = ...)``
+
+
+@dataclass(frozen=True)
+class ArrayDecl:
+    """The declaration that gives an array its element type and shape.
+
+    ``extents`` are the spatial extents (array dimension order). ``time_extent`` is the size
+    of the leading buffer dimension (2) or None when the declaration leaves it open (a
+    pointer to arrays such as ``float (*A)[n][n]``). ``form`` is one of ``vla_pointer``,
+    ``parameter``, ``global``, ``local``.
+    """
+
+    name: str
+    elem_type: str
+    extents: tuple[Affine, ...]
+    time_extent: int | None
+    form: str
+    coord: Coord | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Param:
+    """A scalar the scop reads but does not assign: sizes, step counts, coefficients.
+
+    ``definition`` is set when the enclosing function defines an integer parameter from
+    others before the scop and never reassigns it (``int dimsize = compsize + 2;``): the
+    value can then be derived (``-P compsize=64`` gives dimsize). ``value`` is set when the
+    declaration is ``const`` with a constant initialiser, so no ``-P`` is needed.
+    """
+
+    name: str
+    ctype: str
+    coord: Coord | None = field(default=None, compare=False)
+    definition: Affine | None = None
+    value: int | float | None = None
+
+
+@dataclass(frozen=True)
+class Assign:
+    target: Access
+    value: Expr
+    coord: Coord | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class ScopRegion:
+    """Where the scop sits.
+
+    ``pragma_start``/``pragma_end`` are the coordinates of ``#pragma scop`` and
+    ``#pragma endscop`` in the user's (unpreprocessed) file; ``original_span`` is the
+    character range ``[start, end)`` in that file covering both pragma lines completely,
+    which the host-code generator replaces. ``preprocessed_text`` is the loop nest after
+    the C preprocessor (macros expanded), which the gcc oracle compiles.
+    """
+
+    pragma_start: Coord
+    pragma_end: Coord
+    original_span: tuple[int, int]
+    preprocessed_text: str
+
+
+@dataclass(frozen=True)
+class StencilProgram:
+    """Everything the frontend read: one perfectly nested time + space loop nest."""
+
+    filename: str
+    arrays: tuple[ArrayDecl, ...]  # the stencil array first
+    params: tuple[Param, ...]  # in order of first use
+    time_loop: Loop
+    space_loops: tuple[Loop, ...]  # nest order, outermost first
+    statements: tuple[Assign, ...]  # today exactly one
+    scop: ScopRegion
+    defines: tuple[tuple[str, str | None], ...] = ()  # the -D options it was read with
+
+    @property
+    def array(self) -> ArrayDecl:
+        return self.arrays[0]
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+
+# --------------------------------------------------------------------------- analysis
+
+
+@dataclass(frozen=True)
+class SpaceDim:
+    """One spatial dimension of the stencil, in array order (streaming dimension first).
+
+    The interior (cells the loop nest writes) is ``[lower, upper]``; ``extent`` is the array
+    size in this dimension. ``reach_lo``/``reach_hi`` are the largest offsets read below and
+    above a cell (>= 0); ``radius`` is their maximum.
+    """
+
+    var: str
+    lower: Affine
+    upper: Affine
+    extent: Affine
+    reach_lo: int
+    reach_hi: int
+
+    @property
+    def radius(self) -> int:
+        return max(self.reach_lo, self.reach_hi)
+
+
+@dataclass(frozen=True)
+class TimeInfo:
+    """The time loop: ``for (var = lower; var <= upper; ...)`` reading ``(var+read_shift)%2``."""
+
+    var: str
+    lower: Affine
+    upper: Affine  # inclusive
+    read_shift: int
+    write_shift: int
+
+    def steps(self, env: Mapping[str, int]) -> int:
+        return max(0, self.upper.evaluate(env) - self.lower.evaluate(env) + 1)
+
+    def start_buffer(self, env: Mapping[str, int]) -> int:
+        """Buffer (0 or 1) the first time step reads."""
+        return (self.lower.evaluate(env) + self.read_shift) % 2
+
+
+@dataclass(frozen=True)
+class AssocForm:
+    """An update ``post(sum of terms)`` in which every term reads one streaming plane.
+
+    ``terms`` holds ``(dz, term)`` in source order; ``post`` is None or ``(op, constant)``
+    with op ``'*'`` or ``'/'`` applied to the sum; ``sum_type`` is the C type of the sum.
+    """
+
+    terms: tuple[tuple[int, Expr], ...]
+    post: tuple[str, Expr] | None
+    sum_type: str
+
+    def planes(self) -> tuple[int, ...]:
+        return tuple(sorted({dz for dz, _ in self.terms}))
+
+
+@dataclass(frozen=True)
+class StencilInfo:
+    """What the analysis established about a :class:`StencilProgram`."""
+
+    program: StencilProgram
+    array: str
+    dtype: str
+    dims: tuple[SpaceDim, ...]
+    time: TimeInfo
+    offsets: tuple[tuple[int, ...], ...]  # sorted, unique
+    shape: str  # 'star' | 'box' | 'general'
+    diagonal_free: bool
+    associative: bool
+    assoc: AssocForm | None
+    opt: str  # default mode: 'nondiag' | 'assoc' | 'none'
+    flops_per_cell: int
+    update: Expr  # the assigned value with Read nodes, converted to dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.dims)
+
+    @property
+    def radius(self) -> tuple[int, ...]:
+        return tuple(d.radius for d in self.dims)
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        return self.program.params
+
+    def to_json(self) -> dict:
+        return {
+            "file": self.program.filename,
+            "array": self.array,
+            "dtype": self.dtype,
+            "ndim": self.ndim,
+            "radius": list(self.radius),
+            "reach": [[d.reach_lo, d.reach_hi] for d in self.dims],
+            "offsets": [list(o) for o in self.offsets],
+            "shape": self.shape,
+            "diagonal_free": self.diagonal_free,
+            "associative": self.associative,
+            "opt": self.opt,
+            "flops_per_cell": self.flops_per_cell,
+            "params": [{"name": p.name, "ctype": p.ctype} for p in self.params],
+            "loops": {
+                "time": {"var": self.time.var, "lower": str(self.time.lower),
+                         "upper": str(self.time.upper)},
+                "space": [{"var": d.var, "lower": str(d.lower), "upper": str(d.upper),
+                           "extent": str(d.extent)} for d in self.dims],
+            },
+        }

@@ -1,0 +1,583 @@
+"""The N.5D blocking schedule as data (AN5D paper sections 4.1-4.3, DESIGN.md section 4).
+
+A thread block streams over the outermost (streaming) dimension. Local plane ``q`` is
+plane ``base + q`` of the grid, where ``base`` is the first plane the block loads. Step
+``h`` loads plane ``h`` into level 0; level ``T`` (1..d) then produces plane ``h - T*r``
+from level ``T-1``'s planes ``h - T*r - r .. h - T*r + r``; level ``d`` (the launch's
+temporal degree) is stored straight to global memory. Within a step the order is LOAD,
+level 1, ..., level d, so a ring of ``2r+1`` registers per level is exactly enough: level T
+keeps plane ``q`` in slot ``q mod (2r+1)`` (fixed register allocation; the ring never
+shifts, the loop body is unrolled so every register name is a constant).
+
+Time levels have buffer parities: level T holds the values of time ``t0 + T``, which the C
+program reads from buffer ``(src + T) % 2``. Boundary cells (never written by the loop
+nest) keep each buffer's own values, so a boundary value at level T is loaded from that
+buffer: the *source* buffer for even T and the *destination* buffer for odd T (boundary
+cells of the destination are never written, so reading them during the launch is safe).
+Streaming-boundary planes below and above the interior are therefore produced by
+:class:`Boundary` ops (a load of that parity) in the level's own ring; in-plane boundary
+cells are handled the same way inside every CALC. The paper holds the bottom boundary in
+level bT-1's slots and reuses one copy for all levels, which is only right when both
+buffers hold the same boundary values; we do not assume that.
+
+A kernel (one per temporal degree) runs, per stream block:
+
+* a **head** (static, unguarded) that fills the pipeline -- ``lowermost`` for a block that
+  starts at the grid's first interior plane (levels begin with the boundary planes),
+  ``middle`` for a block whose halo planes are all interior;
+* an **inner** chunk of ``unroll`` steps, repeated while every op of the chunk is plain;
+* a **tail**: a guarded chunk (same ops, each under a run-time range check) repeated until
+  the last store; it drains the pipeline, handles the uppermost boundary, and any
+  remainder. Blocks too short for their head, or whose halo planes straddle the lower
+  boundary, run the guarded chunk from step 0. This is what makes streams shorter than the
+  pipeline and grids smaller than one block work.
+
+Every level op uses one of two shared-memory buffers and one barrier. Buffers alternate
+along the executed sequence (double buffering): the head starts on the parity that makes
+the first chunk start on buffer 0, and each chunk holds an even number of level ops.
+Guarded ops that are skipped at run time still execute their barrier, so the alternation
+stays static.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from an5dpy.plan import BlockingPlan
+
+# --------------------------------------------------------------------------- registers and ops
+
+
+@dataclass(frozen=True, order=True)
+class Reg:
+    level: int
+    slot: int
+
+    def __str__(self) -> str:
+        return f"reg_{self.level}_{self.slot}"
+
+
+@dataclass(frozen=True)
+class Load:
+    """Level 0: load local plane ``plane`` into ``out``.
+
+    Interior cells come from the source buffer, boundary cells from the buffer that holds
+    the boundary values of even levels; ``boundary`` marks a streaming-boundary plane
+    (all its cells are boundary cells).
+    """
+
+    out: Reg
+    plane: int
+    boundary: bool = False
+
+    level = 0
+
+
+@dataclass(frozen=True)
+class Calc:
+    """Level ``level`` plane ``plane`` from level-1 planes ``plane-r .. plane+r`` (``ins``)."""
+
+    level: int
+    out: Reg
+    ins: tuple[Reg, ...]
+    plane: int
+    buf: int
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """Level ``level`` at a streaming-boundary plane: load it from the buffer of parity level%2."""
+
+    level: int
+    out: Reg
+    plane: int
+
+
+@dataclass(frozen=True)
+class Store:
+    """Compute the launch's last level at ``plane`` from ``ins`` and store it."""
+
+    level: int
+    ins: tuple[Reg, ...]
+    plane: int
+    buf: int
+
+
+@dataclass(frozen=True)
+class Accumulate:
+    """Associative mode: level ``level`` consumes level-1 plane ``plane + r`` (in ``src``).
+
+    The arriving plane goes to shared memory once; its in-plane partial sums are added to
+    the accumulators ``accs`` of output planes ``plane .. plane + 2r`` (``accs[j]`` holds
+    plane ``plane + j``; ``accs[2r]`` is started, ``accs[0]`` gets its last term).
+    ``consume`` says whether the arrival happens, ``complete`` whether plane ``plane``
+    is finished now (``"calc"``: apply the final scaling; ``"boundary"``: it is a
+    streaming-boundary plane, load it), and ``store`` whether it is then stored.
+    """
+
+    level: int
+    src: Reg
+    accs: tuple[Reg, ...]
+    plane: int
+    buf: int
+    consume: bool = True
+    complete: str | None = "calc"
+    store: bool = False
+
+
+Op = Load | Calc | Boundary | Store | Accumulate
+
+
+def uses_barrier(op: Op) -> bool:
+    if isinstance(op, (Calc, Store)):
+        return True
+    if isinstance(op, Accumulate):
+        return op.consume
+    return False
+
+
+@dataclass(frozen=True)
+class Step:
+    """The ops of one step. ``index`` is the step number (absolute local step in heads,
+    offset from the chunk start ``s`` in chunks); op planes follow the same convention."""
+
+    index: int
+    ops: tuple[Op, ...]
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str
+    steps: tuple[Step, ...]
+    relative: bool  # planes are offsets from the chunk start s
+    guarded: bool  # every op runs under a run-time range check
+
+    @property
+    def ops(self) -> tuple[Op, ...]:
+        return tuple(op for st in self.steps for op in st.ops)
+
+    def macro_sequence(self) -> tuple[str, ...]:
+        return tuple(op_name(op) for op in self.ops)
+
+
+@dataclass(frozen=True)
+class KernelSchedule:
+    """The schedule of the kernel for temporal degree ``degree``."""
+
+    degree: int
+    mode: str  # 'nondiag' | 'assoc' | 'none'
+    radius: int  # streaming radius r
+    ring: int  # 2r + 1
+    unroll: int  # steps per chunk (a multiple of the ring, even op count)
+    heads: dict[str, Phase] = field(hash=False)  # 'lowermost', 'middle'
+    inner: Phase = None
+    tail: Phase = None
+
+    @property
+    def head_steps(self) -> dict[str, int]:
+        return {k: len(p.steps) for k, p in self.heads.items()}
+
+    def registers(self) -> tuple[Reg, ...]:
+        regs: set[Reg] = set()
+        for phase in (*self.heads.values(), self.inner, self.tail):
+            for op in phase.ops:
+                regs.update(op_registers(op))
+        return tuple(sorted(regs))
+
+    def kinds(self) -> dict[str, tuple[Phase, Phase, Phase]]:
+        """Head, inner body and tail per stream-block kind.
+
+        The tail is one guarded chunk for every kind: its range checks resolve to the
+        uppermost boundary planes in a block that reaches the top of the grid.
+        """
+        return {
+            "lowermost": (self.heads["lowermost"], self.inner, self.tail),
+            "middle": (self.heads["middle"], self.inner, self.tail),
+            "uppermost": (self.heads["middle"], self.inner, self.tail),
+            "single": (self.heads["lowermost"], self.inner, self.tail),
+        }
+
+
+def op_name(op: Op) -> str:
+    if isinstance(op, Load):
+        return "LOAD_BOUNDARY" if op.boundary else "LOAD"
+    if isinstance(op, Calc):
+        return f"CALC{op.level}"
+    if isinstance(op, Boundary):
+        return f"BOUNDARY{op.level}"
+    if isinstance(op, Store):
+        return "STORE"
+    if isinstance(op, Accumulate):
+        return "ACC_STORE" if op.store else f"ACC{op.level}"
+    raise TypeError(op)
+
+
+def op_registers(op: Op) -> tuple[Reg, ...]:
+    if isinstance(op, Load):
+        return (op.out,)
+    if isinstance(op, Calc):
+        return (op.out, *op.ins)
+    if isinstance(op, Boundary):
+        return (op.out,)
+    if isinstance(op, Store):
+        return op.ins
+    return (op.src, *op.accs)
+
+
+# --------------------------------------------------------------------------- construction
+
+
+def round_up(n: int, k: int) -> int:
+    return -(-n // k) * k
+
+
+def chunk_steps(degree: int, ring: int) -> int:
+    """Steps per chunk: a multiple of the ring with an even number of level ops."""
+    return ring if (ring * degree) % 2 == 0 else 2 * ring
+
+
+def head_length(kind: str, degree: int, r: int, unroll: int) -> int:
+    """Steps until every level is past the lower boundary / halo (rounded to a chunk)."""
+    fill = (degree + 1) * r if kind == "lowermost" else 2 * degree * r
+    return round_up(fill, unroll)
+
+
+class _Builder:
+    """Assigns shared-memory buffers along a phase's op sequence."""
+
+    def __init__(self, plan: BlockingPlan, degree: int):
+        self.mode = plan.opt
+        self.d = degree
+        self.r = plan.stream_radius
+        self.ring = plan.ring
+
+    def slot(self, plane: int) -> int:
+        return plane % self.ring
+
+    def reg(self, level: int, plane: int) -> Reg:
+        if self.mode == "assoc" and level == 0:
+            return Reg(0, 0)
+        return Reg(level, self.slot(plane))
+
+    def window(self, level: int, plane: int) -> tuple[Reg, ...]:
+        return tuple(self.reg(level, plane + k) for k in range(-self.r, self.r + 1))
+
+    def level_op(self, level: int, plane: int, kind: str) -> Op | None:
+        """The op of level ``level`` (1..d) producing local plane ``plane``.
+
+        ``kind``: 'calc' (interior), 'boundary' (streaming boundary plane), for assoc also
+        the consume/complete flags through :meth:`assoc_op`. Buffers are filled in later.
+        """
+        d = self.d
+        if level == d:
+            return Store(d, self.window(d - 1, plane), plane, -1)
+        if kind == "boundary":
+            return Boundary(level, self.reg(level, plane), plane)
+        return Calc(level, self.reg(level, plane), self.window(level - 1, plane), plane, -1)
+
+    def assoc_op(self, level: int, plane: int, consume: bool, complete: str | None) -> Op | None:
+        store = level == self.d and complete == "calc"
+        if level == self.d and complete == "boundary":
+            complete = None  # nobody reads the last level's boundary planes
+        if not consume and complete is None:
+            return None
+        arriving = plane + self.r
+        accs = tuple(self.reg(level, plane + j) for j in range(2 * self.r + 1))
+        return Accumulate(level, self.reg(level - 1, arriving), accs, plane, -1,
+                          consume, complete, store)
+
+    def assign_buffers(self, steps: list[list[Op]], first: int, every_level_op: bool) -> tuple[Step, ...]:
+        """Number barrier ops 0,1,0,1,... starting at ``first``.
+
+        ``every_level_op``: in guarded chunks each level op position owns a barrier even
+        when it is skipped at run time.
+        """
+        parity = first
+        out = []
+        for index, ops in steps:
+            new_ops = []
+            for op in ops:
+                if every_level_op and not isinstance(op, (Load,)) or uses_barrier(op):
+                    if hasattr(op, "buf"):
+                        op = _with_buf(op, parity)
+                    parity ^= 1
+                new_ops.append(op)
+            out.append(Step(index, tuple(new_ops)))
+        return tuple(out)
+
+
+def _with_buf(op: Op, buf: int) -> Op:
+    from dataclasses import replace
+    return replace(op, buf=buf)
+
+
+def _count_barriers(steps: list[tuple[int, list[Op]]]) -> int:
+    return sum(1 for _, ops in steps for op in ops if uses_barrier(op))
+
+
+def build_kernel_schedule(plan: BlockingPlan, degree: int) -> KernelSchedule:
+    b = _Builder(plan, degree)
+    d, r, ring = degree, plan.stream_radius, plan.ring
+    unroll = chunk_steps(d, ring)
+    assoc = plan.opt == "assoc"
+
+    def head(kind: str) -> Phase:
+        n = head_length(kind, d, r, unroll)
+        steps: list[tuple[int, list[Op]]] = []
+        for h in range(n):
+            ops: list[Op] = [Load(b.reg(0, h), h, kind == "lowermost" and h < r)]
+            for level in range(1, d + 1):
+                p = h - level * r
+                if kind == "lowermost":
+                    first_prev, first = 0, (r if level == d else 0)
+                else:
+                    first_prev, first = (level - 1) * r, level * r
+                if assoc:
+                    q = p + r
+                    consume = q >= first_prev
+                    if p < first or p < 0:
+                        complete = None
+                    elif kind == "lowermost" and p < r:
+                        complete = "boundary"
+                    else:
+                        complete = "calc"
+                    op = b.assoc_op(level, p, consume, complete)
+                else:
+                    if p < first or p < 0:
+                        op = None
+                    else:
+                        boundary = kind == "lowermost" and p < r
+                        op = b.level_op(level, p, "boundary" if boundary else "calc")
+                if op is not None:
+                    ops.append(op)
+            steps.append((h, ops))
+        first_buf = _count_barriers(steps) % 2
+        return Phase(f"head_{kind}", b.assign_buffers(steps, first_buf, False), False, False)
+
+    def chunk(name: str, guarded: bool) -> Phase:
+        steps: list[tuple[int, list[Op]]] = []
+        for k in range(unroll):
+            ops: list[Op] = [Load(b.reg(0, k), k)]
+            for level in range(1, d + 1):
+                p = k - level * r
+                if assoc:
+                    ops.append(b.assoc_op(level, p, True, "calc"))
+                else:
+                    ops.append(b.level_op(level, p, "calc"))
+            steps.append((k, ops))
+        return Phase(name, b.assign_buffers(steps, 0, guarded), True, guarded)
+
+    heads = {"lowermost": head("lowermost"), "middle": head("middle")}
+    return KernelSchedule(d, plan.opt, r, ring, unroll, heads,
+                          chunk("inner", False), chunk("tail", True))
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """All kernels of a plan: one per temporal degree the launch plan can need."""
+
+    plan: BlockingPlan
+    kernels: tuple[KernelSchedule, ...]
+
+    def kernel(self, degree: int) -> KernelSchedule:
+        for k in self.kernels:
+            if k.degree == degree:
+                return k
+        raise KeyError(degree)
+
+
+def build_schedule(plan: BlockingPlan, degrees: tuple[int, ...] | None = None) -> Schedule:
+    from an5dpy.plan import degrees_needed
+    degrees = degrees or degrees_needed(plan.bt)
+    return Schedule(plan, tuple(build_kernel_schedule(plan, d) for d in degrees))
+
+
+# --------------------------------------------------------------------------- run-time control
+
+
+@dataclass(frozen=True)
+class BlockRanges:
+    """Local (relative to ``base``) plane ranges of one stream block for degree ``d``.
+
+    Level T produces planes ``[first(T), last(T)]``; the interior is ``[lo, hi]``;
+    the block stores ``[s0, s1)``. ``base`` is the first plane loaded, in grid planes.
+    """
+
+    base: int
+    s0: int
+    s1: int
+    lo: int
+    hi: int
+    d: int
+    r: int
+
+    @staticmethod
+    def of(S0: int, S1: int, zlo: int, zhi: int, d: int, r: int) -> "BlockRanges":
+        base = max(S0 - d * r, zlo - r)
+        return BlockRanges(base, S0 - base, S1 - base, zlo - base, zhi - base, d, r)
+
+    def first(self, level: int) -> int:
+        if level == self.d:
+            return self.s0
+        return max(self.s0 - (self.d - level) * self.r, self.lo - self.r)
+
+    def last(self, level: int) -> int:
+        if level == self.d:
+            return self.s1 - 1
+        return min(self.s1 - 1 + (self.d - level) * self.r, self.hi + self.r)
+
+    def produces(self, level: int, plane: int) -> bool:
+        return self.first(level) <= plane <= self.last(level)
+
+    def is_boundary(self, plane: int) -> bool:
+        return plane < self.lo or plane > self.hi
+
+    @property
+    def last_load(self) -> int:
+        return self.last(0)
+
+    @property
+    def plain_end(self) -> int:
+        """Last step whose ops are all plain: loads and level ops on interior planes."""
+        return min(self.last_load, self.hi)
+
+    @property
+    def steps(self) -> int:
+        """Steps until the last store: last stored plane + d*r, plus one."""
+        return self.s1 - 1 + self.d * self.r + 1
+
+    def head_kind(self) -> str | None:
+        """Which static head this block may run, or None for the guarded-only path."""
+        if self.s0 == self.lo:
+            return "lowermost"
+        if self.s0 - self.d * self.r >= self.lo:
+            return "middle"  # every plane it loads is interior
+        return None
+
+
+@dataclass(frozen=True)
+class ResolvedOp:
+    """An op as one block executes it: absolute local planes, run-time choices made.
+
+    ``op`` is None for a guarded op position that is skipped (it still runs its barrier
+    when ``barrier`` is set).
+    """
+
+    op: Op | None
+    barrier: bool
+    buf: int = -1
+
+
+def block_trace(kernel: KernelSchedule, rng: BlockRanges) -> tuple[tuple[str, tuple[ResolvedOp, ...]], ...]:
+    """The ops one stream block executes, in order, grouped by phase instance.
+
+    This is the kernel's control flow: the code generator emits the same decisions as
+    C control flow, the simulator executes this trace.
+    """
+    out: list[tuple[str, tuple[ResolvedOp, ...]]] = []
+    kind = rng.head_kind()
+    s = 0
+    if kind is not None:
+        head = kernel.heads[kind]
+        n = len(head.steps)
+        if n - 1 <= rng.plain_end:
+            out.append((head.name, tuple(_plain(op, 0) for op in head.ops)))
+            s = n
+            while s + kernel.unroll - 1 <= rng.plain_end:
+                out.append(("inner", tuple(_plain(op, s) for op in kernel.inner.ops)))
+                s += kernel.unroll
+    while s < rng.steps:
+        out.append(("tail", tuple(resolve_guarded(op, s, rng, kernel) for op in kernel.tail.ops)))
+        s += kernel.unroll
+    return tuple(out)
+
+
+def shift(op: Op, s: int) -> Op:
+    from dataclasses import replace
+    return replace(op, plane=op.plane + s) if s else op
+
+
+def _plain(op: Op, s: int) -> ResolvedOp:
+    op = shift(op, s)
+    return ResolvedOp(op, uses_barrier(op), getattr(op, "buf", -1))
+
+
+def resolve_guarded(op: Op, s: int, rng: BlockRanges, kernel: KernelSchedule) -> ResolvedOp:
+    """Decide a tail op for one block: run it, turn it into a boundary load, or skip it.
+
+    Mirrors the G* macros of templates/kernel.cu.j2 exactly.
+    """
+    from dataclasses import replace
+    op = shift(op, s)
+    if isinstance(op, Load):
+        if op.plane > rng.last_load:
+            return ResolvedOp(None, False)
+        return ResolvedOp(replace(op, boundary=rng.is_boundary(op.plane)), False)
+    buf = op.buf
+    if isinstance(op, Store):
+        return ResolvedOp(op if rng.produces(op.level, op.plane) else None, True, buf)
+    if isinstance(op, Calc):
+        if not rng.produces(op.level, op.plane):
+            return ResolvedOp(None, True, buf)
+        if rng.is_boundary(op.plane):
+            return ResolvedOp(Boundary(op.level, op.out, op.plane), True, buf)
+        return ResolvedOp(op, True, buf)
+    assert isinstance(op, Accumulate)
+    consume = rng.produces(op.level - 1, op.plane + kernel.radius)
+    complete = None
+    if rng.produces(op.level, op.plane):
+        complete = "boundary" if rng.is_boundary(op.plane) else "calc"
+    store = op.store and complete == "calc"
+    if op.level == kernel.degree and complete == "boundary":
+        complete = None
+    if not consume and complete is None:
+        return ResolvedOp(None, True, buf)
+    return ResolvedOp(replace(op, consume=consume, complete=complete, store=store), True, buf)
+
+
+# --------------------------------------------------------------------------- printing
+
+
+def format_op(op: Op, relative: bool = False) -> str:
+    def pl(p: int) -> str:
+        if not relative:
+            return str(p)
+        return "s" if p == 0 else (f"s + {p}" if p > 0 else f"s - {-p}")
+
+    if isinstance(op, Load):
+        return f"LOAD{'_BOUNDARY' if op.boundary else ''}({op.out}, {pl(op.plane)})"
+    if isinstance(op, Boundary):
+        return f"BOUNDARY{op.level}({op.out}, {pl(op.plane)})"
+    if isinstance(op, Calc):
+        ins = ", ".join(map(str, op.ins))
+        return f"CALC{op.level}({op.out}, {ins}, {pl(op.plane)}, buf {op.buf})"
+    if isinstance(op, Store):
+        ins = ", ".join(map(str, op.ins))
+        return f"STORE({pl(op.plane)}, {ins}, buf {op.buf})"
+    flags = []
+    if op.consume:
+        flags.append(f"take {op.src}")
+    if op.complete:
+        flags.append(f"finish {op.accs[0]} ({op.complete})")
+    if op.store:
+        flags.append("store")
+    accs = ", ".join(map(str, op.accs))
+    return f"{op_name(op)}({pl(op.plane)}; accs {accs}; {'; '.join(flags)}; buf {op.buf})"
+
+
+def format_schedule(schedule: Schedule) -> str:
+    plan = schedule.plan
+    lines = [f"schedule for {plan.describe()}, streaming radius {plan.stream_radius}"]
+    for k in schedule.kernels:
+        lines.append("")
+        lines.append(f"kernel degree {k.degree}: unroll {k.unroll} steps, "
+                     f"registers {', '.join(map(str, k.registers()))}")
+        for phase in (*k.heads.values(), k.inner, k.tail):
+            tag = "guarded, " if phase.guarded else ""
+            where = "planes relative to chunk start s" if phase.relative else "local planes"
+            lines.append(f"  {phase.name} ({tag}{where}):")
+            for st in phase.steps:
+                body = "; ".join(format_op(op, phase.relative) for op in st.ops)
+                label = f"s+{st.index}" if phase.relative else str(st.index)
+                lines.append(f"    step {label}: {body}")
+    return "\n".join(lines)

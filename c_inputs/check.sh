@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Compile and run every benchmark program on the CPU, for float and double, and check
+# that the scop path and the OpenMP path agree bit for bit (here both are the same C
+# loop on the CPU). Also checks that the files are what generate.py produces, and that
+# one file builds as CUDA C++ host code with nvcc (skipped when nvcc is missing).
+#
+# Usage: c_inputs/check.sh [--nvcc-all]    (from anywhere; exits 1 on any failure)
+#   --nvcc-all   build and run every file with nvcc, not only j2d5pt.
+set -u
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+nvcc_all=0
+[ "${1:-}" = "--nvcc-all" ] && nvcc_all=1
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-4}"
+
+benches="star2d1r star2d2r star2d3r star2d4r box2d1r box2d2r box2d3r box2d4r
+         j2d5pt j2d9pt j2d9pt-gol gradient2d
+         star3d1r star3d2r star3d3r star3d4r box3d1r box3d2r box3d3r box3d4r j3d27pt"
+fail=0
+
+if ! python3 "$here/generate.py" --check; then
+  echo "FAIL generate.py --check: files differ from what generate.py writes"
+  fail=1
+fi
+
+# run_one BENCH TYPE BIN -> prints "TYPE ok" or "TYPE FAIL(...)"; runs -s 64 (3D: -s 24) -t 7 -n 1 -c
+run_one() {
+  local bench=$1 type=$2 bin=$3 size out
+  case $bench in *3d*) size=24 ;; *) size=64 ;; esac
+  if ! out="$("$bin" -s "$size" -t 7 -n 1 -c 2>&1)"; then
+    echo "$type FAIL(run: $(echo "$out" | tail -1))"; return 1
+  fi
+  if ! grep -q '^Max error: 0 (relative 0)$' <<<"$out" \
+     || ! grep -q '^Bit-identical: yes$' <<<"$out" \
+     || ! grep -q '^Average: .* GFLOPS, .* ms$' <<<"$out"; then
+    echo "$type FAIL($(grep -E '^(Max error|Bit-identical)' <<<"$out" | tr '\n' ' '))"; return 1
+  fi
+  echo "$type ok"
+}
+
+for b in $benches; do
+  src="$here/$b.c"
+  line="$(printf '%-11s' "$b")"
+  fpp="$(sed -n 's/^#define BENCH_FPP //p' "$src")"
+  line+=" fpp=$(printf '%-4s' "$fpp")"
+  for type in float double; do
+    bin="$tmp/$b-$type"
+    if ! gcc -std=gnu99 -O2 -Wall -Wextra -fopenmp -D SB_TYPE=$type -I "$here" "$src" \
+         -o "$bin" -lm 2>"$tmp/err"; then
+      line+=" | $type FAIL(compile)"; fail=1; cat "$tmp/err" >&2; continue
+    fi
+    if [ -s "$tmp/err" ]; then
+      line+=" | $type FAIL(warnings)"; fail=1; cat "$tmp/err" >&2; continue
+    fi
+    res="$(run_one "$b" "$type" "$bin")" || fail=1
+    line+=" | gcc $res"
+  done
+  if [ $nvcc_all = 1 ] || [ "$b" = j2d5pt ]; then
+    if command -v nvcc >/dev/null 2>&1; then
+      bin="$tmp/$b-nvcc"
+      if nvcc -x cu -Xcompiler -fopenmp -D SB_TYPE=float -I "$here" "$src" -o "$bin" \
+           2>"$tmp/err"; then
+        res="$(run_one "$b" float "$bin")" || fail=1
+        line+=" | nvcc $res"
+      else
+        line+=" | nvcc FAIL(compile)"; fail=1; cat "$tmp/err" >&2
+      fi
+    else
+      line+=" | nvcc skipped (not installed)"
+    fi
+  fi
+  echo "$line"
+done
+
+if [ $fail = 0 ]; then echo "ALL OK"; else echo "SOME CHECKS FAILED"; fi
+exit $fail

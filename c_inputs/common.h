@@ -1,0 +1,276 @@
+/* common.h -- benchmark harness for the stencil programs in this directory.
+ *
+ * A benchmark file defines BENCH_DIM (2 or 3), BENCH_FPP (FLOPs per cell update) and
+ * BENCH_RAD (stencil radius), includes this header, and defines
+ *
+ *     double kernel_stencil(SB_TYPE *A1, int compsize, int timestep, bool scop);
+ *
+ * which runs `timestep` steps on the two time buffers stored back to back in A1 (each
+ * dimsize^BENCH_DIM elements, dimsize = compsize + 2 * BENCH_RAD) and returns the time
+ * taken in seconds. With scop true it runs the #pragma scop region (the code an5dpy
+ * replaces with GPU code), with scop false the plain CPU/OpenMP copy of the loop nest.
+ *
+ * The element type comes from the command line: -D SB_TYPE=float or -D SB_TYPE=double.
+ *
+ * Plain C99 that is also valid C++ (nvcc compiles the generated files as CUDA C++):
+ * malloc results are cast, no designated initialisers, bool from <stdbool.h>.
+ *
+ * Usage of the resulting program:  prog [-s compsize] [-t timesteps] [-n repeats] [-c] [-h]
+ */
+#ifndef SB_COMMON_H
+#define SB_COMMON_H
+
+#if !defined(__cplusplus) && !defined(_GNU_SOURCE) && !defined(_POSIX_C_SOURCE)
+/* getopt() and clock_gettime() are POSIX; ask for them even under a strict -std=c99. */
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <unistd.h>
+#include <time.h>
+
+#ifndef SB_TYPE
+#error "SB_TYPE is not defined: compile with -D SB_TYPE=float or -D SB_TYPE=double"
+#endif
+#if !defined(BENCH_DIM) || !defined(BENCH_FPP) || !defined(BENCH_RAD)
+#error "define BENCH_DIM, BENCH_FPP and BENCH_RAD before including common.h"
+#endif
+#if BENCH_DIM != 2 && BENCH_DIM != 3
+#error "BENCH_DIM must be 2 or 3"
+#endif
+
+/* The benchmark files mark their loop nest with #pragma scop / #pragma endscop, which
+   only an5dpy reads; keep gcc's -Wall (-Wunknown-pragmas) quiet about them. */
+#if defined(__GNUC__) && !defined(__cplusplus)
+#pragma GCC diagnostic ignored "-Wunknown-pragmas"
+#endif
+
+#define SB_STR2(x) #x
+#define SB_STR(x) SB_STR2(x)
+
+/* ------------------------------------------------------------------------- timing */
+
+/* Wall-clock time in seconds (monotonic clock). */
+static double sb_time(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Generated GPU code reports its kernel-only time (host<->device copies excluded)
+   through this macro; kernel_stencil then returns it instead of the wall time. */
+static double sb_kernel_seconds = -1.0;
+#define AN5D_REPORT_KERNEL_TIME(seconds) (sb_kernel_seconds = (seconds))
+
+/* Time since `start`, or the kernel time reported through AN5D_REPORT_KERNEL_TIME
+   since the last call (which is then consumed). */
+static double sb_elapsed(double start)
+{
+  double now = sb_time();
+  if (sb_kernel_seconds >= 0.0) {
+    double kernel = sb_kernel_seconds;
+    sb_kernel_seconds = -1.0;
+    return kernel;
+  }
+  return now - start;
+}
+
+/* ------------------------------------------------------------------------- helpers */
+
+double kernel_stencil(SB_TYPE *A1, int compsize, int timestep, bool scop);
+
+/* A fixed-seed 64-bit generator (splitmix64), so the input data are the same on every
+   platform and compiler. */
+static uint64_t sb_rng_next(uint64_t *state)
+{
+  uint64_t z;
+  *state += 0x9E3779B97F4A7C15ULL;
+  z = *state;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+/* A value in [0.5, 1.5) on a grid of 2^-23, so float and double hold it exactly and
+   both element types start from the same numbers. */
+static SB_TYPE sb_rng_value(uint64_t *state)
+{
+  uint64_t bits = sb_rng_next(state) >> 41; /* 23 random bits */
+  return (SB_TYPE)(0.5 + (double)bits * (1.0 / 8388608.0));
+}
+
+/* Parses a whole decimal integer in [lo, hi]; returns false on anything else. */
+static bool sb_parse_int(const char *text, long lo, long hi, int *out)
+{
+  char *end = NULL;
+  long value;
+  if (text == NULL || *text == '\0')
+    return false;
+  value = strtol(text, &end, 10);
+  if (*end != '\0' || value < lo || value > hi)
+    return false;
+  *out = (int)value;
+  return true;
+}
+
+static void sb_usage(FILE *to, const char *prog)
+{
+  fprintf(to,
+          "usage: %s [-s compsize] [-t timesteps] [-n repeats] [-c] [-h]\n"
+          "  -s compsize   interior cells per dimension (default %d)\n"
+          "  -t timesteps  time steps per run (default 100)\n"
+          "  -n repeats    timed runs after one warm-up run (default 5)\n"
+          "  -c            also run the CPU version and compare the results\n"
+          "  -h            this help\n",
+          prog, BENCH_DIM == 2 ? 1024 : 256);
+}
+
+/* ------------------------------------------------------------------------- main */
+
+int main(int argc, char **argv)
+{
+  int compsize = BENCH_DIM == 2 ? 1024 : 256;
+  int timesteps = 100;
+  int repeats = 5;
+  bool compare = false;
+  int opt;
+  int dimsize;
+  size_t cells, elems, bytes;
+  SB_TYPE *init, *work, *ref = NULL;
+  uint64_t rng = 0x5EED5EED2020CD0FULL;
+  double total = 0.0, avg, gflops;
+  size_t e;
+  int r;
+
+  while ((opt = getopt(argc, argv, "s:t:n:ch")) != -1) {
+    switch (opt) {
+    case 's':
+      if (!sb_parse_int(optarg, 1, 1L << 30, &compsize)) {
+        fprintf(stderr, "%s: bad -s value '%s' (want an integer >= 1)\n", argv[0], optarg);
+        return 2;
+      }
+      break;
+    case 't':
+      if (!sb_parse_int(optarg, 1, 2147483647L, &timesteps)) {
+        fprintf(stderr, "%s: bad -t value '%s' (want an integer >= 1)\n", argv[0], optarg);
+        return 2;
+      }
+      break;
+    case 'n':
+      if (!sb_parse_int(optarg, 1, 2147483647L, &repeats)) {
+        fprintf(stderr, "%s: bad -n value '%s' (want an integer >= 1)\n", argv[0], optarg);
+        return 2;
+      }
+      break;
+    case 'c':
+      compare = true;
+      break;
+    case 'h':
+      sb_usage(stdout, argv[0]);
+      return 0;
+    default:
+      sb_usage(stderr, argv[0]);
+      return 2;
+    }
+  }
+  if (optind < argc) {
+    fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0], argv[optind]);
+    sb_usage(stderr, argv[0]);
+    return 2;
+  }
+
+  dimsize = compsize + 2 * BENCH_RAD;
+  {
+    /* Reject sizes whose byte count would not fit in size_t. */
+    double need = 2.0 * (double)sizeof(SB_TYPE);
+    int d;
+    for (d = 0; d < BENCH_DIM; d++)
+      need *= (double)dimsize;
+    if (need >= (double)SIZE_MAX / 4) {
+      fprintf(stderr, "%s: -s %d is too large\n", argv[0], compsize);
+      return 2;
+    }
+  }
+  cells = (size_t)dimsize * (size_t)dimsize;
+  if (BENCH_DIM == 3)
+    cells *= (size_t)dimsize;
+  elems = 2 * cells;
+  bytes = elems * sizeof(SB_TYPE);
+
+  init = (SB_TYPE *)malloc(bytes);
+  work = (SB_TYPE *)malloc(bytes);
+  if (compare)
+    ref = (SB_TYPE *)malloc(bytes);
+  if (init == NULL || work == NULL || (compare && ref == NULL)) {
+    fprintf(stderr, "%s: cannot allocate %d buffers of %zu bytes\n", argv[0],
+            compare ? 3 : 2, bytes);
+    return 1;
+  }
+  /* Both time buffers, boundaries included, get independent values. */
+  for (e = 0; e < elems; e++)
+    init[e] = sb_rng_value(&rng);
+
+  printf("Stencil: %dD, radius %d, %d FLOP/cell, SB_TYPE %s\n", BENCH_DIM, BENCH_RAD,
+         BENCH_FPP, SB_STR(SB_TYPE));
+  printf("Size: %d^%d (+%d halo per side), timesteps %d, repeats %d\n", compsize,
+         BENCH_DIM, BENCH_RAD, timesteps, repeats);
+
+  /* Warm-up run. */
+  memcpy(work, init, bytes);
+  (void)kernel_stencil(work, compsize, timesteps, true);
+
+  for (r = 0; r < repeats; r++) {
+    memcpy(work, init, bytes);
+    total += kernel_stencil(work, compsize, timesteps, true);
+  }
+  avg = total / repeats;
+  gflops = pow((double)compsize, (double)BENCH_DIM) * (double)BENCH_FPP * (double)timesteps
+           / avg / 1e9;
+  printf("Average: %.3f GFLOPS, %.3f ms\n", gflops, avg * 1e3);
+
+  if (compare) {
+    const SB_TYPE *got = work + (size_t)(timesteps % 2) * cells;
+    const SB_TYPE *want = ref + (size_t)(timesteps % 2) * cells;
+    double max_abs = 0.0, max_rel = 0.0, sum = 0.0;
+    bool nan_seen = false;
+    size_t c;
+
+    memcpy(ref, init, bytes);
+    (void)kernel_stencil(ref, compsize, timesteps, false);
+    for (c = 0; c < cells; c++) {
+      double a = (double)got[c], b = (double)want[c];
+      double diff = fabs(a - b);
+      double rel = diff / fmax(fabs(b), 1e-30);
+      if (isnan(diff)) {
+        if (!(isnan(a) && isnan(b)))
+          nan_seen = true;
+        continue;
+      }
+      if (diff > max_abs)
+        max_abs = diff;
+      if (rel > max_rel)
+        max_rel = rel;
+      sum += b;
+    }
+    if (nan_seen)
+      printf("Max error: nan (relative nan)\n");
+    else
+      printf("Max error: %.9g (relative %.9g)\n", max_abs, max_rel);
+    printf("Bit-identical: %s\n",
+           memcmp(got, want, cells * sizeof(SB_TYPE)) == 0 ? "yes" : "no");
+    printf("Checksum (CPU result): %.17g\n", sum);
+    free(ref);
+  }
+
+  free(work);
+  free(init);
+  return 0;
+}
+
+#endif /* SB_COMMON_H */
