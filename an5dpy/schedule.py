@@ -123,6 +123,7 @@ class Accumulate:
     consume: bool = True
     complete: str | None = "calc"
     store: bool = False
+    final: bool = False  # the launch's last level (its results are stored, never passed on)
 
 
 Op = Load | Calc | Boundary | Store | Accumulate
@@ -208,7 +209,7 @@ def op_name(op: Op) -> str:
     if isinstance(op, Store):
         return "STORE"
     if isinstance(op, Accumulate):
-        return "ACC_STORE" if op.store else f"ACC{op.level}"
+        return "ACC_STORE" if op.final else f"ACC{op.level}"
     raise TypeError(op)
 
 
@@ -284,7 +285,7 @@ class _Builder:
         arriving = plane + self.r
         accs = tuple(self.reg(level, plane + j) for j in range(2 * self.r + 1))
         return Accumulate(level, self.reg(level - 1, arriving), accs, plane, -1,
-                          consume, complete, store)
+                          consume, complete, store, level == self.d)
 
     def assign_buffers(self, steps: list[list[Op]], first: int, every_level_op: bool) -> tuple[Step, ...]:
         """Number barrier ops 0,1,0,1,... starting at ``first``.

@@ -1,0 +1,436 @@
+"""CUDA code generation: a plain render model built from the schedule, printed by jinja2.
+
+Every decision is made here (register names, macro bodies with the stencil expression,
+the op sequences of every phase, launch geometry formulas); the templates in
+``templates/`` only print. Output files follow the original tool's names:
+``x_host.cu`` (the user's file with the scop replaced by GPU code), ``x_kernel.cu`` and
+``x_kernel.hu``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import jinja2
+
+from an5dpy.cexpr import c_expr
+from an5dpy.errors import InternalError
+from an5dpy.ir import Cast, Read, StencilInfo, common_type, is_floating
+from an5dpy.plan import BlockingPlan, format_block_size
+from an5dpy.schedule import (Accumulate, Boundary, Calc, KernelSchedule, Load, Op, Phase,
+                             Schedule, Store)
+
+THREAD_AXES = ("x", "y")  # in-plane dims from the contiguous one outwards
+#: Threads per in-plane dimension (array order) of the naive baseline kernel.
+NAIVE_BLOCK = {2: (128,), 3: (8, 32)}
+
+
+@dataclass(frozen=True)
+class PlaneDim:
+    """One in-plane dimension as the kernel sees it (``index`` in array order)."""
+
+    index: int
+    thread: str  # threadIdx component
+    bs: int
+    radius: int
+
+
+@dataclass(frozen=True)
+class Macro:
+    name: str
+    params: tuple[str, ...]
+    body: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PhaseCode:
+    name: str
+    calls: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class KernelCode:
+    name: str
+    degree: int
+    halo: tuple[int, ...]  # per in-plane dim (array order)
+    compute: tuple[int, ...]
+    registers: tuple[tuple[str, str], ...]  # (ctype, name)
+    macros: tuple[Macro, ...]
+    head_lowermost: PhaseCode
+    head_middle: PhaseCode
+    inner: PhaseCode
+    tail: PhaseCode
+    head_steps: tuple[int, int]  # lowermost, middle
+    unroll: int
+
+
+@dataclass(frozen=True)
+class RenderModel:
+    stem: str
+    prefix: str  # C identifier prefix of everything generated
+    dtype: str
+    ndim: int
+    plan_text: str
+    bt: int
+    sl: int | None
+    radius: int  # streaming
+    plane_dims: tuple[PlaneDim, ...]  # array order (outer in-plane dim first)
+    nthreads: int
+    smem_planes: int
+    smem_wrap: bool
+    scalars: tuple[tuple[str, str], ...]  # (ctype, name) of scalar parameters
+    kernels: tuple[KernelCode, ...]
+    degrees: tuple[int, ...]
+    baseline: "BaselineCode | None" = None
+    source_name: str = ""
+    header: str = ""  # file name of the generated header (x_kernel.hu)
+
+    @property
+    def smem_shape(self) -> str:
+        dims = "".join(f"[{d.bs}]" for d in self.plane_dims)
+        return f"[2][{self.smem_planes}]{dims}"
+
+
+@dataclass(frozen=True)
+class BaselineCode:
+    """The naive one-kernel-per-time-step version (benchmark baseline)."""
+
+    name: str
+    expr: str
+    block: tuple[int, ...]  # threads per in-plane dim, array order
+
+
+def identifier(stem: str) -> str:
+    ident = re.sub(r"\W", "_", stem)
+    return ident if not ident[0].isdigit() else "_" + ident
+
+
+# --------------------------------------------------------------------------- macro bodies
+
+
+class _Printer:
+    """Prints the stencil expression for one kernel with the register/shared layout."""
+
+    def __init__(self, info: StencilInfo, plan: BlockingPlan, update):
+        self.info = info
+        self.plan = plan
+        self.update = update
+        self.r = plan.stream_radius
+        self.n = info.ndim - 1
+        self.threads = [f"an5d_t{e}" for e in range(1, info.ndim)]
+
+    def smem(self, plane: str, inplane: tuple[int, ...]) -> str:
+        idx = "".join(f"[{t} + ({o})]" if o else f"[{t}]" for t, o in zip(self.threads, inplane))
+        return f"AN5D_SREF(an5d_sm[b][{plane}]{idx})"
+
+    def stencil(self) -> str:
+        mode = self.plan.opt
+
+        def read(node: Read) -> str:
+            dz, inplane = node.offset[0], node.offset[1:]
+            if not any(inplane):
+                return f"i{dz + self.r}"  # the thread's own column: a register
+            if mode == "none":
+                return self.smem(str(dz + self.r), inplane)
+            if dz != 0:
+                raise InternalError("nondiag kernel with a diagonal access")
+            return self.smem("0", inplane)
+
+        return c_expr(self.update, read)
+
+    def partial(self, terms) -> str:
+        def read(node: Read) -> str:
+            inplane = node.offset[1:]
+            return "src" if not any(inplane) else self.smem("0", inplane)
+
+        return " + ".join(c_expr(t, read) for t in terms)
+
+
+def _store_smem(printer: _Printer, value: str, plane: int = 0) -> str:
+    idx = "".join(f"[{t}]" for t in printer.threads)
+    return f"an5d_sm[b][{plane}]{idx} = {value};"
+
+
+def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> list[Macro]:
+    r = printer.r
+    ins = tuple(f"i{k}" for k in range(2 * r + 1))
+    expr = printer.stencil()
+    if plan.opt == "none":
+        writes = [_store_smem(printer, f"i{k}", k) for k in range(2 * r + 1)]
+    else:
+        writes = [_store_smem(printer, f"i{r}")]
+    macros = []
+    for level in range(1, d + 1):
+        bnd = "an5d_p_be" if level % 2 == 0 else "an5d_p_bo"
+        if level < d:
+            body = (*writes, "__syncthreads();",
+                    f"if (an5d_act & {1 << level}u) out = ({dtype})({expr});",
+                    f"else if (an5d_bnd) out = {bnd}[(size_t)(q) * an5d_plane];",
+                    f"else out = i{r};")
+            macros.append(Macro(f"CALC{level}", ("out", *ins, "q", "b"), body))
+            macros.append(Macro(f"BOUNDARY{level}", ("out", "q"),
+                                (f"out = an5d_in_array ? {bnd}[(size_t)(q) * an5d_plane] "
+                                 f": ({dtype})0;",)))
+            macros.append(Macro(f"G_CALC{level}", ("out", *ins, "q", "b"), (
+                f"if (AN5D_PRODUCES({level}, q)) {{",
+                f"  if (AN5D_BOUNDARY_PLANE(q)) {{ BOUNDARY{level}(out, q); __syncthreads(); }}",
+                f"  else CALC{level}(out, {', '.join(ins)}, q, b);",
+                "} else __syncthreads();")))
+        else:
+            body = (*writes, "__syncthreads();",
+                    f"if (an5d_act & {1 << level}u) an5d_p_st[(size_t)(q) * an5d_plane] = "
+                    f"({dtype})({expr});")
+            macros.append(Macro("STORE", ("q", *ins, "b"), body))
+            macros.append(Macro("G_STORE", ("q", *ins, "b"), (
+                f"if (AN5D_PRODUCES({level}, q)) STORE(q, {', '.join(ins)}, b);",
+                "else __syncthreads();")))
+    return macros
+
+
+def _assoc_macros(printer: _Printer, info: StencilInfo, plan: BlockingPlan, d: int,
+                  dtype: str, acc_type: str) -> list[Macro]:
+    r = printer.r
+    form = info.assoc
+    accs = tuple(f"a{j}" for j in range(2 * r + 1))
+    by_plane: dict[int, list] = {}
+    for dz, term in form.terms:
+        term = _retype(term, info.dtype, dtype)
+        if term.ctype != form.sum_type:
+            term = Cast(form.sum_type, term.coord, term, True)
+        by_plane.setdefault(dz, []).append(term)
+    first = min(by_plane)
+    updates = []
+    for dz in sorted(by_plane):
+        j = r - dz
+        partial = printer.partial(by_plane[dz])
+        if dz == first:
+            updates.append(f"  a{j} = ({acc_type})({partial});")
+        else:
+            updates.append(f"  a{j} = ({acc_type})(a{j} + ({partial}));")
+    total = f"(({form.sum_type})(a0))"
+    if form.post is not None:
+        op, k = form.post
+        ctype = common_type(form.sum_type, k.ctype)
+        k_text = c_expr(_retype(k, info.dtype, dtype), lambda n: "0")
+        total = f"((({ctype})(a0)) {op} ({k_text}))"
+    macros = []
+    for level in range(1, d + 1):
+        bnd = "an5d_p_be" if level % 2 == 0 else "an5d_p_bo"
+        take = ("if (TAKE) {", f"  {_store_smem(printer, f'({dtype})(src)')}", "  __syncthreads();",
+                f"  if (an5d_act & {1 << level}u) {{", *["  " + u for u in updates], "  }",
+                "} else if (GUARDED) __syncthreads();")
+        finish = (f"if (FIN == 1) {{ if (an5d_act & {1 << level}u) a0 = ({acc_type})(({dtype})"
+                  f"({total})); else if (an5d_bnd) a0 = {bnd}[(size_t)(q) * an5d_plane]; }}",
+                  f"else if (FIN == 2) a0 = an5d_in_array ? ({acc_type}){bnd}[(size_t)(q) * "
+                  f"an5d_plane] : ({acc_type})0;")
+        produces_prev = f"AN5D_PRODUCES({level - 1}, (q) + {r})"
+        if level < d:
+            macros.append(Macro(f"ACC{level}", ("src", *accs, "q", "b", "TAKE", "FIN", "GUARDED"),
+                                (*take, *finish)))
+            macros.append(Macro(f"G_ACC{level}", ("src", *accs, "q", "b"), (
+                f"const int an5d_take = {produces_prev};",
+                f"const int an5d_fin = AN5D_PRODUCES({level}, q) ? "
+                f"(AN5D_BOUNDARY_PLANE(q) ? 2 : 1) : 0;",
+                f"ACC{level}(src, {', '.join(accs)}, q, b, an5d_take, an5d_fin, 1);")))
+        else:
+            store = (f"if (DO_STORE) {{ if (an5d_act & {1 << level}u) a0 = ({acc_type})(({dtype})"
+                     f"({total})); if (an5d_act & {1 << level}u) "
+                     f"an5d_p_st[(size_t)(q) * an5d_plane] = ({dtype})(a0); }}",)
+            macros.append(Macro("ACC_STORE", ("src", *accs, "q", "b", "TAKE", "DO_STORE", "GUARDED"),
+                                (*take, *store)))
+            macros.append(Macro("G_ACC_STORE", ("src", *accs, "q", "b"), (
+                f"const int an5d_take = {produces_prev};",
+                f"const int an5d_store = AN5D_PRODUCES({level}, q) && !AN5D_BOUNDARY_PLANE(q);",
+                f"ACC_STORE(src, {', '.join(accs)}, q, b, an5d_take, an5d_store, 1);")))
+    return macros
+
+
+def _retype(expr, old: str, new: str):
+    if old == new:
+        return expr
+    from dataclasses import replace
+
+    from an5dpy.ir import transform
+
+    return transform(expr, lambda e: replace(e, ctype=new) if isinstance(e, Read) else None)
+
+
+# --------------------------------------------------------------------------- phases
+
+
+def _plane(p: int, relative: bool) -> str:
+    if not relative:
+        return str(p)
+    return "s" if p == 0 else (f"s + {p}" if p > 0 else f"s - {-p}")
+
+
+def _call(op: Op, relative: bool, guarded: bool, degree: int) -> str:
+    g = "G_" if guarded else ""
+    q = _plane(op.plane, relative)
+    if isinstance(op, Load):
+        if guarded:
+            return f"G_LOAD({op.out}, {q});"
+        return f"LOAD{'_BOUNDARY' if op.boundary else ''}({op.out}, {q});"
+    if isinstance(op, Boundary):
+        return f"BOUNDARY{op.level}({op.out}, {q});"
+    if isinstance(op, Calc):
+        return f"{g}CALC{op.level}({op.out}, {', '.join(map(str, op.ins))}, {q}, {op.buf});"
+    if isinstance(op, Store):
+        return f"{g}STORE({q}, {', '.join(map(str, op.ins))}, {op.buf});"
+    if isinstance(op, Accumulate):
+        args = f"{op.src}, {', '.join(map(str, op.accs))}, {q}, {op.buf}"
+        name = "ACC_STORE" if op.final else f"ACC{op.level}"
+        if guarded:
+            return f"G_{name}({args});"
+        if op.final:
+            return f"ACC_STORE({args}, {int(op.consume)}, {int(op.store)}, 0);"
+        fin = {None: 0, "calc": 1, "boundary": 2}[op.complete]
+        return f"ACC{op.level}({args}, {int(op.consume)}, {fin}, 0);"
+    raise InternalError(f"no macro for {op!r}")
+
+
+def _phase_code(phase: Phase, degree: int) -> PhaseCode:
+    return PhaseCode(phase.name, tuple(_call(op, phase.relative, phase.guarded, degree)
+                                       for op in phase.ops))
+
+
+def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, prefix: str) -> KernelCode:
+    dtype = plan.dtype
+    update = _retype(info.update, info.dtype, dtype)
+    printer = _Printer(info, plan, update)
+    if plan.opt == "assoc":
+        acc_type = _acc_type(info.assoc.sum_type, dtype)
+        macros = _assoc_macros(printer, info, plan, ks.degree, dtype, acc_type)
+        regs = tuple((acc_type if reg.level > 0 else dtype, str(reg)) for reg in ks.registers())
+    else:
+        macros = _calc_macros(printer, plan, ks.degree, dtype)
+        regs = tuple((dtype, str(reg)) for reg in ks.registers())
+    return KernelCode(
+        name=f"{prefix}_kernel_d{ks.degree}", degree=ks.degree,
+        halo=plan.halo(ks.degree), compute=plan.compute_region(ks.degree),
+        registers=regs, macros=tuple(macros),
+        head_lowermost=_phase_code(ks.heads["lowermost"], ks.degree),
+        head_middle=_phase_code(ks.heads["middle"], ks.degree),
+        inner=_phase_code(ks.inner, ks.degree), tail=_phase_code(ks.tail, ks.degree),
+        head_steps=(len(ks.heads["lowermost"].steps), len(ks.heads["middle"].steps)),
+        unroll=ks.unroll)
+
+
+def _acc_type(sum_type: str, dtype: str) -> str:
+    if is_floating(sum_type) and (sum_type == "double" or dtype == "float"):
+        return sum_type
+    return dtype
+
+
+def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem: str,
+                 smem_wrap: bool = True, baseline: bool = True) -> RenderModel:
+    prefix = "an5d_" + identifier(stem)
+    n = info.ndim - 1
+    plane_dims = tuple(
+        PlaneDim(1 + e, THREAD_AXES[n - 1 - e], plan.bs[e], plan.plane_radius[e])
+        for e in range(n))
+    scalars = tuple((p.ctype, p.name) for p in info.params if is_floating(p.ctype)
+                    and _used_in_update(info, p.name))
+    kernels = tuple(_kernel_code(info, plan, ks, prefix) for ks in schedule.kernels)
+    base = _baseline_code(info, plan, prefix) if baseline else None
+    return RenderModel(
+        stem=stem, prefix=prefix, dtype=plan.dtype, ndim=info.ndim,
+        plan_text=plan.describe(), bt=plan.bt, sl=plan.sl, radius=plan.stream_radius,
+        plane_dims=plane_dims, nthreads=plan.nthreads, smem_planes=plan.smem_planes,
+        smem_wrap=smem_wrap, scalars=scalars, kernels=kernels,
+        degrees=tuple(k.degree for k in kernels), baseline=base,
+        source_name=info.program.filename if info.program is not None else stem,
+        header=f"{stem}_kernel.hu")
+
+
+def _used_in_update(info: StencilInfo, name: str) -> bool:
+    from an5dpy.ir import Scalar, walk
+    return any(isinstance(e, Scalar) and e.name == name for e in walk(info.update))
+
+
+def _baseline_code(info: StencilInfo, plan: BlockingPlan, prefix: str) -> BaselineCode:
+    update = _retype(info.update, info.dtype, plan.dtype)
+    names = ["an5d_c0"] + [f"an5d_c{e}" for e in range(1, info.ndim)]
+
+    def read(node: Read) -> str:
+        idx = " + ".join(f"(size_t)({c} + ({o})) * an5d_stride{k}"
+                         for k, (c, o) in enumerate(zip(names, node.offset)))
+        return f"an5d_src[{idx}]"
+
+    return BaselineCode(f"{prefix}_naive", c_expr(update, read), NAIVE_BLOCK[info.ndim])
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def template_dir() -> Path:
+    """The templates: the ``an5dpy.templates`` package of an installed wheel (the repo's
+    top-level ``templates/`` folder, mapped by pyproject.toml), else the source tree's."""
+    try:
+        from importlib.resources import files
+        return Path(str(files("an5dpy.templates")))
+    except ModuleNotFoundError:
+        return Path(__file__).resolve().parent.parent / "templates"
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(template_dir())),
+        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+        keep_trailing_newline=True)
+
+
+def render_kernel(model: RenderModel) -> str:
+    return environment().get_template("kernel.cu.j2").render(m=model)
+
+
+def render_header(model: RenderModel) -> str:
+    return environment().get_template("kernel.hu.j2").render(m=model)
+
+
+@dataclass(frozen=True)
+class HostCall:
+    """What the host region needs from the user's program, as C expressions."""
+
+    array: str
+    extents: tuple[str, ...]
+    lowers: tuple[str, ...]
+    uppers: tuple[str, ...]
+    steps: str
+    start_buffer: str
+    scalars: tuple[str, ...]
+
+
+def host_call(info: StencilInfo) -> HostCall:
+    t = info.time
+    return HostCall(
+        array=info.array,
+        extents=tuple(f"({d.extent.c_str()})" for d in info.dims),
+        lowers=tuple(f"({d.lower.c_str()})" for d in info.dims),
+        uppers=tuple(f"({d.upper.c_str()})" for d in info.dims),
+        steps=f"(({t.upper.c_str()}) - ({t.lower.c_str()}) + 1)",
+        start_buffer=f"((({t.lower.c_str()}) + ({t.read_shift})) % 2 + 2) % 2",
+        scalars=())
+
+
+def render_host_region(model: RenderModel, info: StencilInfo, baseline: bool = False) -> str:
+    call = host_call(info)
+    scalars = tuple(name for _, name in model.scalars)
+    return environment().get_template("host_region.cu.j2").render(
+        m=model, call=call, scalars=scalars, baseline=baseline)
+
+
+def render_host(model: RenderModel, info: StencilInfo, original: str, header_name: str,
+                baseline: bool = False) -> str:
+    """The user's file with only the scop region replaced (everything else verbatim)."""
+    start, end = info.program.scop.original_span
+    region = render_host_region(model, info, baseline)
+    before, after = original[:start], original[end:]
+    line_after = before.count("\n") + original[start:end].count("\n") + 1
+    name = model.source_name.replace("\\", "\\\\").replace('"', '\\"')
+    return (f'#include "{header_name}"\n#line 1 "{name}"\n' + before + region
+            + f'#line {line_after} "{name}"\n' + after)

@@ -1,0 +1,250 @@
+"""Build generated CUDA with nvcc and run it from Python with cupy.
+
+* :func:`nvcc_flags` / :class:`BuildOptions`: the performance build (``-O3 --use_fast_math``,
+  as the paper) or the exact build (no fast math, ``-fmad=false``: IEEE-exact + - * / and
+  sqrt, so results are bit-identical to the gcc oracle), optional ``-maxrregcount``.
+* :func:`compile_cubin` compiles ``x_kernel.cu`` to a cubin and returns ptxas's
+  per-kernel report (registers, spills, shared memory); failures raise
+  :class:`CudaCompileError` with the whole log.
+* :class:`CupyRunner` launches the kernels on cupy arrays with the same launch plan and
+  block counts as the generated host code (:mod:`an5dpy.plan`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from an5dpy.codegen import NAIVE_BLOCK
+from an5dpy.errors import CudaCompileError, UsageError
+from an5dpy.ir import StencilInfo
+from an5dpy.plan import BlockingPlan, LaunchGeometry, grid_extents, launch_plan
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    arch: str = "sm_90"
+    exact: bool = False  # no fast math, no FMA contraction
+    maxrregcount: int | None = None
+    opt_level: str = "-O3"
+    extra: tuple[str, ...] = ()
+
+    def flags(self) -> list[str]:
+        flags = [self.opt_level, f"-arch={self.arch}"]
+        if self.exact:
+            flags += ["-fmad=false", "-prec-div=true", "-prec-sqrt=true", "-ftz=false"]
+        else:
+            flags.append("--use_fast_math")
+        if self.maxrregcount:
+            flags.append(f"-maxrregcount={self.maxrregcount}")
+        return flags + list(self.extra)
+
+    def key(self) -> str:
+        return " ".join(self.flags())
+
+
+def nvcc_path() -> str | None:
+    found = shutil.which("nvcc")
+    if found:
+        return found
+    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if home and Path(home, "bin", "nvcc").exists():
+            return str(Path(home, "bin", "nvcc"))
+    return None
+
+
+@dataclass(frozen=True)
+class KernelResources:
+    """ptxas's report for one kernel."""
+
+    name: str
+    registers: int
+    spill_stores: int = 0
+    spill_loads: int = 0
+    stack: int = 0
+    smem: int = 0
+
+    @property
+    def spills(self) -> bool:
+        return self.spill_stores > 0 or self.spill_loads > 0
+
+
+_ENTRY = re.compile(r"Compiling entry function '([^']+)'")
+_PROPS = re.compile(r"Function properties for ([\w$]+)")
+_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_USED = re.compile(r"Used (\d+) registers(?:.*?(\d+) bytes smem)?")
+
+
+def parse_ptxas_report(log: str) -> tuple[KernelResources, ...]:
+    """Per-kernel registers, spills and shared memory from ``nvcc -Xptxas -v`` output."""
+    current: dict[str, dict] = {}
+    order: list[str] = []
+    name = None
+    for line in log.splitlines():
+        if (m := _ENTRY.search(line)) or (m := _PROPS.search(line)):
+            name = m.group(1)
+            if name not in current:
+                current[name] = {}
+                order.append(name)
+        elif name and (m := _FRAME.search(line)):
+            current[name].update(stack=int(m.group(1)), spill_stores=int(m.group(2)),
+                                 spill_loads=int(m.group(3)))
+        elif name and (m := _USED.search(line)):
+            current[name].update(registers=int(m.group(1)), smem=int(m.group(2) or 0))
+    return tuple(KernelResources(n, **current[n]) for n in order if "registers" in current[n])
+
+
+def run_nvcc(args: Sequence[str], cwd: str | None = None) -> subprocess.CompletedProcess:
+    nvcc = nvcc_path()
+    if nvcc is None:
+        raise UsageError("nvcc not found (put it on PATH or set CUDA_HOME)")
+    cmd = (nvcc, *args)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
+    if proc.returncode != 0:
+        raise CudaCompileError(f"nvcc failed (exit {proc.returncode}): {' '.join(cmd)}",
+                               proc.stdout + proc.stderr, cmd)
+    return proc
+
+
+@dataclass(frozen=True)
+class Cubin:
+    path: str
+    resources: tuple[KernelResources, ...]
+    log: str
+
+
+def compile_cubin(kernel_cu: str | Path, options: BuildOptions = BuildOptions(),
+                  out_dir: str | Path | None = None) -> Cubin:
+    """Compile a generated ``x_kernel.cu`` (its header beside it) to a cubin."""
+    kernel_cu = Path(kernel_cu)
+    out_dir = Path(out_dir or kernel_cu.parent)
+    digest = hashlib.sha256((kernel_cu.read_text() + options.key()).encode()).hexdigest()[:16]
+    cubin = out_dir / f"{kernel_cu.stem}.{digest}.cubin"
+    proc = run_nvcc(["-cubin", *options.flags(), "-Xptxas", "-v", "-o", str(cubin),
+                     str(kernel_cu)])
+    log = proc.stdout + proc.stderr
+    return Cubin(str(cubin), parse_ptxas_report(log), log)
+
+
+def compile_program(sources: Sequence[str | Path], output: str | Path,
+                    options: BuildOptions = BuildOptions(), openmp: bool = True,
+                    include_dirs: Sequence[str] = (), defines: Sequence[str] = ()) -> str:
+    """Build an executable from the generated host and kernel files; returns the log."""
+    args = [*options.flags(), "-Xptxas", "-v"]
+    if openmp:
+        args += ["-Xcompiler", "-fopenmp"]
+    args += [f"-I{d}" for d in include_dirs] + [f"-D{d}" for d in defines]
+    args += ["-o", str(output), *map(str, sources)]
+    proc = run_nvcc(args)
+    return proc.stdout + proc.stderr
+
+
+# --------------------------------------------------------------------------- cupy
+
+
+def cupy_available() -> tuple[bool, str]:
+    """Whether cupy can run kernels here, and if not why (for pytest skip reasons)."""
+    try:
+        import cupy
+    except ImportError as e:
+        return False, f"cupy is not installed ({e})"
+    try:
+        n = cupy.cuda.runtime.getDeviceCount()
+    except Exception as e:  # noqa: BLE001 - any driver error means "no GPU here"
+        return False, f"no usable CUDA device ({e})"
+    if n < 1:
+        return False, "no CUDA device"
+    return True, ""
+
+
+def device_name() -> str:
+    import cupy
+    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+    name = props["name"]
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def device_arch() -> str:
+    import cupy
+    major, minor = cupy.cuda.Device().compute_capability[:1], cupy.cuda.Device().compute_capability[1:]
+    return f"sm_{major}{minor}"
+
+
+_C_SCALARS = {"float": np.float32, "double": np.float64, "int": np.int32, "long": np.int64}
+
+
+@dataclass
+class CupyRunner:
+    """Runs a generated kernel module on cupy arrays, mirroring the generated host code."""
+
+    info: StencilInfo
+    plan: BlockingPlan
+    cubin: Cubin
+    prefix: str
+    scalar_names: tuple[str, ...]
+    block: tuple[int, ...] = field(init=False)
+
+    def __post_init__(self):
+        import cupy
+        self._cupy = cupy
+        self.module = cupy.RawModule(path=self.cubin.path)
+        self.kernels = {}
+        self.block = tuple(reversed(self.plan.bs))  # (x, y)
+
+    def kernel(self, degree: int):
+        if degree not in self.kernels:
+            self.kernels[degree] = self.module.get_function(f"{self.prefix}_kernel_d{degree}")
+        return self.kernels[degree]
+
+    def _scalar_args(self, env: Mapping[str, float]) -> list:
+        out = []
+        for name in self.scalar_names:
+            ctype = self.info.program.param(name).ctype
+            out.append(_C_SCALARS[ctype](env[name]))
+        return out
+
+    def run(self, grid, env: Mapping[str, int | float]) -> None:
+        """Advance ``grid`` (a cupy array of shape (2, *extents)) as the scop does."""
+        dims = grid_extents(self.info, env)
+        steps = self.info.time.steps(env)
+        start = self.info.time.start_buffer(env)
+        sizes = [np.int32(d.size) for d in dims]
+        bounds = [np.int32(v) for d in dims for v in (d.lower, d.upper)]
+        scalars = self._scalar_args(env)
+        if any(d.length == 0 for d in dims):
+            return
+        for launch in launch_plan(steps, self.plan.bt, start):
+            geo = LaunchGeometry(self.plan, launch.degree, dims)
+            args = (grid[launch.source], grid[launch.source ^ 1], grid[launch.boundary_even],
+                    grid[launch.boundary_even ^ 1], *sizes, *bounds, *scalars)
+            self.kernel(launch.degree)((geo.nblocks,), self.block, args)
+
+    def run_naive(self, grid, env: Mapping[str, int | float]) -> None:
+        dims = grid_extents(self.info, env)
+        if any(d.length == 0 for d in dims):
+            return
+        fn = self.module.get_function(f"{self.prefix}_naive")
+        sizes = [np.int32(d.size) for d in dims]
+        bounds = [np.int32(v) for d in dims for v in (d.lower, d.upper)]
+        scalars = self._scalar_args(env)
+        inner = NAIVE_BLOCK[self.info.ndim]
+        block = tuple(reversed(inner))
+        blocks = tuple(-(-d.length // b) for d, b in zip(reversed(dims[1:]), block)) \
+            + (dims[0].length,)
+        src = self.info.time.start_buffer(env)
+        for _ in range(self.info.time.steps(env)):
+            fn(blocks, block, (grid[src], grid[src ^ 1], *sizes, *bounds, *scalars))
+            src ^= 1
+
+
+def workdir(prefix: str = "an5dpy-") -> str:
+    return tempfile.mkdtemp(prefix=prefix)
