@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Callable
 
 from an5dpy.errors import InternalError
-from an5dpy.ir import Binary, Call, Cast, Const, Expr, Read, Scalar, Unary
+from an5dpy.ir import Access, Binary, Call, Cast, Const, Expr, Read, Scalar, Unary
 
-ReadPrinter = Callable[[Read], str]
+ReadPrinter = Callable[[Read | Access], str]
 
 
 def c_expr(expr: Expr, read: ReadPrinter, scalar: Callable[[str], str] = lambda n: n) -> str:
@@ -24,7 +24,7 @@ def c_expr(expr: Expr, read: ReadPrinter, scalar: Callable[[str], str] = lambda 
             return _literal(e)
         if isinstance(e, Scalar):
             return scalar(e.name)
-        if isinstance(e, Read):
+        if isinstance(e, (Read, Access)):
             return read(e)
         if isinstance(e, Cast):
             return f"(({e.ctype})({go(e.operand)}))"

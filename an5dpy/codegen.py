@@ -426,11 +426,17 @@ def render_host_region(model: RenderModel, info: StencilInfo, baseline: bool = F
 
 def render_host(model: RenderModel, info: StencilInfo, original: str, header_name: str,
                 baseline: bool = False) -> str:
-    """The user's file with only the scop region replaced (everything else verbatim)."""
+    """The user's file with only the scop region replaced (everything else verbatim).
+
+    The -D definitions the code was generated with are repeated at the top (unless the
+    build defines them too), so the host file compiles to what the kernels assume.
+    """
     start, end = info.program.scop.original_span
     region = render_host_region(model, info, baseline)
     before, after = original[:start], original[end:]
     line_after = before.count("\n") + original[start:end].count("\n") + 1
     name = model.source_name.replace("\\", "\\\\").replace('"', '\\"')
-    return (f'#include "{header_name}"\n#line 1 "{name}"\n' + before + region
+    defines = "".join(f"#ifndef {k}\n#define {k} {'1' if v is None else v}\n#endif\n"
+                      for k, v in info.program.defines)
+    return (f'#include "{header_name}"\n{defines}#line 1 "{name}"\n' + before + region
             + f'#line {line_after} "{name}"\n' + after)

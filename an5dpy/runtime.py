@@ -174,9 +174,9 @@ def device_name() -> str:
 
 
 def device_arch() -> str:
+    """nvcc ``-arch`` value of the present GPU, e.g. ``sm_90``."""
     import cupy
-    major, minor = cupy.cuda.Device().compute_capability[:1], cupy.cuda.Device().compute_capability[1:]
-    return f"sm_{major}{minor}"
+    return f"sm_{cupy.cuda.Device().compute_capability}"
 
 
 _C_SCALARS = {"float": np.float32, "double": np.float64, "int": np.int32, "long": np.int64}
@@ -228,6 +228,12 @@ class CupyRunner:
                     grid[launch.boundary_even ^ 1], *sizes, *bounds, *scalars)
             self.kernel(launch.degree)((geo.nblocks,), self.block, args)
 
+    def run_numpy(self, grid: np.ndarray, env: Mapping[str, int | float]) -> np.ndarray:
+        """Copy ``grid`` to the GPU, run, and return the result as a new numpy array."""
+        device_grid = self._cupy.asarray(grid)
+        self.run(device_grid, env)
+        return self._cupy.asnumpy(device_grid)
+
     def run_naive(self, grid, env: Mapping[str, int | float]) -> None:
         dims = grid_extents(self.info, env)
         if any(d.length == 0 for d in dims):
@@ -248,3 +254,19 @@ class CupyRunner:
 
 def workdir(prefix: str = "an5dpy-") -> str:
     return tempfile.mkdtemp(prefix=prefix)
+
+
+def cuda_runner(info: StencilInfo, plan: BlockingPlan, stem: str,
+                options: BuildOptions = BuildOptions(), smem_wrap: bool = True,
+                directory: str | None = None) -> "CupyRunner":
+    """Generate the kernels of ``plan``, build them with nvcc and load them with cupy."""
+    from an5dpy.codegen import render_header, render_kernel, render_model
+    from an5dpy.ir import Scalar, walk
+    from an5dpy.schedule import build_schedule
+
+    model = render_model(info, plan, build_schedule(plan), stem, smem_wrap=smem_wrap)
+    directory = Path(directory or workdir())
+    (directory / f"{stem}_kernel.cu").write_text(render_kernel(model))
+    (directory / model.header).write_text(render_header(model))
+    cubin = compile_cubin(directory / f"{stem}_kernel.cu", options)
+    return CupyRunner(info, plan, cubin, model.prefix, tuple(n for _, n in model.scalars))

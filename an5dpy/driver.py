@@ -1,0 +1,109 @@
+"""The pipeline driver: runs every stage once and keeps every intermediate.
+
+    C file -frontend-> StencilProgram -analysis-> StencilInfo -plan-> BlockingPlan
+           -schedule-> Schedule -codegen-> RenderModel -> x_host.cu, x_kernel.cu, x_kernel.hu
+
+:func:`translate` is the library entry point behind ``an5d-translate``; each field of the
+returned :class:`Translation` is one stage's value (``--print-ir`` prints any of them).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from an5dpy.analysis import analyze
+from an5dpy.codegen import RenderModel, render_header, render_host, render_kernel, render_model
+from an5dpy.errors import UnsupportedInput
+from an5dpy.frontend import read_program, read_source_text
+from an5dpy.ir import StencilInfo, StencilProgram
+from an5dpy.plan import BlockingPlan, make_plan, parse_block_size
+from an5dpy.schedule import Schedule, build_schedule
+
+Defines = tuple[tuple[str, str | None], ...]
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the user chose (command-line flags), before validation against the stencil."""
+
+    bt: int = 4
+    bs: str | None = None  # "128" or "32x16" (contiguous dimension first)
+    sl: int | None = None
+    opt: str | None = None  # None or "auto": the analysis' default
+    defines: Defines = ()
+    include_dirs: tuple[str, ...] = ()
+    smem_wrap: bool = True
+    baseline: bool = False  # host code runs the naive kernel instead of the blocked one
+
+
+@dataclass(frozen=True)
+class Translation:
+    path: str
+    options: Options
+    program: StencilProgram
+    info: StencilInfo
+    plan: BlockingPlan
+    schedule: Schedule
+    model: RenderModel
+    outputs: dict[str, str] = field(hash=False)  # file name -> text
+
+    @property
+    def stem(self) -> str:
+        return Path(self.path).stem
+
+
+def load(path: str, defines: Defines = (), include_dirs: Sequence[str] = ()
+         ) -> tuple[StencilProgram, StencilInfo]:
+    program = read_program(path, defines, include_dirs)
+    return program, analyze(program)
+
+
+def plan_for(info: StencilInfo, options: Options) -> BlockingPlan:
+    bs = parse_block_size(options.bs, info.ndim) if options.bs else None
+    opt = None if options.opt in (None, "auto") else options.opt
+    return make_plan(info, bt=options.bt, bs=bs, sl=options.sl, opt=opt)
+
+
+def translate(path: str, options: Options = Options()) -> Translation:
+    program, info = load(path, options.defines, options.include_dirs)
+    plan = plan_for(info, options)
+    schedule = build_schedule(plan)
+    stem = Path(path).stem
+    model = render_model(info, plan, schedule, stem, smem_wrap=options.smem_wrap)
+    original = read_source_text(path)
+    header = f"{stem}_kernel.hu"
+    outputs = {
+        f"{stem}_host.cu": render_host(model, info, original, header, baseline=options.baseline),
+        f"{stem}_kernel.cu": render_kernel(model),
+        header: render_header(model),
+    }
+    return Translation(path, options, program, info, plan, schedule, model, outputs)
+
+
+def write_outputs(outputs: dict[str, str], out_dir: str | Path) -> list[Path]:
+    """Write all files atomically: every file goes to a temporary name in ``out_dir``
+    first and is renamed only when all were written, so a failure leaves nothing new."""
+    out_dir = Path(out_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UnsupportedInput(f"cannot create output directory '{out_dir}': {e.strerror}") from None
+    staged: list[tuple[str, Path]] = []
+    try:
+        for name, text in outputs.items():
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=out_dir)
+            with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape", newline="") as f:
+                f.write(text)
+            staged.append((tmp, out_dir / name))
+    except OSError as e:
+        for tmp, _ in staged:
+            Path(tmp).unlink(missing_ok=True)
+        raise UnsupportedInput(f"cannot write to '{out_dir}': {e.strerror}") from None
+    for tmp, final in staged:
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, final)
+    return [final for _, final in staged]
