@@ -196,6 +196,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="random data seed (default 0)")
     p.add_argument("--arch", help="cuda: nvcc -arch value (default: the present GPU's)")
     p.set_defaults(func=cmd_verify)
+
+    from an5dpy import commands
+    commands.register(sub)
     return parser
 
 

@@ -77,6 +77,7 @@ class RenderModel:
     bt: int
     sl: int | None
     radius: int  # streaming
+    reach: tuple[int, int]  # streaming reach below / above (planes read beyond the interior)
     plane_dims: tuple[PlaneDim, ...]  # array order (outer in-plane dim first)
     nthreads: int
     smem_planes: int
@@ -176,7 +177,8 @@ def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> l
                                  f": ({dtype})0;",)))
             macros.append(Macro(f"G_CALC{level}", ("out", *ins, "q", "b"), (
                 f"if (AN5D_PRODUCES({level}, q)) {{",
-                f"  if (AN5D_BOUNDARY_PLANE(q)) {{ BOUNDARY{level}(out, q); __syncthreads(); }}",
+                f"  if (AN5D_BOUNDARY_PLANE(q)) {{ if (AN5D_EXISTS(q)) BOUNDARY{level}(out, q); "
+                "__syncthreads(); }",
                 f"  else CALC{level}(out, {', '.join(ins)}, q, b);",
                 "} else __syncthreads();")))
         else:
@@ -226,13 +228,13 @@ def _assoc_macros(printer: _Printer, info: StencilInfo, plan: BlockingPlan, d: i
                   f"({total})); else if (an5d_bnd) a0 = {bnd}[(size_t)(q) * an5d_plane]; }}",
                   f"else if (FIN == 2) a0 = an5d_in_array ? ({acc_type}){bnd}[(size_t)(q) * "
                   f"an5d_plane] : ({acc_type})0;")
-        produces_prev = f"AN5D_PRODUCES({level - 1}, (q) + {r})"
+        produces_prev = f"AN5D_PRODUCES({level - 1}, (q) + {r}) && AN5D_EXISTS((q) + {r})"
         if level < d:
             macros.append(Macro(f"ACC{level}", ("src", *accs, "q", "b", "TAKE", "FIN", "GUARDED"),
                                 (*take, *finish)))
             macros.append(Macro(f"G_ACC{level}", ("src", *accs, "q", "b"), (
                 f"const int an5d_take = {produces_prev};",
-                f"const int an5d_fin = AN5D_PRODUCES({level}, q) ? "
+                f"const int an5d_fin = AN5D_PRODUCES({level}, q) && AN5D_EXISTS(q) ? "
                 f"(AN5D_BOUNDARY_PLANE(q) ? 2 : 1) : 0;",
                 f"ACC{level}(src, {', '.join(accs)}, q, b, an5d_take, an5d_fin, 1);")))
         else:
@@ -339,6 +341,7 @@ def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem
     return RenderModel(
         stem=stem, prefix=prefix, dtype=plan.dtype, ndim=info.ndim,
         plan_text=plan.describe(), bt=plan.bt, sl=plan.sl, radius=plan.stream_radius,
+        reach=plan.reach,
         plane_dims=plane_dims, nthreads=plan.nthreads, smem_planes=plan.smem_planes,
         smem_wrap=smem_wrap, scalars=scalars, kernels=kernels,
         degrees=tuple(k.degree for k in kernels), baseline=base,

@@ -114,9 +114,21 @@ def compile_expr(expr: Expr, scalars: Mapping[str, int | float] | None = None
                 return lambda read: -inner(read)
             return inner
         if isinstance(e, Binary):
-            fn = _BINARY[e.op]
-            lhs, rhs = build(e.lhs), build(e.rhs)
-            return lambda read: fn(lhs(read), rhs(read))
+            # Fold left-deep chains (a sum of 729 terms) in a loop, not 729 nested calls.
+            chain = []
+            node = e
+            while isinstance(node, Binary):
+                chain.append((_BINARY[node.op], node.rhs))
+                node = node.lhs
+            first = build(node)
+            rest = [(fn, build(rhs)) for fn, rhs in reversed(chain)]
+
+            def fold(read):
+                value = first(read)
+                for fn, rhs in rest:
+                    value = fn(value, rhs(read))
+                return value
+            return fold
         if isinstance(e, Call):
             fn = _math(e.func)
             args = [build(a) for a in e.args]

@@ -46,6 +46,14 @@ class BlockingPlan:
     bs: tuple[int, ...]  # threads per in-plane dimension (array order)
     sl: int | None  # stored planes per stream block; None = no stream division
     opt: str
+    #: Largest offsets read below / above along the streaming dimension (<= radius). The
+    #: pipeline is timed with the symmetric radius; planes beyond the reach are never read.
+    stream_reach: tuple[int, int] | None = None
+
+    @property
+    def reach(self) -> tuple[int, int]:
+        r = self.radius[0]
+        return self.stream_reach if self.stream_reach is not None else (r, r)
 
     @property
     def stream_radius(self) -> int:
@@ -152,7 +160,8 @@ def make_plan(info: StencilInfo, bt: int = 4, bs: tuple[int, ...] | None = None,
         raise UsageError(f"--opt {opt!r}: choose one of {', '.join(MODES)}")
     if dtype not in WORD_BYTES:
         raise UsageError(f"--dtype {dtype!r}: choose float or double")
-    plan = BlockingPlan(info.ndim, dtype, info.radius, int(bt), bs, sl, opt)
+    plan = BlockingPlan(info.ndim, dtype, info.radius, int(bt), bs, sl, opt,
+                        (info.dims[0].reach_lo, info.dims[0].reach_hi))
     check_plan(plan, info, limits)
     return plan
 

@@ -173,6 +173,7 @@ class KernelSchedule:
     heads: dict[str, Phase] = field(hash=False)  # 'lowermost', 'middle'
     inner: Phase = None
     tail: Phase = None
+    reach: tuple[int, int] = (0, 0)  # streaming reach below / above
 
     @property
     def head_steps(self) -> dict[str, int]:
@@ -251,6 +252,7 @@ class _Builder:
         self.d = degree
         self.r = plan.stream_radius
         self.ring = plan.ring
+        self.reach_lo = plan.reach[0]
 
     def slot(self, plane: int) -> int:
         return plane % self.ring
@@ -325,12 +327,17 @@ def build_kernel_schedule(plan: BlockingPlan, degree: int) -> KernelSchedule:
     def head(kind: str) -> Phase:
         n = head_length(kind, d, r, unroll)
         steps: list[tuple[int, list[Op]]] = []
+        # In a lowermost block local planes 0..r-1 lie below the interior; those below
+        # r - reach_lo are outside the array and never read, so nothing touches them.
+        first_real = r - b.reach_lo if kind == "lowermost" else 0
         for h in range(n):
-            ops: list[Op] = [Load(b.reg(0, h), h, kind == "lowermost" and h < r)]
+            ops: list[Op] = []
+            if h >= first_real:
+                ops.append(Load(b.reg(0, h), h, kind == "lowermost" and h < r))
             for level in range(1, d + 1):
                 p = h - level * r
                 if kind == "lowermost":
-                    first_prev, first = 0, (r if level == d else 0)
+                    first_prev, first = first_real, (r if level == d else first_real)
                 else:
                     first_prev, first = (level - 1) * r, level * r
                 if assoc:
@@ -370,7 +377,7 @@ def build_kernel_schedule(plan: BlockingPlan, degree: int) -> KernelSchedule:
 
     heads = {"lowermost": head("lowermost"), "middle": head("middle")}
     return KernelSchedule(d, plan.opt, r, ring, unroll, heads,
-                          chunk("inner", False), chunk("tail", True))
+                          chunk("inner", False), chunk("tail", True), plan.reach)
 
 
 @dataclass(frozen=True)
@@ -411,11 +418,28 @@ class BlockRanges:
     hi: int
     d: int
     r: int
+    reach_lo: int = -1  # -1: the radius
+    reach_hi: int = -1
 
     @staticmethod
-    def of(S0: int, S1: int, zlo: int, zhi: int, d: int, r: int) -> "BlockRanges":
+    def of(S0: int, S1: int, zlo: int, zhi: int, d: int, r: int,
+           reach: tuple[int, int] | None = None) -> "BlockRanges":
         base = max(S0 - d * r, zlo - r)
-        return BlockRanges(base, S0 - base, S1 - base, zlo - base, zhi - base, d, r)
+        lo_reach, hi_reach = reach if reach is not None else (r, r)
+        return BlockRanges(base, S0 - base, S1 - base, zlo - base, zhi - base, d, r,
+                           lo_reach, hi_reach)
+
+    @property
+    def below(self) -> int:
+        return self.r if self.reach_lo < 0 else self.reach_lo
+
+    @property
+    def above(self) -> int:
+        return self.r if self.reach_hi < 0 else self.reach_hi
+
+    def exists(self, plane: int) -> bool:
+        """Whether the plane is ever read: inside the interior or within the reach of it."""
+        return self.lo - self.below <= plane <= self.hi + self.above
 
     def first(self, level: int) -> int:
         if level == self.d:
@@ -435,7 +459,7 @@ class BlockRanges:
 
     @property
     def last_load(self) -> int:
-        return self.last(0)
+        return min(self.last(0), self.hi + self.above)
 
     @property
     def plain_end(self) -> int:
@@ -478,6 +502,8 @@ def block_trace(kernel: KernelSchedule, rng: BlockRanges) -> tuple[tuple[str, tu
     out: list[tuple[str, tuple[ResolvedOp, ...]]] = []
     kind = rng.head_kind()
     s = 0
+    if kernel.radius and (rng.below, rng.above) != kernel.reach:
+        raise ValueError("block ranges and kernel disagree on the streaming reach")
     if kind is not None:
         head = kernel.heads[kind]
         n = len(head.steps)
@@ -511,7 +537,7 @@ def resolve_guarded(op: Op, s: int, rng: BlockRanges, kernel: KernelSchedule) ->
     from dataclasses import replace
     op = shift(op, s)
     if isinstance(op, Load):
-        if op.plane > rng.last_load:
+        if op.plane > rng.last_load or not rng.exists(op.plane):
             return ResolvedOp(None, False)
         return ResolvedOp(replace(op, boundary=rng.is_boundary(op.plane)), False)
     buf = op.buf
@@ -521,12 +547,15 @@ def resolve_guarded(op: Op, s: int, rng: BlockRanges, kernel: KernelSchedule) ->
         if not rng.produces(op.level, op.plane):
             return ResolvedOp(None, True, buf)
         if rng.is_boundary(op.plane):
+            if not rng.exists(op.plane):
+                return ResolvedOp(None, True, buf)
             return ResolvedOp(Boundary(op.level, op.out, op.plane), True, buf)
         return ResolvedOp(op, True, buf)
     assert isinstance(op, Accumulate)
-    consume = rng.produces(op.level - 1, op.plane + kernel.radius)
+    arriving = op.plane + kernel.radius
+    consume = rng.produces(op.level - 1, arriving) and rng.exists(arriving)
     complete = None
-    if rng.produces(op.level, op.plane):
+    if rng.produces(op.level, op.plane) and rng.exists(op.plane):
         complete = "boundary" if rng.is_boundary(op.plane) else "calc"
     store = op.store and complete == "calc"
     if op.level == kernel.degree and complete == "boundary":

@@ -177,14 +177,15 @@ def neighbour(values: np.ndarray, offset: tuple[int, ...]) -> np.ndarray:
 
 @lru_cache(maxsize=4096)
 def _trace(kernel: KernelSchedule, key: tuple[int, ...]):
-    s0, s1, lo, hi, d, r = key
-    return block_trace(kernel, BlockRanges(0, s0, s1, lo, hi, d, r))
+    s0, s1, lo, hi, d, r, below, above = key
+    return block_trace(kernel, BlockRanges(0, s0, s1, lo, hi, d, r, below, above))
 
 
 def _trace_key(rng: BlockRanges) -> tuple[int, ...]:
     """Local geometry with far-away boundaries clamped, so equal blocks share one trace."""
     top = rng.s1 + rng.d * rng.r
-    return (rng.s0, rng.s1, max(rng.lo, -1), min(rng.hi, top), rng.d, rng.r)
+    return (rng.s0, rng.s1, max(rng.lo, -rng.r - 1), min(rng.hi, top), rng.d, rng.r,
+            rng.below, rng.above)
 
 
 def run_launch(kernels: _Kernels, kernel: KernelSchedule, dims: tuple[DimExtent, ...],
@@ -198,7 +199,7 @@ def run_launch(kernels: _Kernels, kernel: KernelSchedule, dims: tuple[DimExtent,
     zlo, zhi = geo.stream.lower, geo.stream.upper
     for b in range(geo.stream_blocks):
         s0, s1 = geo.stream_block_range(b)
-        rng = BlockRanges.of(s0, s1, zlo, zhi, kernel.degree, plan.stream_radius)
+        rng = BlockRanges.of(s0, s1, zlo, zhi, kernel.degree, plan.stream_radius, plan.reach)
         groups.setdefault(_trace_key(rng), []).append(rng.base)
     writes = np.zeros(grid.shape[1:], np.int32)
     for key, bases in groups.items():

@@ -1,0 +1,111 @@
+"""More ``an5d`` subcommands: ``an5d model`` (the paper's performance model, section 5).
+
+:func:`register` adds them to the ``an5d`` argument parser's subparsers; the shared
+handler in :func:`an5dpy.cli.run` turns :class:`UsageError` into exit status 2.
+
+    an5d model IN.c --gpu NAME|SPEC.json [--bt N] [--bs B1[xB2]] [--sl N] [--opt MODE]
+               [--dtype float|double] [-D NAME[=V]]... [-I DIR]... [-P NAME=VALUE]...
+               [--size N] [--steps N] [--regs N] [--halo-computes] [--json]
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Mapping
+
+from an5dpy.cli import _add_input, _add_plan, _check_dtype, _options, _param, _positive
+from an5dpy.errors import UsageError
+from an5dpy.ir import StencilInfo, StencilProgram, is_floating
+
+#: The benchmark harness' parameters (c_inputs/common.h) and the paper's sizes (section 6.1).
+HARNESS_SIZE, HARNESS_STEPS = "compsize", "timestep"
+PAPER_SIZE = {2: 16384, 3: 512}
+PAPER_STEPS = 1000
+
+
+def register(subparsers) -> None:
+    """Add ``model`` to the ``an5d`` subparsers."""
+    p = subparsers.add_parser(
+        "model", help="predict GFLOP/s and the bottleneck of a blocking plan on a GPU",
+        description="The AN5D performance model (paper section 5): counts every thread's "
+                    "global/shared-memory traffic and FLOPs for the plan's launches and "
+                    "predicts the run time as a roofline over compute, shared memory and "
+                    "device memory, divided by the SM utilisation.")
+    _add_input(p)
+    _add_plan(p)
+    p.add_argument("--gpu", required=True, metavar="NAME|SPEC.json",
+                   help="a known GPU (P100, V100, A100, H100, H200, or a CUDA device name such "
+                        "as 'NVIDIA H200') or a JSON spec written by 'an5d probe'")
+    p.add_argument("-P", dest="params", action="append", type=_param, default=[],
+                   metavar="NAME=VALUE", help="value of a scop parameter (sizes, steps)")
+    p.add_argument("--size", type=_positive, metavar="N",
+                   help=f"interior cells per dimension: -P {HARNESS_SIZE}=N for the benchmark "
+                        f"harness (default {PAPER_SIZE[2]} in 2D, {PAPER_SIZE[3]} in 3D, as the "
+                        "paper)")
+    p.add_argument("--steps", type=_positive, metavar="N",
+                   help=f"time steps: -P {HARNESS_STEPS}=N for the benchmark harness "
+                        f"(default {PAPER_STEPS})")
+    p.add_argument("--regs", type=_positive, metavar="N",
+                   help="registers per thread for the occupancy (default: the paper's "
+                        "estimate, bT*(2r+1)+bT+20 in float)")
+    p.add_argument("--halo-computes", action="store_true",
+                   help="charge FLOPs and shared-memory reads to halo (redundant) threads too")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_model)
+
+
+def model_params(program: StencilProgram, info: StencilInfo, given: Mapping[str, str],
+                 size: int | None = None, steps: int | None = None) -> dict[str, int | float]:
+    """Parameter values for the model: ``-P`` values, ``--size``/``--steps`` as the
+    harness' compsize/timestep (paper sizes for those not given), and a placeholder for
+    floating-point parameters (coefficients cannot change sizes or counts)."""
+    from an5dpy.reference import resolve_params
+
+    names = {p.name for p in program.params}
+    values = dict(given)
+    harness = HARNESS_SIZE in names and HARNESS_STEPS in names
+    if (size is not None or steps is not None) and not harness:
+        raise UsageError(f"--size/--steps set the benchmark harness' parameters "
+                         f"{HARNESS_SIZE}/{HARNESS_STEPS}, which this program does not have; "
+                         f"give its sizes with -P NAME=VALUE (parameters: "
+                         f"{', '.join(sorted(names)) or 'none'})")
+    for flag, name, value in (("--size", HARNESS_SIZE, size), ("--steps", HARNESS_STEPS, steps)):
+        if value is None:
+            continue
+        if name in values and str(values[name]).strip() != str(value):
+            raise UsageError(f"{flag} {value} contradicts -P {name}={values[name]}")
+        values[name] = str(value)
+    if harness:
+        values.setdefault(HARNESS_SIZE, str(PAPER_SIZE.get(info.ndim, 512)))
+        values.setdefault(HARNESS_STEPS, str(PAPER_STEPS))
+    for p in program.params:
+        if is_floating(p.ctype) and p.name not in values and p.value is None:
+            values[p.name] = "1"
+    return resolve_params(program, values)
+
+
+def cmd_model(args) -> int:
+    from an5dpy import driver
+    from an5dpy.gpus import get_gpu
+    from an5dpy.model import Model, format_prediction
+    from an5dpy.plan import check_plan
+
+    options = _options(args)
+    program, info = driver.load(args.input, options.defines, options.include_dirs)
+    _check_dtype(args, info)
+    gpu = get_gpu(args.gpu)
+    plan = driver.plan_for(info, options)
+    check_plan(plan, info, gpu.limits())
+    env = model_params(program, info, dict(args.params), args.size, args.steps)
+    sizes = {p.name: env[p.name] for p in program.params if not is_floating(p.ctype)}
+    prediction = Model(info, gpu, env, halo_computes=args.halo_computes).predict(plan, args.regs)
+    if args.json:
+        out = {"input": args.input, "params": sizes, "gpu_spec": gpu.to_json(),
+               **prediction.to_json()}
+        print(json.dumps(out, indent=2))
+        return 0
+    shown = " ".join(f"{k}={v}" for k, v in sizes.items())
+    print(f"{args.input}: {info.ndim}D {info.shape} stencil, radius "
+          f"{'x'.join(map(str, info.radius))}, {info.flops_per_cell} FLOP/cell; {shown}")
+    print(format_prediction(prediction, gpu))
+    return 0

@@ -1,0 +1,771 @@
+"""From the parsed file to a :class:`StencilProgram`: the scop, its loops, its statement.
+
+Everything the user can get wrong is reported as :class:`UnsupportedInput` at the
+construct's position in the user's file, naming the construct and saying why an5dpy cannot
+block it. Properties that need the polyhedral model (in-place updates, non-constant offsets,
+writes away from the loop point) are left to the analysis stage: this stage keeps what it
+needs, the subscripts as affine forms.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+from pycparser import c_ast
+
+from .. import ir
+from ..errors import InternalError, UnsupportedInput
+from ..ir import Access, Affine, ArrayDecl, Assign, Coord, Expr, Loop, Param, Scalar
+from ..ir import ScopRegion, StencilProgram
+from . import literals
+from .affine import NotAffine, affine_of
+from .ctype import (ArrayType, CType, OtherType, PointerType, ScalarType, TypeResolver,
+                    describe, is_arithmetic)
+from .expr import build_expr, convert
+from .scope import (Declaration, PragmaSite, declaration_is_const, enclosing_function,
+                    find_scop_pragmas, visible_declarations, walk, written_names)
+from .source import Locator, PreprocessedLine, line_starts, read_source_text, split_lines
+from .text import c_text
+
+_SCOP_LINE = re.compile(r"^\s*#\s*pragma\s+scop\b")
+_ENDSCOP_LINE = re.compile(r"^\s*#\s*pragma\s+endscop\b")
+
+# Prefix operators to which pycparser gives the operand's position.
+_PREFIX_OPERATORS = frozenset({"-", "+", "!", "~", "*", "&", "++", "--"})
+
+_NEST_SHAPE = ("an5dpy blocks 2D and 3D stencils: a time loop around 2 or 3 perfectly "
+               "nested spatial loops")
+_LOOP_FORM = "for (v = lower; v < upper; v++)"
+_BODY_FORM = "the innermost body must be one assignment 'A[(t+1)%2][i][j] = expression;'"
+
+
+def extract_program(ast: c_ast.FileAST, locator: Locator, lines: Sequence[PreprocessedLine],
+                    display_file: str,
+                    defines: Sequence[tuple[str, str | None]] = ()) -> StencilProgram:
+    start, end, items = _locate_scop(ast, locator, display_file)
+    types = TypeResolver(ast)
+    function = enclosing_function(start.link)
+    visible = visible_declarations(start.link)
+    reader = _ScopReader(locator, types, visible, function)
+    reader.reject_user_typedefs(items)
+    time_loop, space_loops, statement = reader.loop_nest(items, start)
+    return StencilProgram(
+        filename=display_file,
+        arrays=tuple(reader.arrays.values()),
+        params=reader.params(),
+        time_loop=time_loop,
+        space_loops=space_loops,
+        statements=(statement,),
+        scop=_scop_region(start, end, locator, lines),
+        defines=tuple(defines),
+    )
+
+
+# --------------------------------------------------------------------------- the scop
+
+
+def _pragma_coord(pragma: c_ast.Pragma, locator: Locator) -> Coord:
+    """Position of the pragma's '#' in the user's file."""
+    file, line = pragma.coord.file, pragma.coord.line
+    text = locator.original_line(file, line)
+    if text is not None and text.strip():
+        # The '#' of the directive, or the macro invocation that produced it.
+        return locator.at(file, line, len(text) - len(text.lstrip()) + 1)
+    return locator.coord(pragma.coord)
+
+
+def _locate_scop(ast: c_ast.FileAST, locator: Locator, display_file: str):
+    starts, ends = find_scop_pragmas(ast)
+
+    def at(site: PragmaSite) -> Coord:
+        return _pragma_coord(site.pragma, locator)
+
+    if not starts:
+        if ends:
+            raise UnsupportedInput("'#pragma endscop' without a '#pragma scop' before it",
+                                   at(ends[0]))
+        raise UnsupportedInput("no '#pragma scop' found: mark the stencil loop nest with "
+                               "'#pragma scop' and '#pragma endscop'",
+                               Coord(display_file, 1, 1))
+    if len(starts) > 1:
+        raise UnsupportedInput(f"more than one '#pragma scop' region (the first is at line "
+                               f"{at(starts[0]).line}; an5dpy blocks one loop nest per file)",
+                               at(starts[1]))
+    start = starts[0]
+    if not ends:
+        raise UnsupportedInput("'#pragma scop' without a matching '#pragma endscop'", at(start))
+    if len(ends) > 1:
+        raise UnsupportedInput("more than one '#pragma endscop' (one scop region per file)",
+                               at(ends[1]))
+    end = ends[0]
+    if start.link is None or not isinstance(start.link.parent, c_ast.Compound) \
+            or enclosing_function(start.link) is None:
+        raise UnsupportedInput("'#pragma scop' must be inside a function body", at(start))
+    if end.link is None or end.link.parent is not start.link.parent:
+        raise UnsupportedInput(f"'#pragma endscop' is not in the same block as the "
+                               f"'#pragma scop' at line {at(start).line}", at(end))
+    if end.link.index < start.link.index:
+        raise UnsupportedInput("'#pragma endscop' comes before '#pragma scop'", at(end))
+    block_items = start.link.parent.block_items
+    items = _statements_of(block_items[start.link.index + 1:end.link.index])
+    if not items:
+        raise UnsupportedInput("empty scop: no loop nest between '#pragma scop' and "
+                               "'#pragma endscop'", at(start))
+    return start, end, items
+
+
+def _statements_of(items: Sequence[c_ast.Node]) -> list[c_ast.Node]:
+    """The statements of a block, braces flattened, pragmas and empty statements skipped."""
+    result: list[c_ast.Node] = []
+    for item in items:
+        if isinstance(item, (c_ast.Pragma, c_ast.EmptyStatement)):
+            continue
+        if isinstance(item, c_ast.Compound):
+            result.extend(_statements_of(item.block_items or []))
+        else:
+            result.append(item)
+    return result
+
+
+def _scop_region(start: PragmaSite, end: PragmaSite, locator: Locator,
+                 lines: Sequence[PreprocessedLine]) -> ScopRegion:
+    start_coord = _pragma_coord(start.pragma, locator)
+    end_coord = _pragma_coord(end.pragma, locator)
+    cpp_file = start.pragma.coord.file
+    text = read_source_text(cpp_file)
+    originals = split_lines(text)
+    offsets = line_starts(text)
+    first, last = start.pragma.coord.line, end.pragma.coord.line
+    for line, pattern, what, coord in ((first, _SCOP_LINE, "scop", start_coord),
+                                       (last, _ENDSCOP_LINE, "endscop", end_coord)):
+        if not (1 <= line <= len(originals) and pattern.match(originals[line - 1])):
+            raise UnsupportedInput(f"'#pragma {what}' must be written on a line of its own "
+                                   f"(a pragma produced by a macro cannot be located)", coord)
+    span_end = offsets[last] if last < len(offsets) else len(text)
+    return ScopRegion(pragma_start=start_coord, pragma_end=end_coord,
+                      original_span=(offsets[first - 1], span_end),
+                      preprocessed_text=_preprocessed_between(lines, cpp_file, first, last))
+
+
+def _preprocessed_between(lines: Sequence[PreprocessedLine], cpp_file: str, first: int,
+                          last: int) -> str:
+    begin = next((k for k, pl in enumerate(lines) if pl.file == cpp_file and pl.line == first
+                  and _SCOP_LINE.match(pl.text)), None)
+    finish = None
+    if begin is not None:
+        finish = next((k for k in range(begin + 1, len(lines)) if lines[k].file == cpp_file
+                       and lines[k].line == last and _ENDSCOP_LINE.match(lines[k].text)), None)
+    if begin is None or finish is None:
+        raise InternalError("cannot find the scop pragmas in the preprocessed text")
+    return "".join(pl.text + "\n" for pl in lines[begin + 1:finish])
+
+
+# --------------------------------------------------------------------------- loops
+
+
+@dataclass(frozen=True)
+class _Header:
+    node: c_ast.For
+    var: str
+    lower: c_ast.Node
+    upper: c_ast.Node
+    inclusive: bool
+    declared_in_init: bool
+
+
+def _is_one(node: c_ast.Node | None) -> bool:
+    if not isinstance(node, c_ast.Constant) or literals.is_floating_spelling(node.value):
+        return False
+    try:
+        return literals.integer_literal(node.value).value == 1
+    except literals.LiteralError:
+        return False
+
+
+def _is_var(node: c_ast.Node | None, var: str) -> bool:
+    return isinstance(node, c_ast.ID) and node.name == var
+
+
+def _is_unit_increment(step: c_ast.Node, var: str) -> bool:
+    if isinstance(step, c_ast.UnaryOp):
+        return step.op in ("++", "p++") and _is_var(step.expr, var)
+    if isinstance(step, c_ast.Assignment) and _is_var(step.lvalue, var):
+        if step.op == "+=":
+            return _is_one(step.rvalue)
+        value = step.rvalue
+        if step.op == "=" and isinstance(value, c_ast.BinaryOp) and value.op == "+":
+            return (_is_var(value.left, var) and _is_one(value.right)) or \
+                   (_is_one(value.left) and _is_var(value.right, var))
+    return False
+
+
+class _ScopReader:
+    """Reads the loop nest; accumulates the arrays and parameters it meets, in order."""
+
+    def __init__(self, locator: Locator, types: TypeResolver,
+                 visible: dict[str, Declaration], function: c_ast.FuncDef):
+        self.locator = locator
+        self.types = types
+        self.visible = visible
+        self.function = function
+        self.arrays: dict[str, ArrayDecl] = {}
+        self._param_decls: dict[str, Declaration] = {}
+        self._deferred_params: list[Declaration] = []
+        self.loop_vars: list[str] = []
+        self.time_var = ""
+        self.written_array = ""
+        self.space_dims = 0
+
+    def coord(self, node: c_ast.Node | None) -> Coord | None:
+        if node is None:
+            return None
+        if isinstance(node, c_ast.UnaryOp) and node.op in _PREFIX_OPERATORS \
+                and node.expr is not None:
+            return self.locator.prefix_operator_coord(node.coord, node.op)
+        return self.locator.coord(node.coord)
+
+    def declaration_coord(self, decl: c_ast.Node) -> Coord | None:
+        """Where a declaration names its identifier (pycparser puts a pointer declarator
+        at its '*')."""
+        node = getattr(decl, "type", None)
+        while isinstance(node, (c_ast.PtrDecl, c_ast.ArrayDecl, c_ast.FuncDecl)):
+            node = node.type
+        if isinstance(node, c_ast.TypeDecl) and node.coord is not None:
+            return self.locator.coord(node.coord)
+        return self.coord(decl)
+
+    # ---------------------------------------------------------------- nest
+
+    def reject_user_typedefs(self, items: Sequence[c_ast.Node]) -> None:
+        """The gcc oracle compiles the scop's text on its own, without the file's typedefs."""
+        if not any(self.types.is_user_typedef(name) for name in self.types.typedefs):
+            return
+        for item in items:
+            for node in walk(item):
+                if isinstance(node, c_ast.IdentifierType) and len(node.names) == 1 \
+                        and self.types.is_user_typedef(node.names[0]):
+                    name = node.names[0]
+                    resolved = describe(self.types.resolve(self.types.typedefs[name]))
+                    raise UnsupportedInput(
+                        f"typedef name '{name}' inside the scop: spell the type ('{resolved}') "
+                        f"or use a macro (the loop nest is compiled on its own for "
+                        f"verification, without the file's typedefs)", self.coord(node))
+
+    def loop_nest(self, items: Sequence[c_ast.Node], start: PragmaSite):
+        first = items[0]
+        if not isinstance(first, c_ast.For):
+            raise UnsupportedInput(f"the scop must hold a for loop (the time loop), not "
+                                   f"'{c_text(first)}'", self.coord(first))
+        if len(items) > 1:
+            raise UnsupportedInput("more than one statement in the scop: it must hold exactly "
+                                   "one loop nest", self.coord(items[1]))
+        headers = [self._header(first)]
+        node = first
+        while True:
+            body = _statements_of([node.stmt])
+            if not body:
+                raise UnsupportedInput(f"empty body of loop '{headers[-1].var}'",
+                                       self.coord(node))
+            loops = [s for s in body if isinstance(s, c_ast.For)]
+            if not loops:
+                break
+            if len(body) > 1:
+                offender = next((s for s in body if not isinstance(s, c_ast.For)), loops[-1])
+                what = "a second loop" if isinstance(offender, c_ast.For) \
+                    else f"'{c_text(offender)}'"
+                raise UnsupportedInput(f"imperfect loop nest: {what} beside the loop over "
+                                       f"'{_loop_var_name(loops[0])}' (only perfectly nested "
+                                       f"loops can be blocked)", self.coord(offender))
+            node = loops[0]
+            headers.append(self._header(node))
+            if len(headers) > 4:
+                raise UnsupportedInput(f"more than 3 spatial loops ({_NEST_SHAPE})",
+                                       self.coord(node))
+        if len(headers) < 3:
+            count = len(headers) - 1
+            raise UnsupportedInput(f"only {count} spatial loop{'s' * (count != 1)} inside "
+                                   f"the time loop ({_NEST_SHAPE})", self.coord(first))
+        if len(body) > 1:
+            raise UnsupportedInput(f"more than one statement in the loop body ({_BODY_FORM})",
+                                   self.coord(body[1]))
+        self.time_var = headers[0].var
+        self.space_dims = len(headers) - 1
+        time_loop = self._loop(headers[0])
+        space_loops = tuple(self._loop(h) for h in headers[1:])
+        statement = self._statement(body[0])
+        return time_loop, space_loops, statement
+
+    def _header(self, node: c_ast.For) -> _Header:
+        var, lower, declared = self._init(node)
+        if var in self.loop_vars:
+            raise UnsupportedInput(f"loop variable '{var}' is already the variable of an "
+                                   f"enclosing loop", self.coord(node))
+        self.loop_vars.append(var)
+        upper, inclusive = self._condition(node, var)
+        step = node.next
+        if step is None:
+            raise UnsupportedInput(f"loop over '{var}' has no increment (write {_LOOP_FORM})",
+                                   self.coord(node))
+        if not _is_unit_increment(step, var):
+            raise UnsupportedInput(f"non-unit loop stride: '{c_text(step)}' (only loops that "
+                                   f"step by +1, like '{var}++', can be blocked)",
+                                   self.coord(step))
+        return _Header(node, var, lower, upper, inclusive, declared)
+
+    def _init(self, node: c_ast.For) -> tuple[str, c_ast.Node, bool]:
+        init = node.init
+        if isinstance(init, c_ast.Assignment) and init.op == "=" \
+                and isinstance(init.lvalue, c_ast.ID):
+            var = init.lvalue.name
+            self._require_integer_loop_var(var, self.visible.get(var), init.lvalue)
+            return var, init.rvalue, False
+        if isinstance(init, c_ast.DeclList) and len(init.decls) == 1 \
+                and init.decls[0].init is not None and init.decls[0].name:
+            decl = init.decls[0]
+            self._require_integer_loop_var(decl.name, Declaration(decl.name, decl, "local"),
+                                           decl)
+            return decl.name, decl.init, True
+        if init is None:
+            raise UnsupportedInput(f"loop without an initialiser (write {_LOOP_FORM})",
+                                   self.coord(node))
+        raise UnsupportedInput(f"unsupported loop initialiser '{c_text(init)}' (write "
+                               f"{_LOOP_FORM} or 'int v = lower')", self.coord(init))
+
+    def _require_integer_loop_var(self, var: str, decl: Declaration | None,
+                                  node: c_ast.Node) -> None:
+        if decl is None:
+            raise UnsupportedInput(f"undeclared identifier '{var}'", self.coord(node))
+        ctype = self.types.resolve(decl.node) if decl.kind != "enumerator" else None
+        if not (isinstance(ctype, ScalarType) and ctype.name in _INTEGER_NAMES):
+            what = describe(ctype) if ctype is not None else "an enumeration constant"
+            raise UnsupportedInput(f"loop variable '{var}' has type {what}; loop variables "
+                                   f"must be integers", self.coord(node))
+
+    def _condition(self, node: c_ast.For, var: str) -> tuple[c_ast.Node, bool]:
+        cond = node.cond
+        if isinstance(cond, c_ast.BinaryOp):
+            if cond.op in ("<", "<=") and _is_var(cond.left, var):
+                return cond.right, cond.op == "<="
+            if cond.op in (">", ">=") and _is_var(cond.right, var):
+                return cond.left, cond.op == ">="
+        if cond is None:
+            raise UnsupportedInput(f"loop over '{var}' has no condition (write {_LOOP_FORM})",
+                                   self.coord(node))
+        raise UnsupportedInput(f"loop condition '{c_text(cond)}' must compare '{var}' with "
+                               f"'<' or '<=' against an upper bound (write {_LOOP_FORM})",
+                               self.coord(cond))
+
+    def _loop(self, header: _Header) -> Loop:
+        lower = self._bound(header.lower, header.var)
+        upper = self._bound(header.upper, header.var)
+        if not header.inclusive:
+            upper = upper - 1
+        return Loop(var=header.var, lower=lower, upper=upper, coord=self.coord(header.node),
+                    declared_in_init=header.declared_in_init)
+
+    def _bound(self, node: c_ast.Node, loop_var: str) -> Affine:
+        def name(id_node: c_ast.ID) -> Affine:
+            if id_node.name in self.loop_vars:
+                raise UnsupportedInput(
+                    f"bound '{c_text(node)}' of loop '{loop_var}' depends on the loop "
+                    f"variable '{id_node.name}' (only rectangular loop nests can be blocked)",
+                    self.coord(node))
+            return self._integer_param(id_node, "loop bound")
+
+        try:
+            return affine_of(node, name, self.types)
+        except NotAffine as exc:
+            raise UnsupportedInput(self._not_affine_message(exc, f"loop bound '{c_text(node)}'",
+                                                            "parameters and constants"),
+                                   self.coord(node)) from None
+
+    @staticmethod
+    def _not_affine_message(exc: NotAffine, what: str, of: str) -> str:
+        if exc.reason == "indirect":
+            return (f"data-dependent (indirect) index: {what} reads '{c_text(exc.node)}' "
+                    f"(it must be affine in {of})")
+        if exc.reason == "not integer":
+            return f"{what} is not an integer expression ('{c_text(exc.node)}')"
+        return f"{what} is not affine (it must be a sum of {of}, each times a constant)"
+
+    # ---------------------------------------------------------------- names
+
+    def _scalar_declaration(self, id_node: c_ast.ID) -> tuple[Declaration, str]:
+        """The declaration and arithmetic C type of a scalar the scop reads."""
+        name = id_node.name
+        decl = self.visible.get(name)
+        coord = self.coord(id_node)
+        if decl is None:
+            raise UnsupportedInput(f"undeclared identifier '{name}'", coord)
+        if decl.kind == "enumerator":
+            raise UnsupportedInput(f"enumeration constant '{name}' in the scop is not "
+                                   f"supported (use a macro or a const variable)", coord)
+        ctype = self.types.resolve(decl.node)
+        if isinstance(ctype, (ArrayType, PointerType)):
+            raise UnsupportedInput(f"array '{name}' used without subscripts", coord)
+        if isinstance(ctype, OtherType) and ctype.description == "function":
+            raise UnsupportedInput(f"function '{name}' used as a value", coord)
+        if isinstance(ctype, ScalarType) and ctype.name == "long double":
+            raise UnsupportedInput(f"'{name}' has type long double (GPUs have no long "
+                                   f"double)", coord)
+        if not is_arithmetic(ctype):
+            raise UnsupportedInput(f"'{name}' has type {describe(ctype)}, not a number", coord)
+        return decl, ctype.name
+
+    def _record_param(self, decl: Declaration) -> None:
+        self._param_decls.setdefault(decl.name, decl)
+
+    def _integer_param(self, id_node: c_ast.ID, role: str) -> Affine:
+        decl, ctype = self._scalar_declaration(id_node)
+        if ctype not in _INTEGER_NAMES:
+            raise UnsupportedInput(f"{role} uses '{id_node.name}' of type {ctype}; it must be "
+                                   f"an integer", self.coord(id_node))
+        self._record_param(decl)
+        return Affine.var(id_node.name)
+
+    # ---------------------------------------------------------------- statement
+
+    def _statement(self, node: c_ast.Node) -> Assign:
+        if not isinstance(node, c_ast.Assignment):
+            raise UnsupportedInput(f"unsupported statement '{c_text(node)}' in the loop body "
+                                   f"({_BODY_FORM})", self.coord(node))
+        if node.op != "=":
+            raise UnsupportedInput(f"compound assignment '{node.op}' is not supported (write "
+                                   f"the update as a plain assignment: {_BODY_FORM})",
+                                   self.coord(node))
+        if not isinstance(node.lvalue, c_ast.ArrayRef):
+            raise UnsupportedInput(f"the statement writes '{c_text(node.lvalue)}'; "
+                                   f"{_BODY_FORM}", self.coord(node.lvalue))
+        base = _subscript_base(node.lvalue)
+        if isinstance(base, c_ast.ID):
+            self.written_array = base.name
+        target = self._access(node.lvalue)
+        value = build_expr(node.rvalue, _ExprNames(self))
+        value = convert(value, target.ctype)
+        for decl in self._deferred_params:
+            self._record_param(decl)
+        return Assign(target=target, value=value, coord=self.coord(node))
+
+    def _access(self, node: c_ast.ArrayRef) -> Access:
+        base = _subscript_base(node)
+        subscripts = _subscripts(node)
+        coord = self.coord(node)
+        if not isinstance(base, c_ast.ID):
+            raise UnsupportedInput(f"subscripted value '{c_text(base)}' is not a named array",
+                                   coord)
+        name = base.name
+        array = self._array(name, base, coord)
+        rank = len(array.extents) + 1
+        if len(subscripts) != rank:
+            raise UnsupportedInput(f"'{name}' has {rank} dimensions (a time buffer and "
+                                   f"{rank - 1} spatial) but is subscripted with "
+                                   f"{len(subscripts)} indices", coord)
+        time = self._time_subscript(subscripts[0])
+        indices = tuple(self._spatial_subscript(s) for s in subscripts[1:])
+        return Access(array.elem_type, coord, array=name, time=time, indices=indices)
+
+    def _time_subscript(self, node: c_ast.Node) -> Affine:
+        t = self.time_var
+        bad = UnsupportedInput(f"time subscript '{c_text(node)}' must be ({t} + c) % 2 "
+                               f"(double-buffered arrays alternate between two buffers)",
+                               self.coord(node))
+        if not (isinstance(node, c_ast.BinaryOp) and node.op == "%"
+                and isinstance(node.right, c_ast.Constant)
+                and not literals.is_floating_spelling(node.right.value)
+                and node.right.type != "char"):
+            raise bad
+        try:
+            modulus = literals.integer_literal(node.right.value).value
+        except literals.LiteralError:
+            raise bad from None
+        if modulus != 2:
+            raise bad
+
+        def name(id_node: c_ast.ID) -> Affine:
+            if id_node.name == t:
+                return Affine.var(t)
+            raise NotAffine(id_node, "nonlinear")
+
+        try:
+            time = affine_of(node.left, name, self.types)
+        except NotAffine:
+            raise bad from None
+        if time.coeffs != {t: 1}:
+            raise bad
+        return time
+
+    def _spatial_subscript(self, node: c_ast.Node) -> Affine:
+        def name(id_node: c_ast.ID) -> Affine:
+            if id_node.name in self.loop_vars:
+                return Affine.var(id_node.name)
+            return self._integer_param(id_node, "subscript")
+
+        try:
+            return affine_of(node, name, self.types)
+        except NotAffine as exc:
+            if exc.reason == "indirect":
+                inner = c_text(exc.node)
+                reads = f" reads '{inner}'" if inner != c_text(node) else ""
+                message = (f"data-dependent (indirect) index '{c_text(node)}'{reads} "
+                           f"(subscripts must be affine in the loop variables and "
+                           f"parameters, so that the cells read are known in advance)")
+            elif exc.reason == "not integer":
+                message = f"subscript '{c_text(node)}' is not an integer expression"
+            else:
+                message = (f"subscript '{c_text(node)}' is not affine (subscripts must be "
+                           f"loop variables and parameters times constants, plus a constant)")
+            raise UnsupportedInput(message, self.coord(node)) from None
+
+    # ---------------------------------------------------------------- arrays
+
+    def _array(self, name: str, id_node: c_ast.ID, access_coord: Coord | None) -> ArrayDecl:
+        if name in self.arrays:
+            return self.arrays[name]
+        decl = self.visible.get(name)
+        coord = self.coord(id_node)
+        if decl is None:
+            raise UnsupportedInput(f"undeclared array '{name}'", coord)
+        ctype = self.types.resolve(decl.node) if decl.kind != "enumerator" else None
+        if not isinstance(ctype, (ArrayType, PointerType)):
+            raise UnsupportedInput(f"subscripted value '{name}' is not an array", coord)
+        if name != self.written_array:
+            # Coefficient arrays (read-only, no time dimension) are a planned capability;
+            # arrays is already a tuple, so this is the one place that must change.
+            raise UnsupportedInput(f"reads a second array '{name}' (coefficient arrays are "
+                                   f"not supported yet; the update may only read "
+                                   f"'{self.written_array}')", access_coord)
+        array = self._array_decl(decl, ctype, self.declaration_coord(decl.node))
+        self.arrays[name] = array
+        return array
+
+    def _array_decl(self, decl: Declaration, ctype: CType, coord: Coord | None) -> ArrayDecl:
+        name = decl.name
+        pointer = isinstance(ctype, PointerType)
+        layer = ctype.target if pointer else ctype
+        sizes: list[c_ast.Node | None] = []
+        while isinstance(layer, ArrayType):
+            sizes.append(layer.size)
+            layer = layer.element
+        if not isinstance(layer, ScalarType):
+            raise UnsupportedInput(
+                f"'{name}' is declared as {describe(ctype)}; an5dpy needs a declaration that "
+                f"gives every spatial extent, such as 'float (*{name})[n][n]' or "
+                f"'float {name}[2][n][n]'", coord)
+        if layer.name == "long double":
+            raise UnsupportedInput(f"array '{name}' has element type long double (GPUs have "
+                                   f"no long double; use float or double)", coord)
+        if layer.name not in ir.FLOAT_TYPES:
+            raise UnsupportedInput(f"array '{name}' has element type {layer.name}; only float "
+                                   f"and double stencils are supported", coord)
+        time_size, space_sizes = (None, sizes) if pointer else (sizes[0], sizes[1:])
+        if len(space_sizes) != self.space_dims:
+            raise UnsupportedInput(
+                f"array '{name}' has {len(space_sizes)} spatial dimension"
+                f"{'s' * (len(space_sizes) != 1)} but the loop nest has {self.space_dims} "
+                f"spatial loops (the array needs a time-buffer dimension plus one per "
+                f"spatial loop)", coord)
+        extents = tuple(self._extent(name, k, size) for k, size in enumerate(space_sizes, 1))
+        time_extent = self._time_extent(name, time_size) if not pointer else None
+        form = "vla_pointer" if pointer else {"parameter": "parameter", "global": "global"} \
+            .get(decl.kind, "local")
+        return ArrayDecl(name=name, elem_type=layer.name, extents=extents,
+                         time_extent=time_extent, form=form, coord=coord)
+
+    def _extent(self, array: str, k: int, size: c_ast.Node | None) -> Affine:
+        if size is None:
+            raise UnsupportedInput(f"array '{array}' does not give the extent of its spatial "
+                                   f"dimension {k}",
+                                   self.declaration_coord(self.visible[array].node))
+
+        def name(id_node: c_ast.ID) -> Affine:
+            if id_node.name in self.loop_vars:
+                raise NotAffine(id_node, "nonlinear")
+            decl, ctype = self._scalar_declaration(id_node)
+            if ctype not in _INTEGER_NAMES:
+                raise NotAffine(id_node, "not integer")
+            self._deferred_params.append(decl)
+            return Affine.var(id_node.name)
+
+        try:
+            return affine_of(size, name, self.types)
+        except NotAffine as exc:
+            raise UnsupportedInput(self._not_affine_message(
+                exc, f"extent '{c_text(size)}' of array '{array}'", "parameters and constants"),
+                self.coord(size)) from None
+
+    def _time_extent(self, array: str, size: c_ast.Node | None) -> int | None:
+        if size is None:
+            return None
+        try:
+            extent = affine_of(size, _no_names, self.types)
+        except NotAffine:
+            return None
+        if extent.const < 2:
+            raise UnsupportedInput(f"the time dimension of '{array}' has {extent.const} "
+                                   f"buffer{'s' * (extent.const != 1)}; double buffering "
+                                   f"needs 2", self.coord(size))
+        return extent.const
+
+    # ---------------------------------------------------------------- parameters
+
+    def params(self) -> tuple[Param, ...]:
+        """Every scalar read, in order of first use, then what their definitions use."""
+        written = _Lazy(lambda: written_names(self.function.body))
+        result: dict[str, Param] = {}
+        queue = list(self._param_decls.values())
+        while queue:
+            decl = queue.pop(0)
+            if decl.name in result or decl.name in self.loop_vars:
+                continue
+            ctype = self.types.resolve(decl.node)
+            assert isinstance(ctype, ScalarType)
+            value = _constant_value(decl, ctype.name, self.types)
+            definition, uses = (None, []) if value is not None else \
+                self._definition(decl, ctype.name, written)
+            result[decl.name] = Param(name=decl.name, ctype=ctype.name,
+                                      coord=self.declaration_coord(decl.node),
+                                      definition=definition,
+                                      value=value)
+            queue.extend(uses)
+        return tuple(result.values())
+
+    def _definition(self, decl: Declaration, ctype: str,
+                    lazy_written: "_Lazy") -> tuple[Affine | None, list[Declaration]]:
+        """``int dimsize = compsize + 2;`` never reassigned: dimsize follows from compsize."""
+        node = decl.node
+        if decl.kind != "local" or ctype not in _INTEGER_NAMES or node.init is None \
+                or "static" in (node.storage or []):
+            return None, []
+        written = lazy_written.get()
+        if decl.name in written:
+            return None, []
+        uses: list[Declaration] = []
+
+        def name(id_node: c_ast.ID) -> Affine:
+            other = self.visible.get(id_node.name)
+            if other is None or other.kind == "enumerator" or other.name in written \
+                    or other.name in self.loop_vars or other.name == decl.name:
+                raise NotAffine(id_node, "nonlinear")
+            other_type = self.types.resolve(other.node)
+            if not (isinstance(other_type, ScalarType) and other_type.name in _INTEGER_NAMES):
+                raise NotAffine(id_node, "nonlinear")
+            uses.append(other)
+            return Affine.var(id_node.name)
+
+        try:
+            return affine_of(node.init, name, self.types), uses
+        except NotAffine:
+            return None, []
+
+
+class _Lazy:
+    """A value computed on first use (walking a whole function body is not free)."""
+
+    def __init__(self, compute):
+        self._compute = compute
+        self._done = False
+        self._value = None
+
+    def get(self):
+        if not self._done:
+            self._value, self._done = self._compute(), True
+        return self._value
+
+
+class _ExprNames:
+    """The :class:`ExprContext` of the update expression."""
+
+    def __init__(self, reader: _ScopReader):
+        self.reader = reader
+
+    def coord(self, node: c_ast.Node) -> Coord | None:
+        return self.reader.coord(node)
+
+    def scalar(self, node: c_ast.ID) -> Expr:
+        reader = self.reader
+        if node.name in reader.loop_vars:
+            raise UnsupportedInput(f"loop index '{node.name}' used as a value (the update may "
+                                   f"use loop indices only in subscripts)", self.coord(node))
+        decl, ctype = reader._scalar_declaration(node)
+        reader._record_param(decl)
+        return Scalar(ctype, self.coord(node), name=node.name)
+
+    def access(self, node: c_ast.ArrayRef) -> Expr:
+        return self.reader._access(node)
+
+    def cast_type(self, node: c_ast.Cast) -> str:
+        ctype = self.reader.types.resolve(node.to_type)
+        coord = self.coord(node)
+        if isinstance(ctype, ScalarType) and ctype.name == "long double":
+            raise UnsupportedInput("cast to long double (GPUs have no long double)", coord)
+        if not is_arithmetic(ctype) or ctype.name in ("_Bool", "bool"):
+            raise UnsupportedInput(f"cast to '{describe(ctype)}' is not supported (only casts "
+                                   f"to arithmetic types)", coord)
+        return ctype.name
+
+
+_INTEGER_NAMES = frozenset(ir.INT_TYPES + tuple(t for t in ir.PROMOTED_TO_INT
+                                                 if t not in ("_Bool", "bool")))
+
+
+def _loop_var_name(node: c_ast.For) -> str:
+    init = node.init
+    if isinstance(init, c_ast.Assignment) and isinstance(init.lvalue, c_ast.ID):
+        return init.lvalue.name
+    if isinstance(init, c_ast.DeclList) and init.decls and init.decls[0].name:
+        return init.decls[0].name
+    return "?"
+
+
+def _no_names(id_node: c_ast.ID) -> Affine:
+    """For constant expressions: any identifier makes them non-constant."""
+    raise NotAffine(id_node, "nonlinear")
+
+
+def _subscript_base(node: c_ast.Node) -> c_ast.Node:
+    while isinstance(node, c_ast.ArrayRef):
+        node = node.name
+    return node
+
+
+def _subscripts(node: c_ast.ArrayRef) -> list[c_ast.Node]:
+    result = []
+    while isinstance(node, c_ast.ArrayRef):
+        result.append(node.subscript)
+        node = node.name
+    return result[::-1]
+
+
+def _constant_value(decl: Declaration, ctype: str, types: TypeResolver) -> int | float | None:
+    """The value of ``const T name = <literal or integer constant expression>;``."""
+    node = decl.node
+    if decl.kind == "parameter" or not declaration_is_const(node) or node.init is None:
+        return None
+    init = node.init
+    if ctype in _INTEGER_NAMES:
+        try:
+            value = affine_of(init, _no_names, types)
+        except NotAffine:
+            return None
+        if not value.is_constant:
+            return None
+        if ctype.startswith("unsigned"):  # C converts modulo 2**bits
+            return value.const % (literals.int_range(ctype)[1] + 1)
+        return value.const
+    sign = 1
+    while isinstance(init, c_ast.UnaryOp) and init.op in ("-", "+"):
+        sign = -sign if init.op == "-" else sign
+        init = init.expr
+    if not isinstance(init, c_ast.Constant) or init.type in ("char", "string"):
+        return None
+    try:
+        if literals.is_floating_spelling(init.value):
+            literal = literals.floating_literal(init.value)
+        else:
+            literal = literals.integer_literal(init.value)
+    except literals.LiteralError:
+        return None
+    value = sign * literal.value
+    return literals.round_to_float32(value) if ctype == "float" else float(value)

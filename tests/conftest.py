@@ -1,0 +1,35 @@
+"""Shared test configuration: import path for the test-support modules, GPU skipping,
+hypothesis profiles (``HYPOTHESIS_PROFILE=ci`` is the default; ``dev`` runs longer)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(TESTS_DIR)
+C_INPUTS = os.path.join(REPO, "c_inputs")
+if TESTS_DIR not in sys.path:
+    sys.path.insert(0, TESTS_DIR)
+
+settings.register_profile("ci", max_examples=60, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", max_examples=400, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_collection_modifyitems(config, items):
+    if not any(item.get_closest_marker("gpu") for item in items):
+        return
+    from an5dpy.runtime import cupy_available
+    ok, why = cupy_available()
+    if ok:
+        return
+    skip = pytest.mark.skip(reason=f"GPU test: {why}")
+    for item in items:
+        if item.get_closest_marker("gpu"):
+            item.add_marker(skip)

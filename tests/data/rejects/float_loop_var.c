@@ -1,0 +1,10 @@
+/* reject: 6:16 | loop variable 'i' has type float; loop variables must be integers */
+void f(int n, int T, float A[2][n][n])
+{
+#pragma scop
+  for (int t = 0; t < T; t++)
+    for (float i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        A[(t+1)%2][i][j] = A[t%2][(int)i][j];
+#pragma endscop
+}

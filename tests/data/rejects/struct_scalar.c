@@ -1,0 +1,12 @@
+/* reject: 10:43 | 's' has type struct S, not a number */
+struct S { float w; };
+void f(int n, int T, float A[2][n][n])
+{
+  struct S s;
+#pragma scop
+  for (int t = 0; t < T; t++)
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        A[(t+1)%2][i][j] = A[t%2][i][j] * s;
+#pragma endscop
+}

@@ -1,0 +1,13 @@
+/* reject: 10:1 | more than one '#pragma scop' region (the first is at line 4 */
+void f(int n, int T, float A[2][n][n])
+{
+#pragma scop
+  for (int t = 0; t < T; t++)
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        A[(t+1)%2][i][j] = A[t%2][i][j];
+#pragma endscop
+#pragma scop
+  n = 1;
+#pragma endscop
+}
