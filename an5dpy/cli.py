@@ -75,6 +75,9 @@ def _options(args):
     from an5dpy.driver import Options
     defines = list(args.defines)
     if getattr(args, "dtype", None):
+        for name, value in defines:
+            if name == "SB_TYPE" and value != args.dtype:
+                raise UsageError(f"--dtype {args.dtype} contradicts -D SB_TYPE={value or ''}")
         defines.append(("SB_TYPE", args.dtype))
     return Options(bt=getattr(args, "bt", 4), bs=getattr(args, "bs", None),
                    sl=getattr(args, "sl", None), opt=getattr(args, "opt", None),
@@ -222,11 +225,19 @@ def _internal_error(exc: BaseException) -> int:
     frames = traceback.extract_tb(exc.__traceback__)
     where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno} in {frames[-1].name}" \
         if frames else "unknown location"
-    with tempfile.NamedTemporaryFile("w", prefix="an5dpy-crash-", suffix=".txt",
-                                     delete=False) as f:
-        f.write(f"an5dpy {__version__}\n")
-        f.write("".join(traceback.format_exception(exc)))
-        log = f.name
+    ours = [f for f in frames if "an5dpy" in Path(f.filename).parts]
+    if ours and ours[-1] is not frames[-1]:  # raised in a library: say where we called it
+        parts = Path(ours[-1].filename).parts
+        module = "/".join(parts[len(parts) - 1 - parts[::-1].index("an5dpy"):])
+        where += f" (called from {module}:{ours[-1].lineno} in {ours[-1].name})"
+    try:
+        with tempfile.NamedTemporaryFile("w", prefix="an5dpy-crash-", suffix=".txt",
+                                         delete=False) as f:
+            f.write(f"an5dpy {__version__}\n")
+            f.write("".join(traceback.format_exception(exc)))
+            log = f.name
+    except OSError as e:
+        log = f"(not saved: {e})"
     print(f"an5dpy: internal error (a bug in an5dpy): {type(exc).__name__}: {exc}\n"
           f"  at {where}\n  full traceback: {log}\n"
           f"  please report it with the input file and command line", file=sys.stderr)

@@ -21,7 +21,7 @@ from an5dpy.errors import InternalError
 from an5dpy.ir import Cast, Read, StencilInfo, common_type, is_floating
 from an5dpy.plan import BlockingPlan, format_block_size
 from an5dpy.schedule import (Accumulate, Boundary, Calc, KernelSchedule, Load, Op, Phase,
-                             Schedule, Store)
+                             Schedule, Store, Sync)
 
 THREAD_AXES = ("x", "y")  # in-plane dims from the contiguous one outwards
 #: Threads per in-plane dimension (array order) of the naive baseline kernel.
@@ -59,12 +59,16 @@ class KernelCode:
     compute: tuple[int, ...]
     registers: tuple[tuple[str, str], ...]  # (ctype, name)
     macros: tuple[Macro, ...]
-    head_lowermost: PhaseCode
-    head_middle: PhaseCode
+    head_lowermost: PhaseCode | None  # None in a compact kernel
+    head_middle: PhaseCode | None
     inner: PhaseCode
     tail: PhaseCode
     head_steps: tuple[int, int]  # lowermost, middle
     unroll: int
+
+    @property
+    def compact(self) -> bool:
+        return self.head_lowermost is None
 
 
 @dataclass(frozen=True)
@@ -270,6 +274,8 @@ def _plane(p: int, relative: bool) -> str:
 
 
 def _call(op: Op, relative: bool, guarded: bool, degree: int) -> str:
+    if isinstance(op, Sync):
+        return "SYNC();"
     g = "G_" if guarded else ""
     q = _plane(op.plane, relative)
     if isinstance(op, Load):
@@ -314,10 +320,11 @@ def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, pref
         name=f"{prefix}_kernel_d{ks.degree}", degree=ks.degree,
         halo=plan.halo(ks.degree), compute=plan.compute_region(ks.degree),
         registers=regs, macros=tuple(macros),
-        head_lowermost=_phase_code(ks.heads["lowermost"], ks.degree),
-        head_middle=_phase_code(ks.heads["middle"], ks.degree),
+        head_lowermost=_phase_code(ks.heads["lowermost"], ks.degree) if ks.heads else None,
+        head_middle=_phase_code(ks.heads["middle"], ks.degree) if ks.heads else None,
         inner=_phase_code(ks.inner, ks.degree), tail=_phase_code(ks.tail, ks.degree),
-        head_steps=(len(ks.heads["lowermost"].steps), len(ks.heads["middle"].steps)),
+        head_steps=(len(ks.heads["lowermost"].steps), len(ks.heads["middle"].steps))
+        if ks.heads else (0, 0),
         unroll=ks.unroll)
 
 

@@ -53,6 +53,26 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_model)
 
+    p = subparsers.add_parser(
+        "bench", help="time the generated kernels on the GPU (GFLOP/s as the paper counts)",
+        description="Builds the plan's kernels with nvcc (-O3 --use_fast_math) and times the "
+                    "whole launch plan with CUDA events (warm-up, median of the repeats, "
+                    "transfers excluded). GFLOP/s = interior cells x FLOP/cell x steps / time.")
+    _add_input(p)
+    _add_plan(p)
+    p.add_argument("-P", dest="params", action="append", type=_param, default=[],
+                   metavar="NAME=VALUE", help="value of a scop parameter (sizes, steps)")
+    p.add_argument("--size", type=_positive, metavar="N",
+                   help=f"-P {HARNESS_SIZE}=N for the benchmark harness (default: the paper's)")
+    p.add_argument("--steps", type=_positive, metavar="N",
+                   help=f"-P {HARNESS_STEPS}=N for the benchmark harness (default {PAPER_STEPS})")
+    p.add_argument("--regs", type=_positive, metavar="N", help="nvcc -maxrregcount")
+    p.add_argument("--naive", action="store_true", help="also time the naive baseline")
+    p.add_argument("--sconf", action="store_true", help="also time the paper's Sconf plan")
+    p.add_argument("--repeats", type=_positive, default=5, help="timed runs (default 5)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_bench)
+
 
 def model_params(program: StencilProgram, info: StencilInfo, given: Mapping[str, str],
                  size: int | None = None, steps: int | None = None) -> dict[str, int | float]:
@@ -108,4 +128,42 @@ def cmd_model(args) -> int:
     print(f"{args.input}: {info.ndim}D {info.shape} stencil, radius "
           f"{'x'.join(map(str, info.radius))}, {info.flops_per_cell} FLOP/cell; {shown}")
     print(format_prediction(prediction, gpu))
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from pathlib import Path
+
+    from an5dpy import driver
+    from an5dpy.bench import bench_plan, sconf_plan
+    from an5dpy.runtime import cupy_available, device_name
+
+    ok, why = cupy_available()
+    if not ok:
+        raise UsageError(f"an5d bench needs a GPU with cupy: {why}")
+    options = _options(args)
+    program, info = driver.load(args.input, options.defines, options.include_dirs)
+    _check_dtype(args, info)
+    plan = driver.plan_for(info, options)
+    env = model_params(program, info, dict(args.params), args.size, args.steps)
+    stem = Path(args.input).stem
+    results = [bench_plan(info, plan, env, stem, args.regs, args.repeats,
+                          smem_wrap=options.smem_wrap)]
+    if args.sconf:
+        results.append(bench_plan(info, sconf_plan(info), env, stem, None, args.repeats,
+                                  label="Sconf " + sconf_plan(info).describe()))
+    if args.naive:
+        results.append(bench_plan(info, plan, env, stem, None, args.repeats, naive=True))
+    gpu = device_name()
+    sizes = {p.name: env[p.name] for p in program.params if not is_floating(p.ctype)}
+    if args.json:
+        print(json.dumps({"input": args.input, "gpu": gpu, "params": sizes,
+                          "results": [r.to_json() for r in results]}, indent=2))
+        return 0
+    shown = " ".join(f"{k}={v}" for k, v in sizes.items())
+    print(f"{args.input} on {gpu}: {shown}")
+    for r in results:
+        spill = ", spills" if r.spills else ""
+        print(f"  {r.label}: {r.gflops:,.0f} GFLOP/s, {r.seconds * 1e3:.2f} ms "
+              f"(median of {len(r.times)}; {r.regs} registers{spill})")
     return 0

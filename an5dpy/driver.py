@@ -21,7 +21,7 @@ from an5dpy.errors import UnsupportedInput
 from an5dpy.frontend import read_program, read_source_text
 from an5dpy.ir import StencilInfo, StencilProgram
 from an5dpy.plan import BlockingPlan, make_plan, parse_block_size
-from an5dpy.schedule import Schedule, build_schedule
+from an5dpy.schedule import Schedule, build_schedule, static_head_degrees
 
 Defines = tuple[tuple[str, str | None], ...]
 
@@ -56,9 +56,19 @@ class Translation:
         return Path(self.path).stem
 
 
+def last_definitions(defines: Defines) -> Defines:
+    """``-D`` options as the C compiler sees them: a name given twice has its last value
+    (the host file repeats the definitions, and must not keep the first)."""
+    last: dict[str, str | None] = {}
+    for name, value in defines:
+        last.pop(name, None)
+        last[name] = value
+    return tuple(last.items())
+
+
 def load(path: str, defines: Defines = (), include_dirs: Sequence[str] = ()
          ) -> tuple[StencilProgram, StencilInfo]:
-    program = read_program(path, defines, include_dirs)
+    program = read_program(path, last_definitions(defines), include_dirs)
     return program, analyze(program)
 
 
@@ -71,7 +81,7 @@ def plan_for(info: StencilInfo, options: Options) -> BlockingPlan:
 def translate(path: str, options: Options = Options()) -> Translation:
     program, info = load(path, options.defines, options.include_dirs)
     plan = plan_for(info, options)
-    schedule = build_schedule(plan)
+    schedule = build_schedule(plan, static_heads=static_head_degrees(plan, info.flops_per_cell))
     stem = Path(path).stem
     model = render_model(info, plan, schedule, stem, smem_wrap=options.smem_wrap)
     original = read_source_text(path)
@@ -88,22 +98,41 @@ def write_outputs(outputs: dict[str, str], out_dir: str | Path) -> list[Path]:
     """Write all files atomically: every file goes to a temporary name in ``out_dir``
     first and is renamed only when all were written, so a failure leaves nothing new."""
     out_dir = Path(out_dir)
+    created = [p for p in (out_dir, *out_dir.parents) if not p.exists()]  # deepest first
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise UnsupportedInput(f"cannot create output directory '{out_dir}': {e.strerror}") from None
     staged: list[tuple[str, Path]] = []
+    pending: list[str] = []  # temporary files not renamed yet
+
+    def undo() -> None:
+        for tmp in pending:
+            Path(tmp).unlink(missing_ok=True)
+        for d in created:
+            try:
+                d.rmdir()
+            except OSError:
+                break
+
     try:
+        for name in outputs:
+            if (out_dir / name).is_dir():
+                raise UnsupportedInput(f"cannot write '{out_dir / name}': it is a directory")
         for name, text in outputs.items():
             fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=out_dir)
+            staged.append((tmp, out_dir / name))
+            pending.append(tmp)
             with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape", newline="") as f:
                 f.write(text)
-            staged.append((tmp, out_dir / name))
+            os.chmod(tmp, 0o644)
+        for tmp, final in staged:
+            os.replace(tmp, final)
+            pending.remove(tmp)
     except OSError as e:
-        for tmp, _ in staged:
-            Path(tmp).unlink(missing_ok=True)
-        raise UnsupportedInput(f"cannot write to '{out_dir}': {e.strerror}") from None
-    for tmp, final in staged:
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, final)
+        undo()
+        raise UnsupportedInput(f"cannot write to '{out_dir}': {e.strerror or e}") from None
+    except BaseException:
+        undo()
+        raise
     return [final for _, final in staged]

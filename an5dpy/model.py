@@ -69,10 +69,11 @@ BOTTLENECKS = ("compute", "shared", "global")
 MODEL_NOTES = (
     "Computing threads (FLOPs and shared-memory reads) are the valid slots of levels 1..d: "
     "interior threads inside their level's window [T*r, bS - T*r); threads outside it "
-    "(redundant) copy their input and are idle. This reproduces the paper's Model column "
-    "of Table 5 (all 84 entries: median ratio 1.00, star stencils within 2%); charging "
-    "redundant threads too (halo_computes=True: an idle lane of a busy warp costs as much "
-    "as a working one) gives ratios 0.27-1.20 against that column.",
+    "(redundant) copy their input and are idle. With the other choices below this "
+    "reproduces the paper's Model column of Table 5 (V100 and P100, float and double, 84 "
+    "entries: median ratio 0.99, 72 within 10%, range 0.67-1.25). Charging redundant "
+    "threads too (halo_computes=True: an idle lane of a busy warp costs as much as a "
+    "working one) gives 49 within 10%, range 0.27-1.20.",
     "Shared-memory reads are charged to computing threads only; boundary, redundant and "
     "out-of-bound threads only write.",
     "Shared-memory reads per computing thread (Table 2, practical column, generalised): "
@@ -85,12 +86,17 @@ MODEL_NOTES = (
     "Global reads: level-0 loads of in-array threads (boundary planes included). The "
     "kernels also re-load boundary cells at levels >= 1 (by buffer parity); those few, "
     "cache-resident loads are not charged.",
-    "Instruction mix: nvcc's FMA contraction as estimated by analysis.op_mix; division "
-    "counts as a multiply (fast math, section 5), math calls as OTHER, for float and "
-    "double alike (the paper's model also ignores slow double division).",
+    "Instruction mix: nvcc's FMA contraction as estimated by analysis.op_mix, over the "
+    "update as written (nondiag, none) or as per-plane partial sums added to accumulators "
+    "(assoc: 1 MUL + (k-1) FMA per plane of k products, 1 ADD per further plane; this "
+    "matches the paper's box-stencil numbers). Division counts as a multiply (fast math, "
+    "section 5), math calls as OTHER, for float and double alike (the paper's model also "
+    "ignores slow double division). Common subexpressions are not merged (gradient2d is "
+    "predicted ~25% below the paper, which counts nvcc's CSE).",
     "Registers: the paper's empirical lower bound (section 6.3) rounded up to 8, unless "
-    "given; register spilling is not modelled. Shared memory per block is Table 1's "
-    "footprint (no per-block reservation).",
+    "given (one count or per degree, e.g. from ptxas); register spilling and latency at "
+    "low occupancy are not modelled. Shared memory per block is Table 1's footprint (no "
+    "per-block reservation).",
     "eff_SM = waves / ceil(waves), waves = blocks / (blocks per SM x SMs); each launch of "
     "the launch plan is costed by its own degree.",
 )
@@ -534,6 +540,16 @@ def resolve_sizes(info: StencilInfo, sizes, steps: int | None
     return dims, int(steps)
 
 
+#: Registers per thread: None (the paper's estimate), one count, or ``{degree: count}``.
+Registers = int | Mapping[int, int] | None
+
+
+def _regs_for(regs, degree: int) -> int | None:
+    if regs is None or isinstance(regs, int):
+        return regs
+    return regs.get(degree)
+
+
 class Model:
     """The performance model of one stencil on one GPU and grid, for many plans.
 
@@ -618,8 +634,12 @@ class Model:
                           gm_reads, gm_writes, sm_reads, sm_writes, comp, flops, gm_bytes,
                           sm_bytes, time_comp, time_sm, time_gm)
 
-    def predict(self, plan: BlockingPlan, regs: int | None = None) -> Prediction:
-        """The prediction for ``plan``; raises UsageError when it cannot run on the GPU."""
+    def predict(self, plan: BlockingPlan, regs: Registers = None) -> Prediction:
+        """The prediction for ``plan``; raises UsageError when it cannot run on the GPU.
+
+        ``regs``: registers per thread, one count for every kernel or ``{degree: count}``
+        (e.g. ptxas' report of each kernel); degrees not given use the paper's estimate.
+        """
         if plan.ndim != self.info.ndim:
             raise UsageError(f"plan is {plan.ndim}D, the stencil {self.info.ndim}D")
         counts: dict[int, int] = {}
@@ -627,7 +647,7 @@ class Model:
             counts[deg] = counts.get(deg, 0) + 1
         launches = []
         for deg, k in counts.items():
-            c = self.launch_cost(plan, deg, regs)
+            c = self.launch_cost(plan, deg, _regs_for(regs, deg))
             launches.append(replace(c, count=k))
         seconds = sum(c.count * c.seconds for c in launches)
         raw = sum(c.count * c.raw_seconds for c in launches)
@@ -645,7 +665,7 @@ class Model:
             time_comp=times[0], time_sm=times[1], time_gm=times[2],
             eff_alu=self._mix[plan.opt].eff_alu, eff_sm=raw / seconds if seconds > 0 else 1.0,
             blocks_per_sm=launches[0].occupancy.blocks_per_sm if launches
-            else occupancy(plan, self.gpu, None, regs).blocks_per_sm,
+            else occupancy(plan, self.gpu, None, _regs_for(regs, plan.bt)).blocks_per_sm,
             threads=_sum(c.threads.scale(c.count) for c in launches),
             gm_bytes=sum(c.count * c.gm_bytes for c in launches),
             sm_bytes=sum(c.count * c.sm_bytes for c in launches),
@@ -653,7 +673,7 @@ class Model:
             mix=self._mix[plan.opt], smem_reads_per_thread=self._reads[plan.opt],
             halo_computes=self.halo_computes, launches=tuple(launches))
 
-    def rank(self, plans: Iterable[BlockingPlan], regs: int | None = None
+    def rank(self, plans: Iterable[BlockingPlan], regs: Registers = None
              ) -> list[Prediction]:
         """Predictions of the plans that fit on the GPU, fastest first."""
         out = []
@@ -667,13 +687,13 @@ class Model:
 
 
 def predict(info: StencilInfo, plan: BlockingPlan, gpu: GpuSpec | str, sizes,
-            steps: int | None = None, regs: int | None = None,
+            steps: int | None = None, regs: Registers = None,
             halo_computes: bool = False) -> Prediction:
     """Predict the run of ``steps`` time steps of ``info`` with ``plan`` on ``gpu``.
 
     ``sizes``: DimExtents (array order) or the scop's parameter values (then ``steps``
-    defaults to the time loop's trip count). ``regs``: registers per thread (default: the
-    paper's estimate for each degree). ``halo_computes``: see :class:`Model`.
+    defaults to the time loop's trip count). ``regs``: registers per thread, for all
+    kernels or ``{degree: count}`` (default: the paper's estimate for each degree). ``halo_computes``: see :class:`Model`.
     """
     return Model(info, gpu, sizes, steps, halo_computes).predict(plan, regs)
 
@@ -681,7 +701,7 @@ def predict(info: StencilInfo, plan: BlockingPlan, gpu: GpuSpec | str, sizes,
 def predict_config(info: StencilInfo, gpu: GpuSpec | str, sizes, steps: int | None = None,
                    *, bt: int = 4, bs: Sequence[int] | None = None, sl: int | None = None,
                    opt: str | None = None, dtype: str | None = None,
-                   regs: int | None = None, halo_computes: bool = False) -> Prediction:
+                   regs: Registers = None, halo_computes: bool = False) -> Prediction:
     """:func:`predict` for a plan given by its parameters (``bs`` in array order),
     checked against the GPU's limits."""
     spec = get_gpu(gpu)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import math
+import numbers
 import os
 import subprocess
 import tempfile
@@ -61,11 +62,9 @@ def _parse_value(param: ir.Param, text: str | int | float) -> int | float:
                 from None
         return round_to_float32(value) if ctype == "float" and math.isfinite(value) else value
     value: int | None = None
-    if isinstance(text, bool):
+    if isinstance(text, numbers.Integral):  # int, bool, numpy integers
         value = int(text)
-    elif isinstance(text, int):
-        value = text
-    elif isinstance(text, float) and text.is_integer():
+    elif isinstance(text, numbers.Real) and float(text).is_integer():
         value = int(text)
     elif isinstance(text, str):
         for base in (10, 0):

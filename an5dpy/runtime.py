@@ -262,9 +262,10 @@ def cuda_runner(info: StencilInfo, plan: BlockingPlan, stem: str,
     """Generate the kernels of ``plan``, build them with nvcc and load them with cupy."""
     from an5dpy.codegen import render_header, render_kernel, render_model
     from an5dpy.ir import Scalar, walk
-    from an5dpy.schedule import build_schedule
+    from an5dpy.schedule import build_schedule, static_head_degrees
 
-    model = render_model(info, plan, build_schedule(plan), stem, smem_wrap=smem_wrap)
+    schedule = build_schedule(plan, static_heads=static_head_degrees(plan, info.flops_per_cell))
+    model = render_model(info, plan, schedule, stem, smem_wrap=smem_wrap)
     directory = Path(directory or workdir())
     (directory / f"{stem}_kernel.cu").write_text(render_kernel(model))
     (directory / model.header).write_text(render_header(model))

@@ -126,11 +126,20 @@ class Accumulate:
     final: bool = False  # the launch's last level (its results are stored, never passed on)
 
 
-Op = Load | Calc | Boundary | Store | Accumulate
+@dataclass(frozen=True)
+class Sync:
+    """A lone barrier. Compact chunks with an odd number of level ops end with one, so the
+    next chunk may start on the same shared buffer the chunk ended with."""
+
+    plane: int = 0  # unused; keeps the op interface uniform
+    level = -1
+
+
+Op = Load | Calc | Boundary | Store | Accumulate | Sync
 
 
 def uses_barrier(op: Op) -> bool:
-    if isinstance(op, (Calc, Store)):
+    if isinstance(op, (Calc, Store, Sync)):
         return True
     if isinstance(op, Accumulate):
         return op.consume
@@ -186,12 +195,20 @@ class KernelSchedule:
                 regs.update(op_registers(op))
         return tuple(sorted(regs))
 
-    def kinds(self) -> dict[str, tuple[Phase, Phase, Phase]]:
+    @property
+    def compact(self) -> bool:
+        return not self.heads
+
+    def kinds(self) -> dict[str, tuple[Phase | None, Phase, Phase]]:
         """Head, inner body and tail per stream-block kind.
 
         The tail is one guarded chunk for every kind: its range checks resolve to the
-        uppermost boundary planes in a block that reaches the top of the grid.
+        uppermost boundary planes in a block that reaches the top of the grid. A compact
+        kernel has no static head: the guarded chunk fills the pipeline.
         """
+        if self.compact:
+            return {kind: (None, self.inner, self.tail)
+                    for kind in ("lowermost", "middle", "uppermost", "single")}
         return {
             "lowermost": (self.heads["lowermost"], self.inner, self.tail),
             "middle": (self.heads["middle"], self.inner, self.tail),
@@ -201,6 +218,8 @@ class KernelSchedule:
 
 
 def op_name(op: Op) -> str:
+    if isinstance(op, Sync):
+        return "SYNC"
     if isinstance(op, Load):
         return "LOAD_BOUNDARY" if op.boundary else "LOAD"
     if isinstance(op, Calc):
@@ -215,6 +234,8 @@ def op_name(op: Op) -> str:
 
 
 def op_registers(op: Op) -> tuple[Reg, ...]:
+    if isinstance(op, Sync):
+        return ()
     if isinstance(op, Load):
         return (op.out,)
     if isinstance(op, Calc):
@@ -300,9 +321,10 @@ class _Builder:
         for index, ops in steps:
             new_ops = []
             for op in ops:
-                if every_level_op and not isinstance(op, (Load,)) or uses_barrier(op):
-                    if hasattr(op, "buf"):
-                        op = _with_buf(op, parity)
+                if isinstance(op, Sync):
+                    parity = first  # the chunk after the barrier starts over
+                elif every_level_op and not isinstance(op, Load) or uses_barrier(op):
+                    op = _with_buf(op, parity)
                     parity ^= 1
                 new_ops.append(op)
             out.append(Step(index, tuple(new_ops)))
@@ -318,10 +340,19 @@ def _count_barriers(steps: list[tuple[int, list[Op]]]) -> int:
     return sum(1 for _, ops in steps for op in ops if uses_barrier(op))
 
 
-def build_kernel_schedule(plan: BlockingPlan, degree: int) -> KernelSchedule:
+def build_kernel_schedule(plan: BlockingPlan, degree: int, static_heads: bool = True
+                          ) -> KernelSchedule:
+    """The kernel of temporal degree ``degree``.
+
+    ``static_heads=False`` builds a *compact* kernel: no unrolled heads (the guarded tail
+    chunk fills the pipeline too) and chunks of exactly 2r+1 steps, closed by a barrier
+    when their level-op count is odd. It is a fraction of the code, for remainder degrees
+    and for stencils whose expression is so large that unrolled heads make nvcc slow.
+    """
     b = _Builder(plan, degree)
     d, r, ring = degree, plan.stream_radius, plan.ring
-    unroll = chunk_steps(d, ring)
+    unroll = chunk_steps(d, ring) if static_heads else ring
+    closing_sync = not static_heads and (ring * d) % 2 == 1
     assoc = plan.opt == "assoc"
 
     def head(kind: str) -> Phase:
@@ -372,10 +403,12 @@ def build_kernel_schedule(plan: BlockingPlan, degree: int) -> KernelSchedule:
                     ops.append(b.assoc_op(level, p, True, "calc"))
                 else:
                     ops.append(b.level_op(level, p, "calc"))
+            if closing_sync and k == unroll - 1:
+                ops.append(Sync())
             steps.append((k, ops))
         return Phase(name, b.assign_buffers(steps, 0, guarded), True, guarded)
 
-    heads = {"lowermost": head("lowermost"), "middle": head("middle")}
+    heads = {"lowermost": head("lowermost"), "middle": head("middle")} if static_heads else {}
     return KernelSchedule(d, plan.opt, r, ring, unroll, heads,
                           chunk("inner", False), chunk("tail", True), plan.reach)
 
@@ -394,10 +427,30 @@ class Schedule:
         raise KeyError(degree)
 
 
-def build_schedule(plan: BlockingPlan, degrees: tuple[int, ...] | None = None) -> Schedule:
+#: Above this many expression nodes in the unrolled heads of a kernel, heads are left out
+#: (the compact kernel): nvcc's front end takes minutes on box3d4r's heads otherwise.
+STATIC_HEAD_BUDGET = 20000
+
+
+def static_head_degrees(plan: BlockingPlan, flops_per_cell: int) -> frozenset[int]:
+    """Degrees whose kernel gets unrolled heads: the plan's own degree (the launches that
+    do nearly all the work) unless its heads would be huge. Remainder degrees run once or
+    twice per run and get compact kernels."""
+    d, r, ring = plan.bt, plan.stream_radius, plan.ring
+    unroll = chunk_steps(d, ring)
+    head_steps = sum(head_length(k, d, r, unroll) for k in ("lowermost", "middle"))
+    size = head_steps * d * max(1, flops_per_cell)
+    return frozenset({d}) if size <= STATIC_HEAD_BUDGET else frozenset()
+
+
+def build_schedule(plan: BlockingPlan, degrees: tuple[int, ...] | None = None,
+                   static_heads: frozenset[int] | None = None) -> Schedule:
+    """Kernels for ``degrees`` (default: every degree a launch plan can need).
+    ``static_heads`` lists the degrees built with unrolled heads (default: all)."""
     from an5dpy.plan import degrees_needed
     degrees = degrees or degrees_needed(plan.bt)
-    return Schedule(plan, tuple(build_kernel_schedule(plan, d) for d in degrees))
+    heads = set(degrees) if static_heads is None else static_heads
+    return Schedule(plan, tuple(build_kernel_schedule(plan, d, d in heads) for d in degrees))
 
 
 # --------------------------------------------------------------------------- run-time control
@@ -504,6 +557,18 @@ def block_trace(kernel: KernelSchedule, rng: BlockRanges) -> tuple[tuple[str, tu
     s = 0
     if kernel.radius and (rng.below, rng.above) != kernel.reach:
         raise ValueError("block ranges and kernel disagree on the streaming reach")
+    if kernel.compact:
+        # Fill with guarded chunks up to the first store, where every level is past the
+        # lower boundary; from there the pipeline is steady until plain_end.
+        fill = min(rng.s0 + kernel.degree * kernel.radius, rng.steps)
+        while s < fill:
+            out.append(("tail", tuple(resolve_guarded(op, s, rng, kernel)
+                                      for op in kernel.tail.ops)))
+            s += kernel.unroll
+        kind = None
+        while s + kernel.unroll - 1 <= rng.plain_end:
+            out.append(("inner", tuple(_plain(op, s) for op in kernel.inner.ops)))
+            s += kernel.unroll
     if kind is not None:
         head = kernel.heads[kind]
         n = len(head.steps)
@@ -525,7 +590,7 @@ def shift(op: Op, s: int) -> Op:
 
 
 def _plain(op: Op, s: int) -> ResolvedOp:
-    op = shift(op, s)
+    op = shift(op, s) if not isinstance(op, Sync) else op
     return ResolvedOp(op, uses_barrier(op), getattr(op, "buf", -1))
 
 
@@ -535,6 +600,8 @@ def resolve_guarded(op: Op, s: int, rng: BlockRanges, kernel: KernelSchedule) ->
     Mirrors the G* macros of templates/kernel.cu.j2 exactly.
     """
     from dataclasses import replace
+    if isinstance(op, Sync):
+        return ResolvedOp(op, True)
     op = shift(op, s)
     if isinstance(op, Load):
         if op.plane > rng.last_load or not rng.exists(op.plane):
@@ -574,6 +641,8 @@ def format_op(op: Op, relative: bool = False) -> str:
             return str(p)
         return "s" if p == 0 else (f"s + {p}" if p > 0 else f"s - {-p}")
 
+    if isinstance(op, Sync):
+        return "SYNC()"
     if isinstance(op, Load):
         return f"LOAD{'_BOUNDARY' if op.boundary else ''}({op.out}, {pl(op.plane)})"
     if isinstance(op, Boundary):
@@ -600,7 +669,8 @@ def format_schedule(schedule: Schedule) -> str:
     lines = [f"schedule for {plan.describe()}, streaming radius {plan.stream_radius}"]
     for k in schedule.kernels:
         lines.append("")
-        lines.append(f"kernel degree {k.degree}: unroll {k.unroll} steps, "
+        lines.append(f"kernel degree {k.degree}{' (compact)' if k.compact else ''}: "
+                     f"unroll {k.unroll} steps, "
                      f"registers {', '.join(map(str, k.registers()))}")
         for phase in (*k.heads.values(), k.inner, k.tail):
             tag = "guarded, " if phase.guarded else ""

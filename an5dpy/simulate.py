@@ -28,7 +28,7 @@ from an5dpy.ir import Binary, Cast, Read, StencilInfo, Unary
 from an5dpy.plan import (BlockingPlan, DimExtent, Launch, LaunchGeometry, grid_extents,
                          launch_plan)
 from an5dpy.schedule import (Accumulate, BlockRanges, Boundary, Calc, KernelSchedule, Load,
-                             ResolvedOp, Schedule, Store, block_trace, build_schedule)
+                             ResolvedOp, Schedule, Store, Sync, block_trace, build_schedule)
 
 
 def simulate(info: StencilInfo, plan: BlockingPlan, grid: np.ndarray,
@@ -288,7 +288,7 @@ class _Group:
 
     def execute(self, rop: ResolvedOp) -> None:
         op = rop.op
-        if op is None:
+        if op is None or isinstance(op, Sync):
             if rop.barrier:
                 self.barrier()
             return

@@ -12,7 +12,8 @@ Otherwise a relative tolerance applies, derived from the unit roundoff ``u`` of 
 element type, the operations per cell ``k`` and the step count ``T``: each step rounds
 each of its ``k`` operations once more (or reorders a sum of up to ``k`` terms), each
 differing by at most a few ulp; errors of an averaging stencil add up at most linearly
-over time, so ``tol = 8 * u * k * T``.
+over time, so ``tol = 8 * u * k * T``. The error of a cell is relative to its value, or to
+the mean magnitude of the grid where the value is smaller (where terms cancel).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Mapping
 
 import numpy as np
 
+from an5dpy.errors import UsageError
 from an5dpy.evaluate import is_exact
 from an5dpy.ir import StencilInfo, WORD_BYTES
 from an5dpy.plan import BlockingPlan
@@ -67,7 +69,13 @@ def compare(result: np.ndarray, reference: np.ndarray, tol: float | None) -> Com
         if result.dtype == reference.dtype and result.shape == reference.shape else False
     with np.errstate(all="ignore"):
         diff = np.abs(result.astype(np.float64) - reference.astype(np.float64))
-        rel = diff / np.maximum(np.abs(reference.astype(np.float64)), np.finfo(np.float64).tiny)
+        magnitude = np.abs(reference.astype(np.float64))
+        finite = magnitude[np.isfinite(magnitude)]
+        # Relative to the cell's value, or to the grid's mean magnitude where the value is
+        # smaller: rounding errors scale with the terms summed, and a cell whose terms
+        # cancel (a Laplacian, c*A - A) is near zero while its error is not.
+        floor = float(finite.mean()) if finite.size else 0.0
+        rel = diff / np.maximum(np.maximum(magnitude, floor), np.finfo(np.float64).tiny)
     finite = bool(np.isfinite(result).all() == np.isfinite(reference).all()) and \
         bool((np.isfinite(result) == np.isfinite(reference)).all())
     max_abs = float(np.nanmax(diff)) if diff.size else 0.0
@@ -113,6 +121,23 @@ class VerifyReport:
         return self.comparison.lines() + config
 
 
+#: Largest grid (both time buffers) ``an5d verify`` allocates; the oracle needs a copy.
+MAX_GRID_BYTES = 16 * 2 ** 30
+
+
+def _check_grid(info: StencilInfo, shape: tuple[int, ...], dtype: str, env) -> None:
+    """Parameter values that give no grid to verify on are the user's (exit 2), not ours."""
+    sizes = ", ".join(f"{d.var}: {n}" for d, n in zip(info.dims, shape[1:]))
+    given = ", ".join(f"{k}={v}" for k, v in env.items())
+    if any(n < 0 for n in shape):
+        raise UsageError(f"the parameters ({given}) give a negative array extent ({sizes})")
+    nbytes = WORD_BYTES[dtype] * int(np.prod(shape, dtype=object))
+    if nbytes > MAX_GRID_BYTES:
+        raise UsageError(f"the parameters ({given}) give a grid of {nbytes / 2 ** 30:.3g} GiB "
+                         f"({sizes}, two time buffers); verification allocates at most "
+                         f"{MAX_GRID_BYTES / 2 ** 30:.3g} GiB: give smaller sizes with -P")
+
+
 def verify_file(path: str, options, backend: str, params: Mapping[str, str],
                 exact: bool = False, seed: int = 0, arch: str | None = None) -> VerifyReport:
     """``an5d verify``: run ``backend`` ('sim' or 'cuda') and the gcc oracle on random data."""
@@ -120,10 +145,19 @@ def verify_file(path: str, options, backend: str, params: Mapping[str, str],
     from an5dpy.plan import grid_extents
     from an5dpy.reference import build_reference, resolve_params
 
+    if backend not in ("sim", "cuda"):
+        raise UsageError(f"--backend {backend!r}: choose sim or cuda")
     program, info = driver.load(path, options.defines, options.include_dirs)
     plan = driver.plan_for(info, options)
     env = resolve_params(program, params)
+    if backend == "cuda":
+        from an5dpy.runtime import cupy_available
+        usable, why = cupy_available()
+        if not usable:  # the machine lacks a GPU or cupy: not our bug, not the input's
+            raise UsageError(f"--backend cuda needs a CUDA GPU and cupy: {why} "
+                             "(--backend sim runs the schedule on the CPU)")
     shape = (2, *(d.size for d in grid_extents(info, env)))
+    _check_grid(info, shape, plan.dtype, env)
     grid = random_grid(shape, plan.dtype, seed)
     reference = grid.copy()
     build_reference(program).run(reference, env)

@@ -136,7 +136,7 @@ def test_hand_case_stream_division(star2d):
     assert c.levels[1] == ThreadCounts(out_of_bound=7 * 4, boundary=5 * 2 + 2 * 20,
                                        redundant=5 * 4, valid=5 * 14)
     assert c.levels[2] == ThreadCounts(12, 6, 24, 30)
-    assert c.gm_reads == 9 * 20 - 0 and c.gm_writes == 30
+    assert c.gm_reads == 9 * 20 and c.gm_writes == 30
     assert c.blocks == 3 * 2 and c.stream_blocks == 2
 
 
@@ -253,6 +253,23 @@ def test_j2d5pt_v100_paper_ballpark(j2d5pt):
     assert h.seconds >= p.seconds
 
 
+@pytest.mark.parametrize("name, dtype, gpu, bt, bs, sl, paper", [
+    # Table 5, Model column (GFLOP/s) for the Tuned configurations
+    ("star2d1r", "float", "V100", 10, (256,), 256, 7330),
+    ("box2d1r", "float", "V100", 10, (256,), 256, 11327),  # assoc partial sums
+    ("star3d1r", "float", "V100", 4, (32, 32), 128, 3498),
+    ("box3d1r", "float", "V100", 3, (32, 32), 256, 12811),
+    ("j3d27pt", "float", "P100", 3, (32, 32), 256, 7476),
+    ("star2d3r", "double", "P100", 7, (256,), 256, 3857),
+])
+def test_paper_model_column(name, dtype, gpu, bt, bs, sl, paper):
+    info = _load(name, dtype)[1]
+    grid = benchmark_grid(info, 16384 if info.ndim == 2 else 512)
+    p = predict(info, BlockingPlan(info.ndim, dtype, info.radius, bt, bs, sl, info.opt), gpu,
+                grid, 1000)
+    assert 0.9 * paper < p.gflops < 1.1 * paper
+
+
 def test_double_uses_double_peaks():
     info = _load("j2d5pt", "double")[1]
     grid = benchmark_grid(info, 16384)
@@ -321,6 +338,18 @@ def test_occupancy_limits(j2d5pt):
     assert occupancy(big, V100, regs=128).blocks_per_sm == 0
     with pytest.raises(UsageError, match="does not fit"):
         predict(j2d5pt, big, V100, benchmark_grid(j2d5pt, 1024), 8, regs=128)
+
+
+def test_registers_per_degree(j2d5pt):
+    # ptxas' counts per kernel, e.g. {4: 56, 1: 32}: 256 threads x 56 -> 4 blocks per SM
+    plan = make_plan(j2d5pt, bt=4, bs=(256,), sl=128)
+    m = Model(j2d5pt, V100, benchmark_grid(j2d5pt, 2048), 9)  # launches: 4, 4, 1
+    p = m.predict(plan, {4: 56, 1: 32})
+    occ = {c.degree: c.occupancy for c in p.launches}
+    assert occ[4].regs_per_thread == 56 and occ[4].blocks_per_sm == 4
+    assert occ[1].regs_per_thread == 32 and occ[1].blocks_per_sm == 8
+    # a degree left out keeps the paper's estimate: 1*3 + 1 + 20 = 24 registers
+    assert m.predict(plan, {4: 56}).launches[1].occupancy.regs_per_thread == 24
 
 
 def test_sizes_from_parameters(j2d5pt):

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from an5dpy.plan import BlockingPlan
-from an5dpy.schedule import (Accumulate, BlockRanges, Boundary, Calc, Load, Reg, Store,
+from an5dpy.schedule import (Accumulate, BlockRanges, Boundary, Calc, Load, Reg, Store, Sync,
                              block_trace, build_kernel_schedule, chunk_steps, format_schedule,
                              build_schedule, uses_barrier)
 
@@ -107,7 +107,7 @@ class Symbolic:
         for _, ops in block_trace(self.ks, rng):
             for rop in ops:
                 op = rop.op
-                if op is None:
+                if op is None or isinstance(op, Sync):
                     if rop.barrier:
                         self.pending_read = None
                     continue
@@ -169,8 +169,8 @@ class Symbolic:
                 self.stored.append(op.plane)
 
 
-def check_block(mode, d, r, S0, S1, zlo, zhi):
-    ks = build_kernel_schedule(plan(mode, max(d, 1), r), d)
+def check_block(mode, d, r, S0, S1, zlo, zhi, compact=False):
+    ks = build_kernel_schedule(plan(mode, max(d, 1), r), d, static_heads=not compact)
     rng = BlockRanges.of(S0, S1, zlo, zhi, d, r)
     sym = Symbolic(ks, rng)
     sym.run()
@@ -188,14 +188,29 @@ def check_block(mode, d, r, S0, S1, zlo, zhi):
 
 @given(mode=st.sampled_from(MODES), d=st.integers(1, 6), r=st.integers(0, 3),
        zlo=st.integers(0, 4), length=st.integers(1, 40), sl=st.integers(1, 20),
-       block=st.integers(0, 40))
+       block=st.integers(0, 40), compact=st.booleans())
 def test_every_block_produces_exactly_its_planes_from_valid_inputs(mode, d, r, zlo, length,
-                                                                    sl, block):
+                                                                    sl, block, compact):
     zlo = max(zlo, r)
     zhi = zlo + length - 1
     S0 = zlo + (block % (-(-length // sl))) * sl
     S1 = min(S0 + sl, zhi + 1)
-    check_block(mode, d, r, S0, S1, zlo, zhi)
+    check_block(mode, d, r, S0, S1, zlo, zhi, compact)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_compact_kernels_have_no_heads_and_a_closing_barrier(mode):
+    ks = build_kernel_schedule(plan(mode, 3, 1), 3, static_heads=False)
+    assert ks.compact and ks.unroll == 3
+    for chunk in (ks.inner, ks.tail):
+        assert isinstance(chunk.ops[-1], Sync)  # 9 level ops: odd, so a barrier closes
+        bufs = [op.buf for op in chunk.ops if not isinstance(op, (Load, Sync))]
+        assert bufs == [k % 2 for k in range(len(bufs))]
+    rng = check_block(mode, 3, 1, 11, 111, 1, 300, compact=True)
+    names = [n for n, _ in block_trace(ks, rng)]
+    assert names[0] == "tail" and "inner" in names and "head_middle" not in names
+    even = build_kernel_schedule(plan(mode, 2, 1), 2, static_heads=False)
+    assert not any(isinstance(op, Sync) for op in even.inner.ops)
 
 
 @pytest.mark.parametrize("mode", MODES)

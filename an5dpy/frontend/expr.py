@@ -88,7 +88,8 @@ def _constant(node: c_ast.Constant, ctx: ExprContext) -> Expr:
     text = node.value
     coord = ctx.coord(node)
     if node.type == "string":
-        raise UnsupportedInput(f"string literal {text} in the update expression", coord)
+        raise UnsupportedInput(f"string literal {text} in the update expression is not "
+                               f"supported", coord)
     if node.type == "char" or text.startswith(("'", "L'", "u'", "U'", "u8'")):
         raise UnsupportedInput(f"character constant {text} in the update expression "
                                f"is not supported (write its numeric value)", coord)

@@ -50,7 +50,7 @@ def extract_program(ast: c_ast.FileAST, locator: Locator, lines: Sequence[Prepro
     visible = visible_declarations(start.link)
     reader = _ScopReader(locator, types, visible, function)
     reader.reject_user_typedefs(items)
-    time_loop, space_loops, statement = reader.loop_nest(items, start)
+    time_loop, space_loops, statement = reader.loop_nest(items)
     return StencilProgram(
         filename=display_file,
         arrays=tuple(reader.arrays.values()),
@@ -134,7 +134,12 @@ def _scop_region(start: PragmaSite, end: PragmaSite, locator: Locator,
     start_coord = _pragma_coord(start.pragma, locator)
     end_coord = _pragma_coord(end.pragma, locator)
     cpp_file = start.pragma.coord.file
-    text = read_source_text(cpp_file)
+    try:
+        text = read_source_text(cpp_file)
+    except UnsupportedInput:
+        raise UnsupportedInput(f"cannot read '{cpp_file}', the file that holds the scop "
+                               f"(a #line directive names a file that is not there?)",
+                               start_coord) from None
     originals = split_lines(text)
     offsets = line_starts(text)
     first, last = start.pragma.coord.line, end.pragma.coord.line
@@ -253,7 +258,7 @@ class _ScopReader:
                         f"or use a macro (the loop nest is compiled on its own for "
                         f"verification, without the file's typedefs)", self.coord(node))
 
-    def loop_nest(self, items: Sequence[c_ast.Node], start: PragmaSite):
+    def loop_nest(self, items: Sequence[c_ast.Node]):
         first = items[0]
         if not isinstance(first, c_ast.For):
             raise UnsupportedInput(f"the scop must hold a for loop (the time loop), not "
@@ -404,7 +409,8 @@ class _ScopReader:
                                    f"supported (use a macro or a const variable)", coord)
         ctype = self.types.resolve(decl.node)
         if isinstance(ctype, (ArrayType, PointerType)):
-            raise UnsupportedInput(f"array '{name}' used without subscripts", coord)
+            kind = "array" if isinstance(ctype, ArrayType) else "pointer"
+            raise UnsupportedInput(f"{kind} '{name}' used without subscripts", coord)
         if isinstance(ctype, OtherType) and ctype.description == "function":
             raise UnsupportedInput(f"function '{name}' used as a value", coord)
         if isinstance(ctype, ScalarType) and ctype.name == "long double":
@@ -700,7 +706,10 @@ class _ExprNames:
         coord = self.coord(node)
         if isinstance(ctype, ScalarType) and ctype.name == "long double":
             raise UnsupportedInput("cast to long double (GPUs have no long double)", coord)
-        if not is_arithmetic(ctype) or ctype.name in ("_Bool", "bool"):
+        if isinstance(ctype, ScalarType) and ctype.name in ("_Bool", "bool"):
+            raise UnsupportedInput("cast to _Bool is not supported (it is a comparison with "
+                                   "zero, not arithmetic)", coord)
+        if not is_arithmetic(ctype):
             raise UnsupportedInput(f"cast to '{describe(ctype)}' is not supported (only casts "
                                    f"to arithmetic types)", coord)
         return ctype.name

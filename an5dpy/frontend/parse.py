@@ -22,6 +22,17 @@ def parse_c(text: str, filename: str, locator: Locator) -> c_ast.FileAST:
         return parser.parse(text, filename)
     except c_parser.ParseError as exc:
         raise _syntax_error(str(exc), filename, locator, parser) from None
+    except RecursionError:
+        raise
+    except Exception as exc:  # noqa: BLE001 -- pycparser tripping over malformed input
+        # e.g. an unmatched '}' fails an assertion inside pycparser's scope stack, raised
+        # while the lexer has just read that '}'
+        where = _lexer_coord(parser) if isinstance(exc, AssertionError) \
+            else _current_token_coord(parser)
+        coord = locator.coord(where) if where else locator.at(filename, 1)
+        what = "unmatched '}'" if isinstance(exc, AssertionError) else \
+            f"the parser failed ({type(exc).__name__})"
+        raise UnsupportedInput(f"C syntax error: {what}", coord) from None
 
 
 @dataclass(frozen=True)
@@ -45,6 +56,16 @@ def _current_token_coord(parser: c_parser.CParser) -> _PycCoord | None:
         return None
     token = candidates[0]
     return _PycCoord(parser.clex.filename, token.lineno, token.column)
+
+
+def _lexer_coord(parser: c_parser.CParser) -> _PycCoord | None:
+    """The position of the character the lexer consumed last (pycparser internals)."""
+    lexer = parser.clex
+    line, pos, line_start = (getattr(lexer, name, None)
+                             for name in ("_lineno", "_pos", "_line_start"))
+    if line is None or pos is None or line_start is None:
+        return None
+    return _PycCoord(lexer.filename, line, max(1, pos - line_start))
 
 
 def _syntax_error(text: str, filename: str, locator: Locator,

@@ -136,6 +136,8 @@ def enclosing_function(site_link: Link) -> c_ast.FuncDef | None:
 
 def _function_parameters(func: c_ast.FuncDef) -> list[c_ast.Decl]:
     decl_type = func.decl.type
+    while decl_type is not None and not isinstance(decl_type, c_ast.FuncDecl):
+        decl_type = getattr(decl_type, "type", None)  # a function returning a pointer
     params = getattr(decl_type, "args", None)
     if params is None:
         return []

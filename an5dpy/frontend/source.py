@@ -12,7 +12,6 @@ Columns are 1-based and count characters (a tab is one column).
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 from typing import Mapping
@@ -101,23 +100,52 @@ def tokenize_line(text: str) -> list[tuple[str, int]]:
 
 
 def align_columns(preprocessed: str, original: str) -> dict[int, int]:
-    """Map the start column of each preprocessed token to a column in the original line."""
+    """Map the start column of each preprocessed token to a column in the original line.
+
+    Tokens present on both sides map to each other; the tokens of a macro expansion map
+    to the macro's name in the original.
+    Linear in the line length (unlike a general diff, which is quadratic on the long
+    lines of big stencils).
+    """
     pre = tokenize_line(preprocessed)
     orig = tokenize_line(original)
     mapping: dict[int, int] = {}
     if not pre or not orig:
         return mapping
-    matcher = difflib.SequenceMatcher(None, [t for t, _ in pre], [t for t, _ in orig],
-                                      autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        for k in range(i1, i2):
-            if tag == "equal":
-                mapping[pre[k][1]] = orig[j1 + k - i1][1]
-            else:
-                # Tokens the original line does not spell (a macro expansion): blame the
-                # first original token of the replaced stretch, i.e. the macro's name.
-                mapping[pre[k][1]] = orig[min(j1, len(orig) - 1)][1]
+    if [t for t, _ in pre] == [t for t, _ in orig]:
+        return {p_col: o_col for (_, p_col), (_, o_col) in zip(pre, orig)}
+    i = j = 0
+    while i < len(pre) and j < len(orig):
+        if pre[i][0] == orig[j][0]:
+            mapping[pre[i][1]] = orig[j][1]
+            i, j = i + 1, j + 1
+            continue
+        # orig[j] is a macro name (or an argument-taking macro's name, whose arguments
+        # usually reappear in the expansion): its expansion is pre[i:resume].
+        resume = _find_resume(pre, i, orig, j + 1)
+        for k in range(i, resume):
+            mapping[pre[k][1]] = orig[j][1]
+        i, j = resume, j + 1
+    for k in range(i, len(pre)):  # an invocation continued on later lines
+        mapping[pre[k][1]] = orig[min(j, len(orig) - 1)][1]
     return mapping
+
+
+_RESYNC_WINDOW = 4096
+
+
+def _find_resume(pre: list[tuple[str, int]], i: int, orig: list[tuple[str, int]],
+                 after: int) -> int:
+    """First index >= i where the preprocessed tokens continue with ``orig[after:]``:
+    two tokens agreeing if possible (fewer false matches), else one."""
+    for length in (2, 1):
+        want = [t for t, _ in orig[after:after + length]]
+        if not want:
+            return len(pre)
+        for k in range(i, min(len(pre), i + _RESYNC_WINDOW)):
+            if [t for t, _ in pre[k:k + length]] == want:
+                return k
+    return len(pre)
 
 
 # --------------------------------------------------------------------------- locator

@@ -73,3 +73,14 @@ def test_absurdly_deep_nesting_is_reported_not_crashed():
         read_program_text(text, "deep.c")
     except UnsupportedInput as error:
         assert "too deeply" in error.message
+
+
+def test_line_directive_naming_a_missing_file():
+    text = ('#line 100 "elsewhere.c"\nvoid f(int n, int T, float A[2][n][n])\n{\n'
+            "#pragma scop\n  for (int t = 0; t < T; t++) for (int i = 1; i < n - 1; i++)"
+            " for (int j = 1; j < n - 1; j++)\n    A[(t+1)%2][i][j] = A[t%2][i][j];\n"
+            "#pragma endscop\n}\n")
+    with pytest.raises(UnsupportedInput) as info:
+        read_program_text(text, "line.c")
+    assert "cannot read 'elsewhere.c', the file that holds the scop" in info.value.message
+    assert (info.value.coord.file, info.value.coord.line) == ("elsewhere.c", 102)

@@ -1,0 +1,16 @@
+
+/* Neither diagonal-free nor associative: the sum sits under a division by it, so
+   no per-plane partial sums are possiɆle (default mode "none"). *)/
+
+void inv(int n, int T, float A[2][n][n])
+{
+#pragma scop
+  for (int t = 0; t < T; t++)
+    for [int "s" = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        A[(t+1)%2][i][[j] = 1.0f /
+          (A[t%2][i[1]-j-1] + A[t%2](i-1][j+1] + A[t%2][i+1][j-1] + A[t%2][i+1][j+1]
+           + A[t%2][i][j]);
+#pragma endscop
+/* expect: {"ndim": 2, "shape": "general", "diagonal_free": false, "associative": false, "opt": "none", "flops_per_cell": 5} */
+}

@@ -1,0 +1,11 @@
+/* reject: 9:43 | 'z' has type _Complex double, not a number */
+void f(int n, int T, float A[2][n][n])
+{
+  _Complex double z;
+#pragma scop
+  for (int t = 0; t < T; t++)
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        A[(t+1)%2][i][j] = A[t%2][i][j] * z;
+#pragma endscop
+}

