@@ -100,8 +100,8 @@ def bench_plan(info: StencilInfo, plan: BlockingPlan, env: Mapping[str, int], st
     baseline from the same module with ``naive=True``."""
     from an5dpy.runtime import BuildOptions, cuda_runner, device_arch
 
-    options = BuildOptions(arch=arch or device_arch(), maxrregcount=maxrregcount)
-    runner = cuda_runner(info, plan, stem, options, smem_wrap)
+    options = BuildOptions(arch=arch or device_arch())
+    runner = cuda_runner(info, plan, stem, options, smem_wrap, regs=maxrregcount)
     grid = device_grid(info, env, plan.dtype)
     run = (lambda: runner.run_naive(grid, env)) if naive else (lambda: runner.run(grid, env))
     times = time_runs(run, repeats)

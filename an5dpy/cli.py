@@ -83,7 +83,9 @@ def _options(args):
                    sl=getattr(args, "sl", None), opt=getattr(args, "opt", None),
                    defines=tuple(defines), include_dirs=tuple(args.include_dirs),
                    smem_wrap=not getattr(args, "no_smem_wrap", False),
-                   baseline=getattr(args, "baseline", None) == "naive")
+                   baseline=getattr(args, "baseline", None) == "naive",
+                   regs=getattr(args, "regs", None) if getattr(args, "command", None)
+                   in (None, "translate") else None)
 
 
 def _check_dtype(args, info) -> None:
@@ -166,6 +168,9 @@ def _translate_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-smem-wrap", action="store_true",
                    help="read shared memory directly instead of through a device function "
                         "(lets nvcc vectorise shared loads)")
+    p.add_argument("--regs", type=_positive, metavar="N",
+                   help="register budget per thread: the kernels get launch bounds that let "
+                        "65536 / (N * threads) blocks share an SM (like nvcc -maxrregcount)")
     p.add_argument("-q", "--quiet", action="store_true", help="do not list the written files")
     p.set_defaults(func=cmd_translate)
 

@@ -9,6 +9,7 @@ the op sequences of every phase, launch geometry formulas); the templates in
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -24,8 +25,12 @@ from an5dpy.schedule import (Accumulate, Boundary, Calc, KernelSchedule, Load, O
                              Schedule, Store, Sync)
 
 THREAD_AXES = ("x", "y")  # in-plane dims from the contiguous one outwards
+#: Registers per multiprocessor (every GPU from Kepler to Hopper).
+REGISTERS_PER_SM = 65536
+#: Bytes of static shared memory a kernel may declare.
+STATIC_SMEM_LIMIT = 48 * 1024
 #: Threads per in-plane dimension (array order) of the naive baseline kernel.
-NAIVE_BLOCK = {2: (128,), 3: (8, 32)}
+NAIVE_BLOCK = {2: (8, 32), 3: (8, 32)}
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,7 @@ class KernelCode:
     compute: tuple[int, ...]
     registers: tuple[tuple[str, str], ...]  # (ctype, name)
     macros: tuple[Macro, ...]
+    prologue: PhaseCode
     head_lowermost: PhaseCode | None  # None in a compact kernel
     head_middle: PhaseCode | None
     inner: PhaseCode
@@ -92,10 +98,32 @@ class RenderModel:
     baseline: "BaselineCode | None" = None
     source_name: str = ""
     header: str = ""  # file name of the generated header (x_kernel.hu)
+    max_registers: int | None = None  # per-thread register budget (--regs)
+
+    @property
+    def smem_bytes(self) -> int:
+        words = 2 * self.smem_planes * math.prod(d.bs + 2 * d.radius for d in self.plane_dims)
+        return words * (4 if self.dtype == "float" else 8)
+
+    @property
+    def launch_bounds(self) -> str:
+        """``__launch_bounds__`` arguments: with a register budget, the blocks per SM that
+        fit in it, so ptxas holds each thread to it (``-maxrregcount`` is ignored for
+        kernels that have launch bounds)."""
+        if not self.max_registers:
+            return str(self.nthreads)
+        blocks = max(1, REGISTERS_PER_SM // (self.max_registers * self.nthreads))
+        return f"{self.nthreads}, {blocks}"
+
+    @property
+    def dynamic_smem(self) -> bool:
+        """Static __shared__ arrays are limited to 48 KB; above that the kernel takes
+        dynamic shared memory and the launcher raises the kernel's limit."""
+        return self.smem_bytes > STATIC_SMEM_LIMIT
 
     @property
     def smem_shape(self) -> str:
-        dims = "".join(f"[{d.bs}]" for d in self.plane_dims)
+        dims = "".join(f"[{d.bs + 2 * d.radius}]" for d in self.plane_dims)
         return f"[2][{self.smem_planes}]{dims}"
 
 
@@ -105,7 +133,7 @@ class BaselineCode:
 
     name: str
     expr: str
-    block: tuple[int, ...]  # threads per in-plane dim, array order
+    block: tuple[int, int]  # threads (y, x): 2D over dims 0 and 1, 3D over dims 1 and 2
 
 
 def identifier(stem: str) -> str:
@@ -126,9 +154,10 @@ class _Printer:
         self.r = plan.stream_radius
         self.n = info.ndim - 1
         self.threads = [f"an5d_t{e}" for e in range(1, info.ndim)]
+        self.pad = plan.plane_radius  # shared rows are padded by the radius on each side
 
     def smem(self, plane: str, inplane: tuple[int, ...]) -> str:
-        idx = "".join(f"[{t} + ({o})]" if o else f"[{t}]" for t, o in zip(self.threads, inplane))
+        idx = "".join(f"[{t} + {r + o}]" for t, r, o in zip(self.threads, self.pad, inplane))
         return f"AN5D_SREF(an5d_sm[b][{plane}]{idx})"
 
     def stencil(self) -> str:
@@ -155,7 +184,7 @@ class _Printer:
 
 
 def _store_smem(printer: _Printer, value: str, plane: int = 0) -> str:
-    idx = "".join(f"[{t}]" for t in printer.threads)
+    idx = "".join(f"[{t} + {r}]" for t, r in zip(printer.threads, printer.pad))
     return f"an5d_sm[b][{plane}]{idx} = {value};"
 
 
@@ -169,29 +198,35 @@ def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> l
         writes = [_store_smem(printer, f"i{r}")]
     macros = []
     for level in range(1, d + 1):
-        bnd = "an5d_p_be" if level % 2 == 0 else "an5d_p_bo"
         if level < d:
+            # boundary cells: level 1 loads the odd buffer; level T >= 2 copies level T-2
+            if level == 1:
+                params, bval = ("out", *ins, "q", "b"), "an5d_p_bo[(size_t)(q) * an5d_plane]"
+                bparams, bbody = ("out", "q"), (
+                    f"out = an5d_in_array ? an5d_p_bo[(size_t)(q) * an5d_plane] : ({dtype})0;",)
+                gargs, bargs = ", ".join(("out", *ins)), "out, q"
+            else:
+                params, bval = ("out", *ins, "prev", "q", "b"), "prev"
+                bparams, bbody = ("out", "prev"), ("out = prev;",)
+                gargs, bargs = ", ".join(("out", *ins, "prev")), "out, prev"
+            # every thread evaluates (halo threads read the padding); a select keeps the
+            # result, the boundary value or the centre, without a divergent branch
             body = (*writes, "__syncthreads();",
-                    f"if (an5d_act & {1 << level}u) out = ({dtype})({expr});",
-                    f"else if (an5d_bnd) out = {bnd}[(size_t)(q) * an5d_plane];",
-                    f"else out = i{r};")
-            macros.append(Macro(f"CALC{level}", ("out", *ins, "q", "b"), body))
-            macros.append(Macro(f"BOUNDARY{level}", ("out", "q"),
-                                (f"out = an5d_in_array ? {bnd}[(size_t)(q) * an5d_plane] "
-                                 f": ({dtype})0;",)))
-            macros.append(Macro(f"G_CALC{level}", ("out", *ins, "q", "b"), (
-                f"if (AN5D_PRODUCES({level}, q)) {{",
-                f"  if (AN5D_BOUNDARY_PLANE(q)) {{ if (AN5D_EXISTS(q)) BOUNDARY{level}(out, q); "
+                    f"const {dtype} an5d_v = ({dtype})({expr});",
+                    f"out = (an5d_act & {1 << level}u) ? an5d_v : (an5d_bnd ? {bval} : i{r});")
+            macros.append(Macro(f"CALC{level}", params, body))
+            macros.append(Macro(f"BOUNDARY{level}", bparams, bbody))
+            macros.append(Macro(f"G_CALC{level}", params, (
+                f"if (AN5D_BOUNDARY_PLANE(q)) {{ if (AN5D_EXISTS(q)) BOUNDARY{level}({bargs}); "
                 "__syncthreads(); }",
-                f"  else CALC{level}(out, {', '.join(ins)}, q, b);",
-                "} else __syncthreads();")))
+                f"else CALC{level}({gargs}, q, b);")))
         else:
             body = (*writes, "__syncthreads();",
-                    f"if (an5d_act & {1 << level}u) an5d_p_st[(size_t)(q) * an5d_plane] = "
-                    f"({dtype})({expr});")
+                    f"const {dtype} an5d_v = ({dtype})({expr});",
+                    f"if (an5d_act & {1 << level}u) an5d_p_st[(size_t)(q) * an5d_plane] = an5d_v;")
             macros.append(Macro("STORE", ("q", *ins, "b"), body))
             macros.append(Macro("G_STORE", ("q", *ins, "b"), (
-                f"if (AN5D_PRODUCES({level}, q)) STORE(q, {', '.join(ins)}, b);",
+                f"if (AN5D_STORES(q)) STORE(q, {', '.join(ins)}, b);",
                 "else __syncthreads();")))
     return macros
 
@@ -225,21 +260,21 @@ def _assoc_macros(printer: _Printer, info: StencilInfo, plan: BlockingPlan, d: i
     macros = []
     for level in range(1, d + 1):
         bnd = "an5d_p_be" if level % 2 == 0 else "an5d_p_bo"
+        # halo threads accumulate padding too (never used); the finish selects
         take = ("if (TAKE) {", f"  {_store_smem(printer, f'({dtype})(src)')}", "  __syncthreads();",
-                f"  if (an5d_act & {1 << level}u) {{", *["  " + u for u in updates], "  }",
-                "} else if (GUARDED) __syncthreads();")
-        finish = (f"if (FIN == 1) {{ if (an5d_act & {1 << level}u) a0 = ({acc_type})(({dtype})"
-                  f"({total})); else if (an5d_bnd) a0 = {bnd}[(size_t)(q) * an5d_plane]; }}",
+                *updates, "} else if (GUARDED) __syncthreads();")
+        finish = (f"if (FIN == 1) {{ const {acc_type} an5d_f = ({acc_type})(({dtype})({total})); "
+                  f"a0 = (an5d_act & {1 << level}u) ? an5d_f : "
+                  f"(an5d_bnd ? ({acc_type}){bnd}[(size_t)(q) * an5d_plane] : a0); }}",
                   f"else if (FIN == 2) a0 = an5d_in_array ? ({acc_type}){bnd}[(size_t)(q) * "
                   f"an5d_plane] : ({acc_type})0;")
-        produces_prev = f"AN5D_PRODUCES({level - 1}, (q) + {r}) && AN5D_EXISTS((q) + {r})"
+        arrives = f"AN5D_EXISTS((q) + {r})"
         if level < d:
             macros.append(Macro(f"ACC{level}", ("src", *accs, "q", "b", "TAKE", "FIN", "GUARDED"),
                                 (*take, *finish)))
             macros.append(Macro(f"G_ACC{level}", ("src", *accs, "q", "b"), (
-                f"const int an5d_take = {produces_prev};",
-                f"const int an5d_fin = AN5D_PRODUCES({level}, q) && AN5D_EXISTS(q) ? "
-                f"(AN5D_BOUNDARY_PLANE(q) ? 2 : 1) : 0;",
+                f"const int an5d_take = {arrives};",
+                "const int an5d_fin = AN5D_BOUNDARY_PLANE(q) ? (AN5D_EXISTS(q) ? 2 : 0) : 1;",
                 f"ACC{level}(src, {', '.join(accs)}, q, b, an5d_take, an5d_fin, 1);")))
         else:
             store = (f"if (DO_STORE) {{ if (an5d_act & {1 << level}u) a0 = ({acc_type})(({dtype})"
@@ -248,8 +283,8 @@ def _assoc_macros(printer: _Printer, info: StencilInfo, plan: BlockingPlan, d: i
             macros.append(Macro("ACC_STORE", ("src", *accs, "q", "b", "TAKE", "DO_STORE", "GUARDED"),
                                 (*take, *store)))
             macros.append(Macro("G_ACC_STORE", ("src", *accs, "q", "b"), (
-                f"const int an5d_take = {produces_prev};",
-                f"const int an5d_store = AN5D_PRODUCES({level}, q) && !AN5D_BOUNDARY_PLANE(q);",
+                f"const int an5d_take = {arrives};",
+                "const int an5d_store = AN5D_STORES(q);",
                 f"ACC_STORE(src, {', '.join(accs)}, q, b, an5d_take, an5d_store, 1);")))
     return macros
 
@@ -283,9 +318,12 @@ def _call(op: Op, relative: bool, guarded: bool, degree: int) -> str:
             return f"G_LOAD({op.out}, {q});"
         return f"LOAD{'_BOUNDARY' if op.boundary else ''}({op.out}, {q});"
     if isinstance(op, Boundary):
-        return f"BOUNDARY{op.level}({op.out}, {q});"
+        src = op.prev if op.prev is not None else q
+        return f"BOUNDARY{op.level}({op.out}, {src});"
     if isinstance(op, Calc):
-        return f"{g}CALC{op.level}({op.out}, {', '.join(map(str, op.ins))}, {q}, {op.buf});"
+        prev = f", {op.prev}" if op.prev is not None else ""
+        return (f"{g}CALC{op.level}({op.out}, {', '.join(map(str, op.ins))}{prev}, {q}, "
+                f"{op.buf});")
     if isinstance(op, Store):
         return f"{g}STORE({q}, {', '.join(map(str, op.ins))}, {op.buf});"
     if isinstance(op, Accumulate):
@@ -320,6 +358,7 @@ def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, pref
         name=f"{prefix}_kernel_d{ks.degree}", degree=ks.degree,
         halo=plan.halo(ks.degree), compute=plan.compute_region(ks.degree),
         registers=regs, macros=tuple(macros),
+        prologue=_phase_code(ks.prologue, ks.degree),
         head_lowermost=_phase_code(ks.heads["lowermost"], ks.degree) if ks.heads else None,
         head_middle=_phase_code(ks.heads["middle"], ks.degree) if ks.heads else None,
         inner=_phase_code(ks.inner, ks.degree), tail=_phase_code(ks.tail, ks.degree),
@@ -335,7 +374,8 @@ def _acc_type(sum_type: str, dtype: str) -> str:
 
 
 def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem: str,
-                 smem_wrap: bool = True, baseline: bool = True) -> RenderModel:
+                 smem_wrap: bool = True, baseline: bool = True,
+                 max_registers: int | None = None) -> RenderModel:
     prefix = "an5d_" + identifier(stem)
     n = info.ndim - 1
     plane_dims = tuple(
@@ -353,7 +393,7 @@ def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem
         smem_wrap=smem_wrap, scalars=scalars, kernels=kernels,
         degrees=tuple(k.degree for k in kernels), baseline=base,
         source_name=info.program.filename if info.program is not None else stem,
-        header=f"{stem}_kernel.hu")
+        header=f"{stem}_kernel.hu", max_registers=max_registers)
 
 
 def _used_in_update(info: StencilInfo, name: str) -> bool:

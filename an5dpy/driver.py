@@ -38,6 +38,7 @@ class Options:
     include_dirs: tuple[str, ...] = ()
     smem_wrap: bool = True
     baseline: bool = False  # host code runs the naive kernel instead of the blocked one
+    regs: int | None = None  # register budget per thread (launch bounds)
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,8 @@ def translate(path: str, options: Options = Options()) -> Translation:
     plan = plan_for(info, options)
     schedule = build_schedule(plan, static_heads=static_head_degrees(plan, info.flops_per_cell))
     stem = Path(path).stem
-    model = render_model(info, plan, schedule, stem, smem_wrap=options.smem_wrap)
+    model = render_model(info, plan, schedule, stem, smem_wrap=options.smem_wrap,
+                         max_registers=options.regs)
     original = read_source_text(path)
     header = f"{stem}_kernel.hu"
     outputs = {

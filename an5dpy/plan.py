@@ -97,9 +97,16 @@ class BlockingPlan:
         return self.ring if self.opt == "none" else 1
 
     @property
+    def smem_row_shape(self) -> tuple[int, ...]:
+        """One buffer plane: the block's threads padded by the in-plane radius on each
+        side, so halo threads may read their neighbours without a bounds check."""
+        return tuple(b + 2 * r for b, r in zip(self.bs, self.plane_radius))
+
+    @property
     def smem_words(self) -> int:
-        """Table 1 of the paper: two buffers (double buffering) of nthr words per plane."""
-        return 2 * self.smem_planes * self.nthreads
+        """Table 1 of the paper: two buffers (double buffering) of a word per thread per
+        plane (plus the padding of :attr:`smem_row_shape`)."""
+        return 2 * self.smem_planes * math.prod(self.smem_row_shape)
 
     @property
     def smem_bytes(self) -> int:

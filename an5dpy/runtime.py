@@ -24,7 +24,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from an5dpy.codegen import NAIVE_BLOCK
+from an5dpy.codegen import NAIVE_BLOCK, STATIC_SMEM_LIMIT
 from an5dpy.errors import CudaCompileError, UsageError
 from an5dpy.ir import StencilInfo
 from an5dpy.plan import BlockingPlan, LaunchGeometry, grid_extents, launch_plan
@@ -202,8 +202,15 @@ class CupyRunner:
 
     def kernel(self, degree: int):
         if degree not in self.kernels:
-            self.kernels[degree] = self.module.get_function(f"{self.prefix}_kernel_d{degree}")
+            fn = self.module.get_function(f"{self.prefix}_kernel_d{degree}")
+            if self.smem_bytes > STATIC_SMEM_LIMIT:
+                fn.max_dynamic_shared_size_bytes = self.smem_bytes
+            self.kernels[degree] = fn
         return self.kernels[degree]
+
+    @property
+    def smem_bytes(self) -> int:
+        return self.plan.smem_bytes
 
     def _scalar_args(self, env: Mapping[str, float]) -> list:
         out = []
@@ -226,7 +233,8 @@ class CupyRunner:
             geo = LaunchGeometry(self.plan, launch.degree, dims)
             args = (grid[launch.source], grid[launch.source ^ 1], grid[launch.boundary_even],
                     grid[launch.boundary_even ^ 1], *sizes, *bounds, *scalars)
-            self.kernel(launch.degree)((geo.nblocks,), self.block, args)
+            shared = self.smem_bytes if self.smem_bytes > STATIC_SMEM_LIMIT else 0
+            self.kernel(launch.degree)((geo.nblocks,), self.block, args, shared_mem=shared)
 
     def run_numpy(self, grid: np.ndarray, env: Mapping[str, int | float]) -> np.ndarray:
         """Copy ``grid`` to the GPU, run, and return the result as a new numpy array."""
@@ -242,10 +250,12 @@ class CupyRunner:
         sizes = [np.int32(d.size) for d in dims]
         bounds = [np.int32(v) for d in dims for v in (d.lower, d.upper)]
         scalars = self._scalar_args(env)
-        inner = NAIVE_BLOCK[self.info.ndim]
-        block = tuple(reversed(inner))
-        blocks = tuple(-(-d.length // b) for d, b in zip(reversed(dims[1:]), block)) \
-            + (dims[0].length,)
+        by, bx = NAIVE_BLOCK[self.info.ndim]
+        block = (bx, by)
+        tiled = dims[-2:]  # 2D: both dimensions; 3D: the plane, one plane per blockIdx.z
+        blocks = (-(-tiled[1].length // bx), -(-tiled[0].length // by))
+        if self.info.ndim == 3:
+            blocks += (dims[0].length,)
         src = self.info.time.start_buffer(env)
         for _ in range(self.info.time.steps(env)):
             fn(blocks, block, (grid[src], grid[src ^ 1], *sizes, *bounds, *scalars))
@@ -258,14 +268,14 @@ def workdir(prefix: str = "an5dpy-") -> str:
 
 def cuda_runner(info: StencilInfo, plan: BlockingPlan, stem: str,
                 options: BuildOptions = BuildOptions(), smem_wrap: bool = True,
-                directory: str | None = None) -> "CupyRunner":
+                directory: str | None = None, regs: int | None = None) -> "CupyRunner":
     """Generate the kernels of ``plan``, build them with nvcc and load them with cupy."""
     from an5dpy.codegen import render_header, render_kernel, render_model
     from an5dpy.ir import Scalar, walk
     from an5dpy.schedule import build_schedule, static_head_degrees
 
     schedule = build_schedule(plan, static_heads=static_head_degrees(plan, info.flops_per_cell))
-    model = render_model(info, plan, schedule, stem, smem_wrap=smem_wrap)
+    model = render_model(info, plan, schedule, stem, smem_wrap=smem_wrap, max_registers=regs)
     directory = Path(directory or workdir())
     (directory / f"{stem}_kernel.cu").write_text(render_kernel(model))
     (directory / model.header).write_text(render_header(model))

@@ -2,12 +2,16 @@
 
 A thread block streams over the outermost (streaming) dimension. Local plane ``q`` is
 plane ``base + q`` of the grid, where ``base`` is the first plane the block loads. Step
-``h`` loads plane ``h`` into level 0; level ``T`` (1..d) then produces plane ``h - T*r``
-from level ``T-1``'s planes ``h - T*r - r .. h - T*r + r``; level ``d`` (the launch's
-temporal degree) is stored straight to global memory. Within a step the order is LOAD,
-level 1, ..., level d, so a ring of ``2r+1`` registers per level is exactly enough: level T
-keeps plane ``q`` in slot ``q mod (2r+1)`` (fixed register allocation; the ring never
-shifts, the loop body is unrolled so every register name is a constant).
+``h`` has level ``T`` (1..d) produce plane ``h - T*r`` from level ``T-1``'s planes
+``h - T*r - r .. h - T*r + r``; level ``d`` (the launch's temporal degree) is stored
+straight to global memory. Level 0 is the plane loaded from global memory: plane ``h`` is
+available in step ``h`` because it is loaded in step ``h - 1``, right after level 1's op
+(the last reader of the ring slot it overwrites), so the later levels hide the load's
+latency; a prologue loads plane 0. Within a step the order is level 1, LOAD of the next
+plane (after level 2 when level 2 reads level 0's boundary copy), ..., level d, so a
+ring of ``2r+1`` registers per level is exactly
+enough: level T keeps plane ``q`` in slot ``q mod (2r+1)`` (fixed register allocation;
+the ring never shifts, the loop body is unrolled so every register name is a constant).
 
 Time levels have buffer parities: level T holds the values of time ``t0 + T``, which the C
 program reads from buffer ``(src + T) % 2``. Boundary cells (never written by the loop
@@ -75,22 +79,31 @@ class Load:
 
 @dataclass(frozen=True)
 class Calc:
-    """Level ``level`` plane ``plane`` from level-1 planes ``plane-r .. plane+r`` (``ins``)."""
+    """Level ``level`` plane ``plane`` from level-1 planes ``plane-r .. plane+r`` (``ins``).
+
+    Boundary cells take the level's boundary value instead: for level 1 a load from the
+    odd buffer, for level T >= 2 the level T-2 value of the same cell (same buffer parity,
+    boundary cells never change), still in ``prev``: level T-2 overwrites that slot only
+    at step plane + 2r + 1 + (T-2)r, after this op at step plane + Tr.
+    """
 
     level: int
     out: Reg
     ins: tuple[Reg, ...]
     plane: int
     buf: int
+    prev: Reg | None = None  # level T-2's register of the same plane (T >= 2)
 
 
 @dataclass(frozen=True)
 class Boundary:
-    """Level ``level`` at a streaming-boundary plane: load it from the buffer of parity level%2."""
+    """Level ``level`` at a streaming-boundary plane: the values of the buffer of parity
+    level % 2 -- a load for level 1, a copy of level T-2's register (``prev``) above."""
 
     level: int
     out: Reg
     plane: int
+    prev: Reg | None = None
 
 
 @dataclass(frozen=True)
@@ -183,6 +196,7 @@ class KernelSchedule:
     inner: Phase = None
     tail: Phase = None
     reach: tuple[int, int] = (0, 0)  # streaming reach below / above
+    prologue: Phase | None = None  # guarded load of local plane 0, before any phase
 
     @property
     def head_steps(self) -> dict[str, int]:
@@ -239,9 +253,9 @@ def op_registers(op: Op) -> tuple[Reg, ...]:
     if isinstance(op, Load):
         return (op.out,)
     if isinstance(op, Calc):
-        return (op.out, *op.ins)
+        return (op.out, *op.ins) + ((op.prev,) if op.prev else ())
     if isinstance(op, Boundary):
-        return (op.out,)
+        return (op.out,) + ((op.prev,) if op.prev else ())
     if isinstance(op, Store):
         return op.ins
     return (op.src, *op.accs)
@@ -295,9 +309,10 @@ class _Builder:
         d = self.d
         if level == d:
             return Store(d, self.window(d - 1, plane), plane, -1)
+        prev = self.reg(level - 2, plane) if level >= 2 else None
         if kind == "boundary":
-            return Boundary(level, self.reg(level, plane), plane)
-        return Calc(level, self.reg(level, plane), self.window(level - 1, plane), plane, -1)
+            return Boundary(level, self.reg(level, plane), plane, prev)
+        return Calc(level, self.reg(level, plane), self.window(level - 1, plane), plane, -1, prev)
 
     def assoc_op(self, level: int, plane: int, consume: bool, complete: str | None) -> Op | None:
         store = level == self.d and complete == "calc"
@@ -336,6 +351,20 @@ def _with_buf(op: Op, buf: int) -> Op:
     return replace(op, buf=buf)
 
 
+def _with_load(ops: list[Op], load: Load | None) -> list[Op]:
+    """Place the load of the next plane after the last op that reads the ring slot it
+    overwrites (level 0's plane h - 2r): level 1's window, and level 2's boundary copy
+    (``prev``) when it has one. The levels after it hide the load's latency: each step's
+    plane is loaded one step before its first use."""
+    if load is None:
+        return ops
+    at = 0
+    for i, op in enumerate(ops):
+        if op.level == 1 or (op.level == 2 and getattr(op, "prev", None) is not None):
+            at = i + 1
+    return ops[:at] + [load] + ops[at:]
+
+
 def _count_barriers(steps: list[tuple[int, list[Op]]]) -> int:
     return sum(1 for _, ops in steps for op in ops if uses_barrier(op))
 
@@ -363,8 +392,9 @@ def build_kernel_schedule(plan: BlockingPlan, degree: int, static_heads: bool = 
         first_real = r - b.reach_lo if kind == "lowermost" else 0
         for h in range(n):
             ops: list[Op] = []
-            if h >= first_real:
-                ops.append(Load(b.reg(0, h), h, kind == "lowermost" and h < r))
+            nxt = h + 1  # the plane loaded in this step, consumed from the next one
+            load = Load(b.reg(0, nxt), nxt, kind == "lowermost" and nxt < r) \
+                if nxt >= first_real else None
             for level in range(1, d + 1):
                 p = h - level * r
                 if kind == "lowermost":
@@ -389,28 +419,30 @@ def build_kernel_schedule(plan: BlockingPlan, degree: int, static_heads: bool = 
                         op = b.level_op(level, p, "boundary" if boundary else "calc")
                 if op is not None:
                     ops.append(op)
-            steps.append((h, ops))
+            steps.append((h, _with_load(ops, load)))
         first_buf = _count_barriers(steps) % 2
         return Phase(f"head_{kind}", b.assign_buffers(steps, first_buf, False), False, False)
 
     def chunk(name: str, guarded: bool) -> Phase:
         steps: list[tuple[int, list[Op]]] = []
         for k in range(unroll):
-            ops: list[Op] = [Load(b.reg(0, k), k)]
+            ops: list[Op] = []
             for level in range(1, d + 1):
                 p = k - level * r
                 if assoc:
                     ops.append(b.assoc_op(level, p, True, "calc"))
                 else:
                     ops.append(b.level_op(level, p, "calc"))
+            ops = _with_load(ops, Load(b.reg(0, k + 1), k + 1))
             if closing_sync and k == unroll - 1:
                 ops.append(Sync())
             steps.append((k, ops))
         return Phase(name, b.assign_buffers(steps, 0, guarded), True, guarded)
 
     heads = {"lowermost": head("lowermost"), "middle": head("middle")} if static_heads else {}
+    prologue = Phase("prologue", (Step(0, (Load(b.reg(0, 0), 0),)),), False, True)
     return KernelSchedule(d, plan.opt, r, ring, unroll, heads,
-                          chunk("inner", False), chunk("tail", True), plan.reach)
+                          chunk("inner", False), chunk("tail", True), plan.reach, prologue)
 
 
 @dataclass(frozen=True)
@@ -516,7 +548,8 @@ class BlockRanges:
 
     @property
     def plain_end(self) -> int:
-        """Last step whose ops are all plain: loads and level ops on interior planes."""
+        """Last plane a plain (unguarded) load may fetch: interior and within the loads;
+        a step ``h`` is plain when ``h + 1 <= plain_end`` (it loads plane ``h + 1``)."""
         return min(self.last_load, self.hi)
 
     @property
@@ -557,6 +590,8 @@ def block_trace(kernel: KernelSchedule, rng: BlockRanges) -> tuple[tuple[str, tu
     s = 0
     if kernel.radius and (rng.below, rng.above) != kernel.reach:
         raise ValueError("block ranges and kernel disagree on the streaming reach")
+    out.append(("prologue", tuple(resolve_guarded(op, 0, rng, kernel)
+                                  for op in kernel.prologue.ops)))
     if kernel.compact:
         # Fill with guarded chunks up to the first store, where every level is past the
         # lower boundary; from there the pipeline is steady until plain_end.
@@ -566,16 +601,16 @@ def block_trace(kernel: KernelSchedule, rng: BlockRanges) -> tuple[tuple[str, tu
                                       for op in kernel.tail.ops)))
             s += kernel.unroll
         kind = None
-        while s + kernel.unroll - 1 <= rng.plain_end:
+        while s + kernel.unroll <= rng.plain_end:
             out.append(("inner", tuple(_plain(op, s) for op in kernel.inner.ops)))
             s += kernel.unroll
     if kind is not None:
         head = kernel.heads[kind]
         n = len(head.steps)
-        if n - 1 <= rng.plain_end:
+        if n <= rng.plain_end:  # every op plain, the next plane's load included
             out.append((head.name, tuple(_plain(op, 0) for op in head.ops)))
             s = n
-            while s + kernel.unroll - 1 <= rng.plain_end:
+            while s + kernel.unroll <= rng.plain_end:
                 out.append(("inner", tuple(_plain(op, s) for op in kernel.inner.ops)))
                 s += kernel.unroll
     while s < rng.steps:
@@ -595,9 +630,16 @@ def _plain(op: Op, s: int) -> ResolvedOp:
 
 
 def resolve_guarded(op: Op, s: int, rng: BlockRanges, kernel: KernelSchedule) -> ResolvedOp:
-    """Decide a tail op for one block: run it, turn it into a boundary load, or skip it.
+    """Decide a tail op for one block: run it, turn it into a boundary op, or skip it.
 
-    Mirrors the G* macros of templates/kernel.cu.j2 exactly.
+    Mirrors the G* macros of templates/kernel.cu.j2 exactly. The checks are only those
+    needed for correctness, because each one costs registers in every thread: loads stay
+    inside the planes the stencil can read; a streaming-boundary plane gets its boundary
+    values (or nothing, if no stencil reads it); stores cover exactly the block's planes.
+    A level op outside its level's range otherwise just runs: its inputs may be
+    meaningless, but its result is never stored, and it overwrites its ring slot at the
+    same step as the in-range pipeline would (the step formula is the same), so nothing
+    valid is lost. ``tests/test_schedule.py`` checks this by symbolic execution.
     """
     from dataclasses import replace
     if isinstance(op, Sync):
@@ -609,24 +651,20 @@ def resolve_guarded(op: Op, s: int, rng: BlockRanges, kernel: KernelSchedule) ->
         return ResolvedOp(replace(op, boundary=rng.is_boundary(op.plane)), False)
     buf = op.buf
     if isinstance(op, Store):
-        return ResolvedOp(op if rng.produces(op.level, op.plane) else None, True, buf)
+        return ResolvedOp(op if rng.s0 <= op.plane < rng.s1 else None, True, buf)
     if isinstance(op, Calc):
-        if not rng.produces(op.level, op.plane):
-            return ResolvedOp(None, True, buf)
         if rng.is_boundary(op.plane):
             if not rng.exists(op.plane):
                 return ResolvedOp(None, True, buf)
-            return ResolvedOp(Boundary(op.level, op.out, op.plane), True, buf)
+            return ResolvedOp(Boundary(op.level, op.out, op.plane, op.prev), True, buf)
         return ResolvedOp(op, True, buf)
     assert isinstance(op, Accumulate)
-    arriving = op.plane + kernel.radius
-    consume = rng.produces(op.level - 1, arriving) and rng.exists(arriving)
-    complete = None
-    if rng.produces(op.level, op.plane) and rng.exists(op.plane):
-        complete = "boundary" if rng.is_boundary(op.plane) else "calc"
-    store = op.store and complete == "calc"
-    if op.level == kernel.degree and complete == "boundary":
-        complete = None
+    consume = rng.exists(op.plane + kernel.radius)
+    if rng.is_boundary(op.plane):
+        complete = "boundary" if rng.exists(op.plane) and not op.final else None
+    else:
+        complete = "calc"
+    store = op.final and complete == "calc" and rng.s0 <= op.plane < rng.s1
     if not consume and complete is None:
         return ResolvedOp(None, True, buf)
     return ResolvedOp(replace(op, consume=consume, complete=complete, store=store), True, buf)
@@ -646,10 +684,12 @@ def format_op(op: Op, relative: bool = False) -> str:
     if isinstance(op, Load):
         return f"LOAD{'_BOUNDARY' if op.boundary else ''}({op.out}, {pl(op.plane)})"
     if isinstance(op, Boundary):
-        return f"BOUNDARY{op.level}({op.out}, {pl(op.plane)})"
+        src = f"{op.prev}" if op.prev else pl(op.plane)
+        return f"BOUNDARY{op.level}({op.out}, {src})"
     if isinstance(op, Calc):
         ins = ", ".join(map(str, op.ins))
-        return f"CALC{op.level}({op.out}, {ins}, {pl(op.plane)}, buf {op.buf})"
+        prev = f", boundary from {op.prev}" if op.prev else ""
+        return f"CALC{op.level}({op.out}, {ins}, {pl(op.plane)}, buf {op.buf}{prev})"
     if isinstance(op, Store):
         ins = ", ".join(map(str, op.ins))
         return f"STORE({pl(op.plane)}, {ins}, buf {op.buf})"
@@ -672,7 +712,7 @@ def format_schedule(schedule: Schedule) -> str:
         lines.append(f"kernel degree {k.degree}{' (compact)' if k.compact else ''}: "
                      f"unroll {k.unroll} steps, "
                      f"registers {', '.join(map(str, k.registers()))}")
-        for phase in (*k.heads.values(), k.inner, k.tail):
+        for phase in (k.prologue, *k.heads.values(), k.inner, k.tail):
             tag = "guarded, " if phase.guarded else ""
             where = "planes relative to chunk start s" if phase.relative else "local planes"
             lines.append(f"  {phase.name} ({tag}{where}):")

@@ -295,13 +295,17 @@ class _Group:
         if isinstance(op, Load):
             self.regs[op.out] = self.load_level0(op)
         elif isinstance(op, Boundary):
-            self.regs[op.out] = self.boundary_value(op.level, op.plane)
+            if op.prev is not None:  # the level T-2 copy: same buffer parity
+                self.regs[op.out] = self.reg(op.prev).copy()
+            else:
+                self.regs[op.out] = self.boundary_value(op.level, op.plane)
             if rop.barrier:  # a guarded position keeps its barrier
                 self.barrier()
         elif isinstance(op, (Calc, Store)):
             value = self.stencil(op.level, op.ins, op.buf)
             if isinstance(op, Calc):
-                self.regs[op.out] = self.finish(op.level, op.plane, value)
+                prev = self.reg(op.prev) if op.prev is not None else None
+                self.regs[op.out] = self.finish(op.level, op.plane, value, prev)
             else:
                 self.store(op.plane, value)
         elif isinstance(op, Accumulate):
@@ -340,13 +344,16 @@ class _Group:
         self.reads_done(buf)
         return np.broadcast_to(np.asarray(value, self.k.dtype), self.shape)
 
-    def finish(self, level: int, plane: int, value: np.ndarray) -> np.ndarray:
-        """Active threads keep their result, boundary cells take the level's buffer value,
-        halo threads get NaN (never consumed)."""
+    def finish(self, level: int, plane: int, value: np.ndarray,
+               prev: np.ndarray | None = None) -> np.ndarray:
+        """Active threads keep their result, boundary cells take the level's buffer value
+        (``prev``, the level T-2 register, when given; else a load), halo threads get NaN
+        (never consumed)."""
         active, bnd = self.t.active[level], self.t.boundary
         out = np.where(active, value, np.nan).astype(value.dtype)
         if bnd.any():
-            out = np.where(bnd, self.boundary_value(level, plane), out)
+            bval = prev if prev is not None else self.boundary_value(level, plane)
+            out = np.where(bnd, bval, out)
         return out
 
     def store(self, plane: int, value: np.ndarray) -> None:

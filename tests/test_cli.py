@@ -460,7 +460,7 @@ def test_internal_error_exits_70_with_a_saved_traceback(capsys, tmp_path, monkey
                                                         crash_dir):
     from an5dpy import driver
 
-    def broken(plan):
+    def broken(*args, **kwargs):
         raise KeyError("launch-geometry")
 
     monkeypatch.setattr(driver, "build_schedule", broken)

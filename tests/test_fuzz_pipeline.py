@@ -15,7 +15,7 @@ with random option combinations (bt, bs, sl, opt, ...).
   line is ``/* fuzz: {JSON} */`` with the options (and ``"open": "..."`` while the bug it
   reproduces is not fixed yet: such a file is an expected failure, strict, so fixing the
   bug makes the test say to drop the field).
-* The test also runs a short seeded fuzz budget (``AN5D_FUZZ_SECONDS``, default 12 s).
+* The test also runs a short seeded fuzz budget (``AN5D_FUZZ_SECONDS``, default 10 s).
 * A campaign: ``python tests/test_fuzz_pipeline.py --minutes 20 --seed 1 --log DIR``
   (findings are deduplicated by signature, reduced, and written to DIR).
 """
@@ -532,8 +532,9 @@ def check_message(exc: An5dError, src: str) -> str | None:
             return None
         if not _LOCATED.match(text):
             return f"located message not FILE:LINE:COL: error: {text[:200]!r}"
-        if exc.coord.line < 1 or exc.coord.column < 1:
-            return f"coordinate {exc.coord} is not 1-based"
+        # Line 0 is possible: the input's own `#line 0` / `# 0` directives number its lines.
+        if exc.coord.line < 0 or exc.coord.column < 1:
+            return f"coordinate {exc.coord} is out of range"
     elif not text.startswith("error: "):
         return f"usage message without 'error: ': {text[:200]!r}"
     return None
@@ -569,7 +570,9 @@ def run_case(case: Case, workdir: str, timeout: float = 20.0) -> Outcome:
         if names != expected or sorted(os.listdir(out)) != expected:
             return Outcome("bug", "outputs: wrong file set",
                            f"wrote {sorted(os.listdir(out))}, expected {expected}")
-        if "#pragma scop" in result.outputs[f"{stem}_host.cu"]:
+        # The scop's pragma is gone (the text may remain in comments, verbatim).
+        if result.outputs[f"{stem}_host.cu"].count("#pragma scop") >= \
+                case.text.count("#pragma scop"):
             return Outcome("bug", "outputs: host file keeps '#pragma scop'", "")
         if case.sim_seed is not None:
             return run_sim(case, src, result)
@@ -621,8 +624,11 @@ def run_sim(case: Case, src: str, result) -> Outcome:
     from an5dpy.verify import verify_file
     params = sim_params(result.program, case.sim_seed)
     report = verify_file(src, case.options(), backend="sim", params=params, seed=case.sim_seed)
-    if not report.comparison.passed:
-        return Outcome("bug", f"sim mismatch ({result.plan.opt})",
+    c = report.comparison
+    if not c.passed:
+        kind = ("non-finite" if not (c.max_abs < float("inf")) else
+                "rounding" if c.max_rel < 1e-3 else "wrong values")
+        return Outcome("bug", f"sim mismatch ({result.plan.opt}, {kind})",
                        " / ".join(report.lines()) + f" / params {params}", "", 1)
     return Outcome("ok")
 
@@ -737,8 +743,8 @@ def test_unmutated_seeds_translate(workdir):
 
 
 def test_seeded_fuzz_budget(workdir):
-    """A short fuzz run (AN5D_FUZZ_SECONDS, default 12): no input may break the property."""
-    budget = float(os.environ.get("AN5D_FUZZ_SECONDS", "12"))
+    """A short fuzz run (AN5D_FUZZ_SECONDS, default 10): no input may break the property."""
+    budget = float(os.environ.get("AN5D_FUZZ_SECONDS", "10"))
     rng = random.Random(int(os.environ.get("AN5D_FUZZ_SEED", "20240611")))
     seeds = load_seeds()
     deadline = time.monotonic() + budget
@@ -791,6 +797,9 @@ def campaign(minutes: float, seed: int, log_dir: str, reduce_budget: float,
         stats[out.kind] += 1
         if out.kind == "bug":
             sig = out.signature
+            with open(os.path.join(log_dir, f"all-{seed}.jsonl"), "a") as f:
+                f.write(json.dumps({"signature": sig, "summary": out.summary,
+                                    "case": asdict(case)}) + "\n")
             entry = stats["signatures"].setdefault(sig, {"count": 0, "summary": out.summary})
             entry["count"] += 1
             if entry["count"] == 1:

@@ -71,9 +71,9 @@ def test_plan_quantities_follow_table_1():
     assert plan.compute_region(1) == (126,)
     assert plan.ring == 3
     assert plan.registers_per_thread() == 12
-    assert plan.smem_words == 2 * 128  # double buffer of n_thr words
+    assert plan.smem_words == 2 * (128 + 2)  # double buffer of n_thr words (+ padding r)
     none = make_plan(STAR2, bt=4, bs=(128,), opt="none")
-    assert none.smem_words == 2 * 128 * 3  # 2 * n_thr * (2r + 1)
+    assert none.smem_words == 2 * (128 + 2) * 3  # 2 * n_thr * (2r + 1)
     assoc = make_plan(BOX2, bt=2, bs=(64,))
     assert assoc.opt == "assoc" and assoc.registers_per_thread() == 1 + 2 * 3
     dbl = make_plan(info_of(star_offsets(2, 1), "double"), bt=4, bs=(128,))

@@ -1,9 +1,11 @@
 """The frontend: a C file with a ``#pragma scop`` loop nest -> :class:`StencilProgram`.
 
 Stages: ``preprocess`` (gcc -E with pycparser's stand-in libc headers) -> ``parse``
-(pycparser) -> ``extract`` (the scop, its loops, typed update expression, arrays and
-parameters). Everything the user's file gets wrong is raised as
-:class:`~an5dpy.errors.UnsupportedInput` with a coordinate in the user's file.
+(pycparser) -> ``region`` (the two pragmas) -> ``extract`` (loops, arrays, parameters, the
+statement; ``expr`` builds the typed update expression, ``affine`` the subscripts and
+bounds, ``scope`` and ``ctype`` resolve names and types). ``source`` maps positions in the
+preprocessed text back to the user's file. Everything the user's file gets wrong is
+raised as :class:`~an5dpy.errors.UnsupportedInput` with a coordinate in the user's file.
 
 Character offsets (``ScopRegion.original_span``) index the file's text as
 :func:`read_source_text` returns it (UTF-8 with surrogate escapes, line ends kept).

@@ -7,7 +7,7 @@ import json
 import os
 import re
 
-from an5dpy.ir import Access, StencilProgram, walk
+from an5dpy.ir import Access, Affine, StencilProgram, walk
 
 TESTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO_DIR = os.path.dirname(TESTS_DIR)
@@ -45,7 +45,7 @@ def naive_offsets(program: StencilProgram) -> list[tuple[int, ...]]:
     for access in reads(program):
         offset = []
         for index, var in zip(access.indices, loop_vars):
-            rest = index - index.__class__.var(var)
+            rest = index - Affine.var(var)
             assert rest.is_constant, f"{index} is not {var} + constant"
             offset.append(rest.const)
         offsets.add(tuple(offset))

@@ -88,7 +88,9 @@ def cases() -> list[Case]:
                 steps = (4 * bt + 3, 2 * bt + 1, bt + 2)[k]
                 out.append(Case(name, dtype, mode, bt, bs, sl, sizes[k], steps))
             if not heavy:
-                out.append(Case(name, dtype, info.opt, 3, bs, 9, sizes[1], 11, exact=False))
+                bt = largest_bt(info, 3, bs, info.opt)
+                out.append(Case(name, dtype, info.opt, bt, bs, 9, sizes[1], 4 * bt - 1,
+                                exact=False))
     return out
 
 
@@ -115,11 +117,26 @@ def build(case: Case):
     return plan, model, cubin
 
 
+def _try_build(case: Case):
+    try:
+        return build(case)
+    except Exception as e:  # noqa: BLE001 - reported by the case's own test
+        return e
+
+
 @pytest.fixture(scope="session")
 def modules():
+    """Every case's module, compiled in parallel; a failed build fails only its case."""
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 4) as pool:
-        built = dict(zip(CASES, pool.map(build, CASES)))
-    return built
+        built = dict(zip(CASES, pool.map(_try_build, CASES)))
+
+    class Modules(dict):
+        def __getitem__(self, case):
+            value = dict.__getitem__(self, case)
+            if isinstance(value, Exception):
+                raise value
+            return value
+    return Modules(built)
 
 
 def test_case_count():
@@ -132,7 +149,6 @@ def test_generated_cuda_matches_gcc(case, modules):
     from an5dpy.runtime import CupyRunner
     prog, info = program(case.name, case.dtype)
     plan, model, cubin = modules[case]
-    assert not any(r.spills for r in cubin.resources) or not case.exact or True
     runner = CupyRunner(info, plan, cubin, model.prefix, ())
     env = resolve_params(prog, {"compsize": case.compsize, "timestep": case.steps})
     shape = (2, *(d.size for d in grid_extents(info, env)))
