@@ -73,6 +73,40 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_bench)
 
+    p = subparsers.add_parser(
+        "tune", help="find the fastest blocking plan: model-ranked, then measured",
+        description="Enumerates bT, bS and sl (the paper's sets, extended for Hopper), prunes "
+                    "plans over the GPU's limits or the register estimate, ranks the rest with "
+                    "the performance model and, with --measure, builds the top K with each "
+                    "register budget and times them on the present GPU. Results are cached.")
+    _add_input(p)
+    p.add_argument("--gpu", metavar="NAME|SPEC.json",
+                   help="GPU to model (default: the present one; required without a GPU)")
+    p.add_argument("-P", dest="params", action="append", type=_param, default=[],
+                   metavar="NAME=VALUE", help="value of a scop parameter (sizes, steps)")
+    p.add_argument("--size", type=_positive, metavar="N",
+                   help=f"-P {HARNESS_SIZE}=N for the benchmark harness (default: the paper's)")
+    p.add_argument("--steps", type=_positive, metavar="N",
+                   help=f"-P {HARNESS_STEPS}=N for the benchmark harness (default {PAPER_STEPS})")
+    p.add_argument("--measure", type=_positive, metavar="K", default=0,
+                   help="build and time the model's top K plans on the GPU (default: model only)")
+    p.add_argument("--caps", default="none,32,64,96",
+                   help="register budgets to try for each measured plan (default none,32,64,96)")
+    p.add_argument("--tune-steps", type=_positive, metavar="N",
+                   help="time candidates with N steps instead of the full count")
+    p.add_argument("--top", type=_positive, default=10, help="ranked plans to print (default 10)")
+    p.add_argument("--no-cache", action="store_true", help="ignore and do not update the cache")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_tune)
+
+    p = subparsers.add_parser(
+        "probe", help="measure the present GPU (memory and shared-memory bandwidth) for the model",
+        description="Measures device-memory bandwidth (a large device-to-device copy) and "
+                    "shared-memory bandwidth (a read kernel) with cupy and writes a GPU spec "
+                    "for 'an5d model/tune --gpu SPEC.json'.")
+    p.add_argument("-o", dest="output", metavar="SPEC.json", help="write the spec here")
+    p.set_defaults(func=cmd_probe)
+
 
 def model_params(program: StencilProgram, info: StencilInfo, given: Mapping[str, str],
                  size: int | None = None, steps: int | None = None) -> dict[str, int | float]:
@@ -166,4 +200,86 @@ def cmd_bench(args) -> int:
         spill = ", spills" if r.spills else ""
         print(f"  {r.label}: {r.gflops:,.0f} GFLOP/s, {r.seconds * 1e3:.2f} ms "
               f"(median of {len(r.times)}; {r.regs} registers{spill})")
+    return 0
+
+
+def _caps(text: str) -> tuple[int | None, ...]:
+    caps = []
+    for part in text.split(","):
+        part = part.strip().lower()
+        if part in ("none", "-", ""):
+            caps.append(None)
+            continue
+        try:
+            value = int(part)
+        except ValueError:
+            raise UsageError(f"--caps {text!r}: expected 'none' or register counts") from None
+        if not 16 <= value <= 255:
+            raise UsageError(f"--caps: {value} registers is outside 16..255")
+        caps.append(value)
+    return tuple(dict.fromkeys(caps))
+
+
+def cmd_tune(args) -> int:
+    from pathlib import Path
+
+    from an5dpy import driver
+    from an5dpy.gpus import get_gpu
+    from an5dpy.plan import format_block_size
+    from an5dpy.runtime import cupy_available, device_name
+    from an5dpy.tune import tune
+
+    options = _options(args)
+    program, info = driver.load(args.input, options.defines, options.include_dirs)
+    _check_dtype(args, info)
+    caps = _caps(args.caps)
+    has_gpu, why = cupy_available()
+    if args.measure and not has_gpu:
+        raise UsageError(f"--measure needs a GPU with cupy: {why}")
+    if args.gpu:
+        gpu = get_gpu(args.gpu)
+    elif has_gpu:
+        gpu = get_gpu(device_name())
+    else:
+        raise UsageError("no GPU here: name the GPU to model with --gpu")
+    env = model_params(program, info, dict(args.params), args.size, args.steps)
+    result = tune(info, gpu, env, Path(args.input).stem, top=args.measure or 5, caps=caps,
+                  measure=bool(args.measure), measure_steps=args.tune_steps,
+                  use_cache=not args.no_cache, progress=not args.json)
+    if args.json:
+        print(json.dumps({"input": args.input, **result.to_json()}, indent=2))
+        return 0
+    sizes = " ".join(f"{k}={v}" for k, v in result.sizes.items())
+    print(f"{args.input} on {gpu.name}: {sizes}; {result.candidates} plans fit")
+    print("model ranking (predicted GFLOP/s):")
+    for plan, g in result.ranking[:args.top]:
+        print(f"  {g:10,.0f}  bt={plan.bt} bs={format_block_size(plan.bs)} sl={plan.sl or 'off'}")
+    if result.measured:
+        print("measured (GFLOP/s):")
+        for m in sorted(result.measured, key=lambda m: -m.gflops):
+            spill = ", spills" if m.spills else ""
+            print(f"  {m.gflops:10,.0f}  {m.label()} ({m.registers} registers{spill}; "
+                  f"model {m.predicted:,.0f})")
+        best = result.best
+        print(f"best: {best.label()}: {best.gflops:,.0f} GFLOP/s; reproduce with "
+              f"an5d-translate {args.input} --bt {best.plan.bt} "
+              f"--bs {format_block_size(best.plan.bs)}"
+              + (f" --sl {best.plan.sl}" if best.plan.sl else "")
+              + f" --opt {best.plan.opt}" + (f" --regs {best.cap}" if best.cap else ""))
+    return 0
+
+
+def cmd_probe(args) -> int:
+    from an5dpy.gpus import probe
+
+    spec = probe()
+    text = json.dumps(spec.to_json(), indent=2)
+    if args.output:
+        try:
+            with open(args.output, "w") as f:
+                f.write(text + "\n")
+        except OSError as e:
+            raise UsageError(f"cannot write '{args.output}': {e.strerror}") from None
+        print(f"wrote {args.output}")
+    print(text)
     return 0

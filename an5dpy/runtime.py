@@ -266,12 +266,12 @@ def workdir(prefix: str = "an5dpy-") -> str:
     return tempfile.mkdtemp(prefix=prefix)
 
 
-def cuda_runner(info: StencilInfo, plan: BlockingPlan, stem: str,
-                options: BuildOptions = BuildOptions(), smem_wrap: bool = True,
-                directory: str | None = None, regs: int | None = None) -> "CupyRunner":
-    """Generate the kernels of ``plan``, build them with nvcc and load them with cupy."""
+def build_kernels(info: StencilInfo, plan: BlockingPlan, stem: str,
+                  options: BuildOptions = BuildOptions(), smem_wrap: bool = True,
+                  directory: str | None = None, regs: int | None = None):
+    """Generate the kernels of ``plan`` and build them with nvcc (no GPU needed):
+    returns the render model and the cubin."""
     from an5dpy.codegen import render_header, render_kernel, render_model
-    from an5dpy.ir import Scalar, walk
     from an5dpy.schedule import build_schedule, static_head_degrees
 
     schedule = build_schedule(plan, static_heads=static_head_degrees(plan, info.flops_per_cell))
@@ -279,5 +279,12 @@ def cuda_runner(info: StencilInfo, plan: BlockingPlan, stem: str,
     directory = Path(directory or workdir())
     (directory / f"{stem}_kernel.cu").write_text(render_kernel(model))
     (directory / model.header).write_text(render_header(model))
-    cubin = compile_cubin(directory / f"{stem}_kernel.cu", options)
+    return model, compile_cubin(directory / f"{stem}_kernel.cu", options)
+
+
+def cuda_runner(info: StencilInfo, plan: BlockingPlan, stem: str,
+                options: BuildOptions = BuildOptions(), smem_wrap: bool = True,
+                directory: str | None = None, regs: int | None = None) -> "CupyRunner":
+    """Generate the kernels of ``plan``, build them with nvcc and load them with cupy."""
+    model, cubin = build_kernels(info, plan, stem, options, smem_wrap, directory, regs)
     return CupyRunner(info, plan, cubin, model.prefix, tuple(n for _, n in model.scalars))

@@ -1,0 +1,255 @@
+"""Model-guided tuning (AN5D paper section 6.3, extended for Hopper).
+
+1. Enumerate the space: bT 1-16 (2D) or 1-8 (3D); bS from {128, 256, 512, 1024} (2D) or
+   {16x16, 32x16, 32x32, 64x16} (3D, contiguous dimension first); sl from
+   {128, 256, 512, 1024} (2D) or {64, 128, 256, off} (3D); the stencil's default mode.
+2. Prune plans that cannot run: shared memory and threads over the GPU's limits, and the
+   paper's register estimate (bT(2r+1) + bT + 20 for float, 2bT(2r+1) + bT + 30 for
+   double) over 255 per thread or over the registers of an SM for one block.
+3. Rank the rest with the performance model (:mod:`an5dpy.model`).
+4. Build the top K with each register budget in ``caps`` (none, 32, 64, 96: launch bounds
+   that play the part of nvcc -maxrregcount) and time them on the GPU; report the best.
+
+Results are cached as JSON, keyed by the stencil (its update and loop bounds), dtype,
+sizes, step count, GPU and an5dpy version (``$AN5D_CACHE_DIR``, default
+``~/.cache/an5dpy``).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from an5dpy import __version__
+from an5dpy.cexpr import c_expr
+from an5dpy.errors import UsageError
+from an5dpy.gpus import GpuSpec
+from an5dpy.ir import StencilInfo
+from an5dpy.plan import BlockingPlan, format_block_size, make_plan
+
+SPACE = {
+    2: {"bt": range(1, 17), "bs": ((128,), (256,), (512,), (1024,)),
+        "sl": (128, 256, 512, 1024)},
+    3: {"bt": range(1, 9), "bs": ((16, 16), (16, 32), (32, 32), (16, 64)),
+        "sl": (64, 128, 256, None)},
+}
+CAPS: tuple[int | None, ...] = (None, 32, 64, 96)
+
+
+def candidate_plans(info: StencilInfo, gpu: GpuSpec, dtype: str | None = None
+                    ) -> list[BlockingPlan]:
+    """Every plan of the search space that can run on ``gpu``."""
+    space = SPACE[info.ndim]
+    limits = gpu.limits()
+    plans = []
+    for bt in space["bt"]:
+        for bs in space["bs"]:
+            for sl in space["sl"]:
+                try:
+                    plan = make_plan(info, bt=bt, bs=bs, sl=sl, dtype=dtype, limits=limits)
+                except UsageError:
+                    continue
+                if plan.register_estimate() * plan.nthreads > gpu.regs_per_sm:
+                    continue
+                plans.append(plan)
+    return plans
+
+
+@dataclass(frozen=True)
+class Measured:
+    plan: BlockingPlan
+    cap: int | None  # register budget the kernels were built with
+    gflops: float
+    seconds: float
+    registers: int | None  # ptxas' count for the plan's own degree
+    spills: bool
+    predicted: float  # the model's GFLOP/s for the plan
+
+    def label(self) -> str:
+        cap = "-" if self.cap is None else str(self.cap)
+        return f"{self.plan.describe()} regs {cap}"
+
+    def to_json(self) -> dict:
+        return {"bt": self.plan.bt, "bs": format_block_size(self.plan.bs), "sl": self.plan.sl,
+                "opt": self.plan.opt, "dtype": self.plan.dtype, "cap": self.cap,
+                "gflops": self.gflops, "seconds": self.seconds, "registers": self.registers,
+                "spills": self.spills, "predicted": self.predicted}
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    gpu: str
+    sizes: dict
+    steps: int
+    ranking: tuple[tuple[BlockingPlan, float], ...]  # the model's top plans, GFLOP/s
+    measured: tuple[Measured, ...] = ()
+    candidates: int = 0
+    measure_steps: int | None = None
+
+    @property
+    def best(self) -> Measured | None:
+        return max(self.measured, key=lambda m: m.gflops) if self.measured else None
+
+    def to_json(self) -> dict:
+        return {"gpu": self.gpu, "sizes": self.sizes, "steps": self.steps,
+                "measure_steps": self.measure_steps, "candidates": self.candidates,
+                "ranking": [{"bt": p.bt, "bs": format_block_size(p.bs), "sl": p.sl,
+                             "opt": p.opt, "dtype": p.dtype, "predicted": g}
+                            for p, g in self.ranking],
+                "measured": [m.to_json() for m in self.measured],
+                "best": self.best.to_json() if self.best else None}
+
+
+def plan_from_json(info: StencilInfo, d: Mapping) -> BlockingPlan:
+    from an5dpy.plan import parse_block_size
+    return make_plan(info, bt=d["bt"], bs=parse_block_size(d["bs"], info.ndim), sl=d["sl"],
+                     opt=d["opt"], dtype=d["dtype"])
+
+
+def result_from_json(info: StencilInfo, d: Mapping) -> TuneResult:
+    ranking = tuple((plan_from_json(info, r), r["predicted"]) for r in d["ranking"])
+    measured = tuple(Measured(plan_from_json(info, m), m["cap"], m["gflops"], m["seconds"],
+                              m["registers"], m["spills"], m["predicted"])
+                     for m in d["measured"])
+    return TuneResult(d["gpu"], d["sizes"], d["steps"], ranking, measured,
+                      d.get("candidates", 0), d.get("measure_steps"))
+
+
+# --------------------------------------------------------------------------- step counts
+
+
+def with_steps(info: StencilInfo, env: Mapping[str, int | float], steps: int) -> dict:
+    """``env`` with the parameter the time loop's upper bound depends on set so the loop
+    runs ``steps`` times (for timing with fewer steps than the user's)."""
+    env = dict(env)
+    names = info.time.upper.variables
+    if len(names) != 1 or info.time.upper.coeff(names[0]) != 1:
+        if info.time.steps(env) == steps:
+            return env
+        raise UsageError("cannot change the step count of this time loop: give its "
+                         "parameters with -P")
+    name = names[0]
+    env[name] = env[name] + steps - info.time.steps(env)
+    return env
+
+
+# --------------------------------------------------------------------------- cache
+
+
+def cache_path() -> Path:
+    base = os.environ.get("AN5D_CACHE_DIR") or os.path.join(Path.home(), ".cache", "an5dpy")
+    return Path(base) / "tune.json"
+
+
+def cache_key(info: StencilInfo, dtype: str, gpu: str, env: Mapping, top: int,
+              caps: Sequence, measure_steps: int | None) -> str:
+    expr = c_expr(info.update, lambda r: f"A{list(r.offset)}")
+    bounds = [(str(d.lower), str(d.upper), str(d.extent)) for d in info.dims]
+    parts = json.dumps([expr, bounds, info.ndim, dtype, gpu, __version__,
+                        sorted((k, v) for k, v in env.items()), top, list(caps),
+                        measure_steps], default=str)
+    return hashlib.sha256(parts.encode()).hexdigest()
+
+
+def _load_cache() -> dict:
+    try:
+        return json.loads(cache_path().read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _store_cache(key: str, value: dict) -> None:
+    path = cache_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = _load_cache()
+        data[key] = value
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=1))
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a cache that cannot be written only costs time
+
+
+# --------------------------------------------------------------------------- tuning
+
+
+def rank(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float],
+         plans: Iterable[BlockingPlan] | None = None) -> list[tuple[BlockingPlan, float]]:
+    from an5dpy.model import Model
+    plans = candidate_plans(info, gpu) if plans is None else plans
+    model = Model(info, gpu, env)
+    return [(p.plan, p.gflops) for p in model.rank(plans)]
+
+
+def tune(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], stem: str,
+         top: int = 5, caps: Sequence[int | None] = CAPS, measure: bool = True,
+         measure_steps: int | None = None, repeats: int = 3, use_cache: bool = True,
+         progress: bool = True, extra: Sequence[BlockingPlan] = ()) -> TuneResult:
+    """Rank the space with the model; with ``measure``, time the top ``top`` plans (plus
+    ``extra`` ones) with every register budget in ``caps`` on the present GPU."""
+    plans = candidate_plans(info, gpu)
+    ranking = rank(info, gpu, env, plans)
+    if not ranking:
+        raise UsageError(f"no blocking plan of the search space fits on {gpu.name}")
+    steps = info.time.steps(env)
+    sizes = {k: v for k, v in env.items() if isinstance(v, int)}
+    result = TuneResult(gpu.name, sizes, steps, tuple(ranking[:max(top, 5)]),
+                        candidates=len(plans), measure_steps=measure_steps)
+    if not measure:
+        return result
+    key = cache_key(info, info.dtype, gpu.name, env, top, caps, measure_steps)
+    if use_cache:
+        cached = _load_cache().get(key)
+        if cached is not None:
+            return result_from_json(info, cached)
+    chosen = [p for p, _ in ranking[:top]]
+    chosen += [p for p in extra if p not in chosen]
+    predicted = dict(ranking)
+    run_env = with_steps(info, env, measure_steps) if measure_steps else dict(env)
+    measured = measure_plans(info, [(p, c) for p in chosen for c in caps], run_env, stem,
+                             predicted, repeats, progress)
+    result = TuneResult(gpu.name, sizes, steps, result.ranking, tuple(measured),
+                        len(plans), measure_steps)
+    if use_cache:
+        _store_cache(key, result.to_json())
+    return result
+
+
+def measure_plans(info: StencilInfo, jobs: Sequence[tuple[BlockingPlan, int | None]],
+                  env: Mapping[str, int | float], stem: str,
+                  predicted: Mapping[BlockingPlan, float] | None = None, repeats: int = 3,
+                  progress: bool = True) -> list[Measured]:
+    """Build every (plan, register budget) in parallel with nvcc, then time them one by
+    one (median of ``repeats`` after a warm-up)."""
+    from tqdm import tqdm
+
+    from an5dpy.bench import device_grid, gflops, time_runs
+    from an5dpy.runtime import BuildOptions, CupyRunner, build_kernels, device_arch
+
+    options = BuildOptions(arch=device_arch())
+    workers = max(1, (os.cpu_count() or 2))
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        built = list(tqdm(pool.map(lambda j: build_kernels(info, j[0], stem, options,
+                                                           regs=j[1]), jobs),
+                          total=len(jobs), desc="build", disable=not progress))
+    grid = None
+    out = []
+    for (plan, cap), (model, cubin) in tqdm(list(zip(jobs, built)), desc="time",
+                                           disable=not progress):
+        if grid is None or grid.dtype.itemsize != plan.word_bytes:
+            grid = device_grid(info, env, plan.dtype)
+        runner = CupyRunner(info, plan, cubin, model.prefix, tuple(n for _, n in model.scalars))
+        times = time_runs(lambda: runner.run(grid, env), repeats)
+        median = sorted(times)[len(times) // 2]
+        own = [r for r in cubin.resources if r.name.endswith(f"_kernel_d{plan.bt}")]
+        out.append(Measured(plan, cap, gflops(info, env, median), median,
+                            own[0].registers if own else None,
+                            any(r.spills for r in cubin.resources if "_kernel_d" in r.name),
+                            (predicted or {}).get(plan, 0.0)))
+    return out

@@ -1,0 +1,354 @@
+#!/usr/bin/env python3
+"""Reproduce the paper's Table 5, Fig. 8 and Fig. 9 on the present GPU.
+
+    python scripts/artifact.py                      # measure everything, then render
+    python scripts/artifact.py --render-only DIR    # tables and plots from DIR/rows.jsonl
+
+For each of the 21 benchmarks x float/double at the paper's sizes (16384^2 / 512^3, 1000
+steps): the tuner ranks the search space with the performance model; the model's top
+plans (and the paper's Sconf plan, as one more candidate) are built with each register
+budget and timed; the best is the "tuned" result. Sconf and the naive one-kernel-per-step
+baseline are timed too. Each run is timed with CUDA events (warm-up, then the median of
+the repeats); a stencil whose 1000 steps would take long is timed with fewer steps (at
+least ~0.2 s per run; the step count is in the table) -- GFLOP/s is a rate. Rows are
+appended to <out>/<gpu>/rows.jsonl as they finish, so an interrupted run can --resume.
+
+Outputs in <out>/<gpu>/: table5.csv, table5.md, fig8.png (GFLOP/s vs bT, radius-1
+stencils, float), fig9.png (star/box, orders 1-4), rows.jsonl, fig8.jsonl.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import math
+import os
+import re
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, REPO)
+
+C_INPUTS = os.path.join(REPO, "c_inputs")
+NAMES = ["star2d1r", "star2d2r", "star2d3r", "star2d4r", "box2d1r", "box2d2r", "box2d3r",
+         "box2d4r", "j2d5pt", "j2d9pt", "j2d9pt-gol", "gradient2d", "star3d1r", "star3d2r",
+         "star3d3r", "star3d4r", "box3d1r", "box3d2r", "box3d3r", "box3d4r", "j3d27pt"]
+#: GFLOP/s of the original AN5D tool's kernels (its V100-tuned configurations, built for
+#: sm_90 with --use_fast_math) on an H200, float / double (given with issue 5).
+ORIGINAL_H200 = {
+    "star2d1r": (13248, 5560), "star2d2r": (13545, 3973), "star2d3r": (15236, 5684),
+    "star2d4r": (15918, 6620), "box2d1r": (12176, 3942), "box2d2r": (23827, 13180),
+    "box2d3r": (27827, 15365), "box2d4r": (24419, 14667), "j2d5pt": (14048, 2713),
+    "j2d9pt": (15816, 6593), "j2d9pt-gol": (12755, 1614), "gradient2d": (19826, 6489),
+    "star3d1r": (3720, 4170), "star3d2r": (6317, 3092), "star3d3r": (7135, 3281),
+    "star3d4r": (6004, 4401), "box3d1r": (14624, 6934), "box3d2r": (19532, 12150),
+    "box3d3r": (28098, 7905), "box3d4r": (29638, 10203), "j3d27pt": (14764, 4508)}
+RAD1 = ["star2d1r", "box2d1r", "j2d5pt", "j2d9pt-gol", "gradient2d", "star3d1r", "box3d1r",
+        "j3d27pt"]
+MIN_RUN_S = 0.2
+
+
+def gpu_slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", name.replace("NVIDIA", "")).strip("-")
+
+
+def geomean(values) -> float:
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(map(math.log, values)) / len(values)) if values else float("nan")
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+class Bench:
+    """Builds in a thread pool (nvcc runs on the CPUs while the GPU times earlier rows)."""
+
+    def __init__(self):
+        from an5dpy.runtime import BuildOptions, device_arch
+        self.options = BuildOptions(arch=device_arch())
+        self.pool = concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 4)
+
+    def submit(self, info, plan, stem, cap):
+        from an5dpy.runtime import build_kernels
+        return self.pool.submit(build_kernels, info, plan, stem, self.options, True, None, cap)
+
+    @staticmethod
+    def time(info, plan, built, env, naive=False, repeats=2):
+        """GFLOP/s, seconds per run, steps used, registers, spills."""
+        from an5dpy.bench import device_grid, gflops, time_runs
+        from an5dpy.runtime import CupyRunner
+        from an5dpy.tune import with_steps
+        model, cubin = built
+        runner = CupyRunner(info, plan, cubin, model.prefix, ())
+        grid = device_grid(info, env, plan.dtype)
+        run = runner.run_naive if naive else runner.run
+        probe_env = with_steps(info, env, min(20, info.time.steps(env)))
+        t = time_runs(lambda: run(grid, probe_env), 1, 1)[0]
+        per_step = t / info.time.steps(probe_env)
+        steps = max(20, min(info.time.steps(env), math.ceil(MIN_RUN_S / max(per_step, 1e-9))))
+        run_env = with_steps(info, env, steps)
+        times = time_runs(lambda: run(grid, run_env), repeats, 1)
+        median = sorted(times)[len(times) // 2]
+        kernel = "naive" if naive else f"_kernel_d{plan.bt}"
+        own = [r for r in cubin.resources if r.name.endswith(kernel)]
+        return (gflops(info, run_env, median), median, steps, own[0].registers if own else None,
+                any(r.spills for r in own))
+
+
+def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume: set) -> None:
+    from an5dpy.bench import PAPER_SIZE, PAPER_STEPS, sconf_plan
+    from an5dpy.driver import load
+    from an5dpy.gpus import get_gpu
+    from an5dpy.model import Model
+    from an5dpy.reference import resolve_params
+    from an5dpy.runtime import device_name
+    from an5dpy.tune import candidate_plans
+
+    gpu = get_gpu(device_name())
+    bench = Bench()
+    rows = []
+    for name in names:
+        for dtype in dtypes:
+            if (name, dtype) in resume:
+                continue
+            program, info = load(os.path.join(C_INPUTS, name + ".c"), (("SB_TYPE", dtype),))
+            env = resolve_params(program, {"compsize": PAPER_SIZE[info.ndim],
+                                           "timestep": PAPER_STEPS})
+            model = Model(info, gpu, env)
+            ranked = model.rank(candidate_plans(info, gpu))
+            heavy = info.flops_per_cell > 200
+            k = 2 if heavy else top
+            caps = (None, 64) if heavy else (None, 32, 64)
+            plans = [p.plan for p in ranked[:k]]
+            sconf = sconf_plan(info)
+            if sconf not in plans:
+                plans.append(sconf)
+            jobs = [(p, c) for p in plans for c in caps]
+            futures = [bench.submit(info, p, name.replace("-", "_"), c) for p, c in jobs]
+            rows.append((name, dtype, program, info, env, model, ranked, sconf, jobs, futures))
+    for name, dtype, program, info, env, model, ranked, sconf, jobs, futures in rows:
+        if time.time() > deadline:
+            print(f"deadline: skipping {name} {dtype}", flush=True)
+            continue
+        start = time.time()
+        measured = []
+        for (plan, cap), fut in zip(jobs, futures):
+            try:
+                g, sec, steps, regs, spills = Bench.time(info, plan, fut.result(), env)
+            except Exception as e:  # noqa: BLE001 - a failed build is reported, not fatal
+                print(f"  {name} {dtype} {plan.describe()} cap {cap}: {type(e).__name__}: {e}",
+                      flush=True)
+                continue
+            measured.append({"plan": plan.to_json(), "describe": plan.describe(), "cap": cap,
+                             "gflops": g, "seconds": sec, "steps": steps, "registers": regs,
+                             "spills": spills, "sconf": plan == sconf,
+                             "predicted": model.predict(plan, cap or regs).gflops})
+        sconf_runs = [m for m in measured if m["sconf"] and m["cap"] is None]
+        naive_g, _, naive_steps, _, _ = Bench.time(info, sconf, futures[0].result(), env,
+                                                   naive=True)
+        best = max(measured, key=lambda m: m["gflops"])
+        top5 = [p.plan.describe() for p in ranked[:5]]
+        row = {"stencil": name, "dtype": dtype, "gpu": gpu.name, "best": best,
+               "sconf": sconf_runs[0] if sconf_runs else None, "naive_gflops": naive_g,
+               "naive_steps": naive_steps, "model_top5": top5,
+               "best_in_model_top5": best["describe"] in top5,
+               "original_h200": ORIGINAL_H200[name][0 if dtype == "float" else 1],
+               "measured": measured, "candidates": len(ranked)}
+        with open(os.path.join(out_dir, "rows.jsonl"), "a") as f:
+            f.write(json.dumps(row) + "\n")
+        print(f"{name:10s} {dtype:6s} tuned {best['gflops']:9,.0f} ({best['describe']}, regs "
+              f"{best['cap'] or '-'}) Sconf "
+              f"{row['sconf']['gflops'] if row['sconf'] else float('nan'):9,.0f} naive "
+              f"{naive_g:8,.0f} original {row['original_h200']:7,} [{time.time() - start:.0f}s]",
+              flush=True)
+
+
+def measure_fig8(out_dir: str, deadline: float) -> None:
+    """GFLOP/s vs bT for radius-1 stencils (float), the tuned bS/sl/mode fixed, the
+    register budget tuned per bT (paper section 7.3)."""
+    from an5dpy.bench import PAPER_SIZE, PAPER_STEPS
+    from an5dpy.driver import load
+    from an5dpy.errors import UsageError
+    from an5dpy.plan import make_plan
+    from an5dpy.reference import resolve_params
+
+    rows = [json.loads(line) for line in open(os.path.join(out_dir, "rows.jsonl"))]
+    tuned = {(r["stencil"], r["dtype"]): r["best"] for r in rows}
+    bench = Bench()
+    work = []
+    for name in RAD1:
+        if (name, "float") not in tuned:
+            continue
+        best = tuned[(name, "float")]["plan"]
+        program, info = load(os.path.join(C_INPUTS, name + ".c"), (("SB_TYPE", "float"),))
+        env = resolve_params(program, {"compsize": PAPER_SIZE[info.ndim], "timestep": PAPER_STEPS})
+        for bt in range(1, (16 if info.ndim == 2 else 8) + 1):
+            try:
+                plan = make_plan(info, bt=bt, bs=tuple(best["bs"]), sl=best["sl"], opt=best["opt"])
+            except UsageError:
+                continue
+            for cap in (None, 32, 64):
+                work.append((name, info, env, plan, cap,
+                             bench.submit(info, plan, name.replace("-", "_"), cap)))
+    results: dict = {}
+    for name, info, env, plan, cap, fut in work:
+        if time.time() > deadline:
+            break
+        try:
+            g = Bench.time(info, plan, fut.result(), env)[0]
+        except Exception as e:  # noqa: BLE001
+            print(f"  fig8 {name} bt={plan.bt} cap {cap}: {e}", flush=True)
+            continue
+        key = (name, plan.bt)
+        results[key] = max(results.get(key, 0.0), g)
+    with open(os.path.join(out_dir, "fig8.jsonl"), "w") as f:
+        for (name, bt), g in sorted(results.items()):
+            f.write(json.dumps({"stencil": name, "bt": bt, "gflops": g}) + "\n")
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def render(out_dir: str) -> None:
+    import csv
+    rows = [json.loads(line) for line in open(os.path.join(out_dir, "rows.jsonl"))]
+    order = {(n, d): i for i, (n, d) in enumerate((n, d) for n in NAMES
+                                                 for d in ("float", "double"))}
+    rows.sort(key=lambda r: order[(r["stencil"], r["dtype"])])
+    gpu = rows[0]["gpu"] if rows else "?"
+    fields = ["stencil", "dtype", "bt", "bs", "sl", "opt", "regs", "tuned_gflops",
+              "model_gflops", "model_accuracy", "sconf_gflops", "naive_gflops",
+              "original_an5d_gflops", "tuned_over_original", "tuned_over_naive",
+              "best_in_model_top5", "steps"]
+    table = []
+    for r in rows:
+        b = r["best"]
+        p = b["plan"]
+        table.append({
+            "stencil": r["stencil"], "dtype": r["dtype"], "bt": p["bt"], "bs": p["bs_text"],
+            "sl": p["sl"] or "-", "opt": p["opt"], "regs": b["cap"] or "-",
+            "tuned_gflops": round(b["gflops"]), "model_gflops": round(b["predicted"]),
+            "model_accuracy": round(b["gflops"] / b["predicted"], 3) if b["predicted"] else "",
+            "sconf_gflops": round(r["sconf"]["gflops"]) if r["sconf"] else "",
+            "naive_gflops": round(r["naive_gflops"]),
+            "original_an5d_gflops": r["original_h200"],
+            "tuned_over_original": round(b["gflops"] / r["original_h200"], 3),
+            "tuned_over_naive": round(b["gflops"] / r["naive_gflops"], 3),
+            "best_in_model_top5": r["best_in_model_top5"], "steps": b["steps"]})
+    with open(os.path.join(out_dir, "table5.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(table)
+    lines = [f"# Table 5 on {gpu}", "",
+             "Tuned: the best of the model's top plans (and Sconf) x register budgets, measured. "
+             "Model: the performance model's prediction for that plan. Accuracy = tuned / "
+             "model. Original AN5D: its kernels on an H200 (reference numbers of issue 5). "
+             "GFLOP/s = interior cells x FLOP/cell x steps / time (CUDA events, median, "
+             "transfers excluded); sizes 16384^2 / 512^3; steps: 1000, or fewer when 1000 "
+             "would take long (column `steps`).", "",
+             "| stencil | dtype | bT | bS | sl | opt | regs | tuned | model | acc. | Sconf | naive "
+             "| original AN5D | tuned/orig. | tuned/naive | best in model top 5 | steps |",
+             "|" + "---|" * 17]
+    for t in table:
+        lines.append("| " + " | ".join(
+            f"{t[k]:,}" if isinstance(t[k], int) and not isinstance(t[k], bool) else str(t[k])
+            for k in fields) + " |")
+    lines.append("")
+    for dtype in ("float", "double"):
+        sel = [t for t in table if t["dtype"] == dtype]
+        if not sel:
+            continue
+        lines.append(f"- {dtype}: geomean tuned / original AN5D = "
+                     f"{geomean(t['tuned_over_original'] for t in sel):.3f}, tuned / naive = "
+                     f"{geomean(t['tuned_over_naive'] for t in sel):.3f}, rows at or above the "
+                     f"original: {sum(t['tuned_over_original'] >= 1 for t in sel)}/{len(sel)}, "
+                     f"tuned >= Sconf: "
+                     f"{sum(t['tuned_gflops'] >= (t['sconf_gflops'] or 0) for t in sel)}/{len(sel)}")
+    hits = sum(t["best_in_model_top5"] for t in table)
+    lines.append(f"- best measured plan within the model's top 5: {hits}/{len(table)} rows")
+    lines.append(f"- model accuracy (tuned / model), geomean: "
+                 f"{geomean(t['model_accuracy'] for t in table if t['model_accuracy']):.3f}")
+    with open(os.path.join(out_dir, "table5.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines[-6:]))
+    plot(out_dir, rows, gpu)
+
+
+def plot(out_dir: str, rows, gpu: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig8 = os.path.join(out_dir, "fig8.jsonl")
+    if os.path.exists(fig8):
+        data = [json.loads(line) for line in open(fig8)]
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        for ax, nd in zip(axes, ("2d", "3d")):
+            for name in RAD1:
+                pts = sorted((d["bt"], d["gflops"]) for d in data
+                             if d["stencil"] == name and nd in name)
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
+            ax.set_xlabel("temporal blocking degree bT")
+            ax.set_ylabel("GFLOP/s")
+            ax.set_title(f"{nd.upper()}, radius 1, float ({gpu})")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(os.path.join(out_dir, "fig8.png"), dpi=120)
+        plt.close(fig)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    best = {(r["stencil"], r["dtype"]): r["best"]["gflops"] for r in rows}
+    for ax, dtype in zip(axes, ("float", "double")):
+        for shape in ("star2d", "box2d", "star3d", "box3d"):
+            ys = [best.get((f"{shape}{x}r", dtype)) for x in range(1, 5)]
+            if any(y is not None for y in ys):
+                ax.plot(range(1, 5), [y or float("nan") for y in ys], marker="o", label=shape)
+        ax.set_xticks(range(1, 5))
+        ax.set_xlabel("stencil order (radius)")
+        ax.set_ylabel("tuned GFLOP/s")
+        ax.set_title(f"star/box stencils, {dtype} ({gpu})")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, "fig9.png"), dpi=120)
+    plt.close(fig)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.path.join(REPO, "artifact"))
+    ap.add_argument("--render-only", metavar="DIR", help="render DIR/rows.jsonl and stop")
+    ap.add_argument("--stencils", help="comma-separated subset (default: all 21)")
+    ap.add_argument("--dtypes", default="float,double")
+    ap.add_argument("--top", type=int, default=3, help="model-ranked plans measured per row")
+    ap.add_argument("--minutes", type=float, default=60.0, help="stop starting rows after this")
+    ap.add_argument("--resume", action="store_true", help="skip rows already in rows.jsonl")
+    ap.add_argument("--no-fig8", action="store_true")
+    args = ap.parse_args()
+    if args.render_only:
+        render(args.render_only)
+        return 0
+    from an5dpy.runtime import device_name
+    out_dir = os.path.join(args.out, gpu_slug(device_name()))
+    os.makedirs(out_dir, exist_ok=True)
+    rows_file = os.path.join(out_dir, "rows.jsonl")
+    done = set()
+    if args.resume and os.path.exists(rows_file):
+        done = {(r["stencil"], r["dtype"]) for r in map(json.loads, open(rows_file))}
+    elif os.path.exists(rows_file):
+        os.remove(rows_file)
+    deadline = time.time() + 60 * args.minutes
+    names = args.stencils.split(",") if args.stencils else NAMES
+    measure_rows(out_dir, names, args.dtypes.split(","), args.top, deadline, done)
+    if not args.no_fig8:
+        measure_fig8(out_dir, deadline)
+    render(out_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
