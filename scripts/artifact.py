@@ -98,6 +98,18 @@ class Bench:
                 any(r.spills for r in own))
 
 
+def predicted(model, plan, regs) -> float:
+    """The model's GFLOP/s with the registers the kernel got (ptxas), or with the paper's
+    estimate when that many registers would leave no block on an SM in the model."""
+    from an5dpy.errors import UsageError
+    for r in (regs, None):
+        try:
+            return model.predict(plan, r).gflops
+        except UsageError:
+            continue
+    return 0.0
+
+
 def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume: set) -> None:
     from an5dpy.bench import PAPER_SIZE, PAPER_STEPS, sconf_plan
     from an5dpy.driver import load
@@ -145,7 +157,7 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
             measured.append({"plan": plan.to_json(), "describe": plan.describe(), "cap": cap,
                              "gflops": g, "seconds": sec, "steps": steps, "registers": regs,
                              "spills": spills, "sconf": plan == sconf,
-                             "predicted": model.predict(plan, cap or regs).gflops})
+                             "predicted": predicted(model, plan, cap or regs)})
         sconf_runs = [m for m in measured if m["sconf"] and m["cap"] is None]
         naive_g, _, naive_steps, _, _ = Bench.time(info, sconf, futures[0].result(), env,
                                                    naive=True)
