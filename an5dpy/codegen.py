@@ -231,6 +231,41 @@ def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> l
     return macros
 
 
+def _accumulate(printer: _Printer, by_plane: dict[int, list], r: int, dtype: str,
+                acc_type: str) -> list[str]:
+    """Statements adding an arriving plane's terms into the accumulators.
+
+    Terms that read one cell are grouped by that cell: its value is read once (from
+    shared memory, or the thread's own register) and added, scaled, into every
+    accumulator it contributes to, so only the accumulators stay live -- a 729-term box
+    would otherwise keep 81 values in registers or read shared memory 729 times. Each
+    accumulator still adds its terms in source order. Terms reading several cells are
+    added whole afterwards.
+    """
+    from an5dpy.ir import walk
+    first = min(by_plane)
+    lines = [f"  a{r - first} = ({acc_type})0;"]
+    groups: dict[tuple[int, ...], list[tuple[int, object]]] = {}
+    rest: list[tuple[int, object]] = []
+    for dz in sorted(by_plane):
+        for term in by_plane[dz]:
+            reads = {n.offset[1:] for n in walk(term) if isinstance(n, Read)}
+            if len(reads) == 1:
+                groups.setdefault(reads.pop(), []).append((dz, term))
+            else:
+                rest.append((dz, term))
+    for k, (offset, terms) in enumerate(groups.items()):
+        value = "src" if not any(offset) else printer.smem("0", offset)
+        lines.append(f"  {{ const {dtype} an5d_v{k} = {value};")
+        for dz, term in terms:
+            text = c_expr(term, lambda n, v=f"an5d_v{k}": v)
+            lines.append(f"    a{r - dz} = ({acc_type})(a{r - dz} + {text});")
+        lines.append("  }")
+    for dz, term in rest:
+        lines.append(f"  a{r - dz} = ({acc_type})(a{r - dz} + {printer.partial([term])});")
+    return lines
+
+
 def _assoc_macros(printer: _Printer, info: StencilInfo, plan: BlockingPlan, d: int,
                   dtype: str, acc_type: str) -> list[Macro]:
     r = printer.r
@@ -242,15 +277,7 @@ def _assoc_macros(printer: _Printer, info: StencilInfo, plan: BlockingPlan, d: i
         if term.ctype != form.sum_type:
             term = Cast(form.sum_type, term.coord, term, True)
         by_plane.setdefault(dz, []).append(term)
-    first = min(by_plane)
-    updates = []
-    for dz in sorted(by_plane):
-        j = r - dz
-        partial = printer.partial(by_plane[dz])
-        if dz == first:
-            updates.append(f"  a{j} = ({acc_type})({partial});")
-        else:
-            updates.append(f"  a{j} = ({acc_type})(a{j} + ({partial}));")
+    updates = _accumulate(printer, by_plane, r, dtype, acc_type)
     total = f"(({form.sum_type})(a0))"
     if form.post is not None:
         op, k = form.post

@@ -178,9 +178,13 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
               flush=True)
 
 
-def measure_fig8(out_dir: str, deadline: float) -> None:
+FIG8_DEGREES = {2: (1, 2, 3, 4, 5, 6, 8, 10, 12, 14, 16), 3: (1, 2, 3, 4, 5, 6, 7, 8)}
+
+
+def measure_fig8(out_dir: str, deadline: float, stencils=RAD1, caps=(None, 32, 64)) -> None:
     """GFLOP/s vs bT for radius-1 stencils (float), the tuned bS/sl/mode fixed, the
-    register budget tuned per bT (paper section 7.3)."""
+    register budget tuned per bT (paper section 7.3). Points of other stencils already in
+    fig8.jsonl are kept."""
     from an5dpy.bench import PAPER_SIZE, PAPER_STEPS
     from an5dpy.driver import load
     from an5dpy.errors import UsageError
@@ -191,18 +195,18 @@ def measure_fig8(out_dir: str, deadline: float) -> None:
     tuned = {(r["stencil"], r["dtype"]): r["best"] for r in rows}
     bench = Bench()
     work = []
-    for name in RAD1:
+    for name in stencils:
         if (name, "float") not in tuned:
             continue
         best = tuned[(name, "float")]["plan"]
         program, info = load(os.path.join(C_INPUTS, name + ".c"), (("SB_TYPE", "float"),))
         env = resolve_params(program, {"compsize": PAPER_SIZE[info.ndim], "timestep": PAPER_STEPS})
-        for bt in range(1, (16 if info.ndim == 2 else 8) + 1):
+        for bt in FIG8_DEGREES[info.ndim]:
             try:
                 plan = make_plan(info, bt=bt, bs=tuple(best["bs"]), sl=best["sl"], opt=best["opt"])
             except UsageError:
                 continue
-            for cap in (None, 32, 64):
+            for cap in caps:
                 work.append((name, info, env, plan, cap,
                              bench.submit(info, plan, name.replace("-", "_"), cap)))
     results: dict = {}
@@ -216,7 +220,12 @@ def measure_fig8(out_dir: str, deadline: float) -> None:
             continue
         key = (name, plan.bt)
         results[key] = max(results.get(key, 0.0), g)
-    with open(os.path.join(out_dir, "fig8.jsonl"), "w") as f:
+    path = os.path.join(out_dir, "fig8.jsonl")
+    kept = [d for d in map(json.loads, open(path)) if d["stencil"] not in stencils] \
+        if os.path.exists(path) else []
+    with open(path, "w") as f:
+        for d in kept:
+            f.write(json.dumps(d) + "\n")
         for (name, bt), g in sorted(results.items()):
             f.write(json.dumps({"stencil": name, "bt": bt, "gflops": g}) + "\n")
 
@@ -340,6 +349,10 @@ def main() -> int:
     ap.add_argument("--minutes", type=float, default=60.0, help="stop starting rows after this")
     ap.add_argument("--resume", action="store_true", help="skip rows already in rows.jsonl")
     ap.add_argument("--no-fig8", action="store_true")
+    ap.add_argument("--no-rows", action="store_true", help="only Fig. 8 (needs rows.jsonl)")
+    ap.add_argument("--fig8-stencils", help="comma-separated subset of the radius-1 stencils")
+    ap.add_argument("--fig8-caps", default="none,32,64", help="register budgets per bT")
+    ap.add_argument("--redo", help="comma-separated stencils to measure again (with --resume)")
     args = ap.parse_args()
     if args.render_only:
         render(args.render_only)
@@ -349,15 +362,22 @@ def main() -> int:
     os.makedirs(out_dir, exist_ok=True)
     rows_file = os.path.join(out_dir, "rows.jsonl")
     done = set()
-    if args.resume and os.path.exists(rows_file):
-        done = {(r["stencil"], r["dtype"]) for r in map(json.loads, open(rows_file))}
+    if (args.resume or args.no_rows) and os.path.exists(rows_file):
+        redo = set(args.redo.split(",")) if args.redo else set()
+        kept = [r for r in map(json.loads, open(rows_file)) if r["stencil"] not in redo]
+        with open(rows_file, "w") as f:
+            f.writelines(json.dumps(r) + "\n" for r in kept)
+        done = {(r["stencil"], r["dtype"]) for r in kept}
     elif os.path.exists(rows_file):
         os.remove(rows_file)
     deadline = time.time() + 60 * args.minutes
     names = args.stencils.split(",") if args.stencils else NAMES
-    measure_rows(out_dir, names, args.dtypes.split(","), args.top, deadline, done)
+    if not args.no_rows:
+        measure_rows(out_dir, names, args.dtypes.split(","), args.top, deadline, done)
     if not args.no_fig8:
-        measure_fig8(out_dir, deadline)
+        caps = tuple(None if c.strip() == "none" else int(c) for c in args.fig8_caps.split(","))
+        stencils = args.fig8_stencils.split(",") if args.fig8_stencils else RAD1
+        measure_fig8(out_dir, deadline, stencils, caps)
     render(out_dir)
     return 0
 
