@@ -443,8 +443,9 @@ def test_cli_model_errors(capsys):
     # a plan over the GPU's per-block shared memory (P100: 48 KB)
     box = os.path.join(C_INPUTS, "box3d1r.c")
     code, _, err = _run(["model", box, "--gpu", "P100", "--dtype", "double", "--opt", "none",
-                         "--bs", "32x32", "--bt", "1"], capsys)
-    assert code == 0, err  # 2 * 3 planes * 1024 * 8 = 48 KB: fits exactly
+                         "--bs", "30x30", "--bt", "1"], capsys)
+    # 2 buffers * 3 planes * (30 + 2)^2 padded cells * 8 bytes = 48 KB: fits exactly
+    assert code == 0, err
     box2 = os.path.join(C_INPUTS, "box3d2r.c")  # 2 * 5 planes * 1024 * 8 = 80 KB
     code, _, err = _run(["model", box2, "--gpu", "P100", "--dtype", "double", "--opt", "none",
                          "--bs", "32x32", "--bt", "1"], capsys)
