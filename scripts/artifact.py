@@ -9,8 +9,8 @@ steps): the tuner ranks the search space with the performance model; the model's
 plans (and the paper's Sconf plan, as one more candidate) are built with each register
 budget and timed; the best is the "tuned" result. Sconf and the naive one-kernel-per-step
 baseline are timed too. Each run is timed with CUDA events (warm-up, then the median of
-the repeats); a stencil whose 1000 steps would take long is timed with fewer steps (at
-least ~0.2 s per run; the step count is in the table) -- GFLOP/s is a rate. Rows are
+the repeats), with the step count (at most 1000) that makes a run last about 0.2 s (it is
+in the table; GFLOP/s is a rate, and a 20-step probe picks it). Rows are
 appended to <out>/<gpu>/rows.jsonl as they finish, so an interrupted run can --resume.
 
 Outputs in <out>/<gpu>/: table5.csv, table5.md, fig8.png (GFLOP/s vs bT, radius-1
@@ -268,8 +268,11 @@ def render(out_dir: str) -> None:
              "Model: the performance model's prediction for that plan. Accuracy = tuned / "
              "model. Original AN5D: its kernels on an H200 (reference numbers of issue 5). "
              "GFLOP/s = interior cells x FLOP/cell x steps / time (CUDA events, median, "
-             "transfers excluded); sizes 16384^2 / 512^3; steps: 1000, or fewer when 1000 "
-             "would take long (column `steps`).", "",
+             "transfers excluded); sizes 16384^2 / 512^3; each run has the step count (at "
+             "most 1000) that makes it last about 0.2 s (column `steps`; GFLOP/s is a rate). "
+             "Tuned candidates: the model's top 3 plans (2 for the 3D boxes of radius >= 2) "
+             "and Sconf, each with no register budget and with 32 and 64 (64 only for those "
+             "boxes).", "",
              "| stencil | dtype | bT | bS | sl | opt | regs | tuned | model | acc. | Sconf | naive "
              "| original AN5D | tuned/orig. | tuned/naive | best in model top 5 | steps |",
              "|" + "---|" * 17]

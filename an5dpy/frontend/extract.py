@@ -258,6 +258,14 @@ class _ScopReader:
     def _loop(self, header: _Header) -> Loop:
         lower = self._bound(header.lower, header.var)
         upper = self._bound(header.upper, header.var)
+        for node, bound in ((header.lower, lower), (header.upper, upper)):
+            values = [bound.const] + [c for _, c in bound.terms]
+            if any(abs(v) > _INT_MAX for v in values):
+                # gcc would wrap it into int (the loop variable) while we would not; and the
+                # generated code indexes grids with int
+                raise UnsupportedInput(f"loop bound '{c_text(node)}' does not fit in an int "
+                                       f"(the generated code and the loop variable use int)",
+                                       self.coord(node))
         if not header.inclusive:
             upper = upper - 1
         return Loop(var=header.var, lower=lower, upper=upper, coord=self.coord(header.node),
@@ -610,6 +618,9 @@ class _ExprNames:
 
 _INTEGER_NAMES = frozenset(ir.INT_TYPES + tuple(t for t in ir.PROMOTED_TO_INT
                                                  if t not in ("_Bool", "bool")))
+
+
+_INT_MAX = 2 ** 31 - 1
 
 
 def _loop_var_name(node: c_ast.For) -> str:

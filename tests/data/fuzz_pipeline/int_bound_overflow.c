@@ -1,4 +1,4 @@
-/* fuzz: {"name": "int_bound_overflow.c", "bt": 4, "bs": null, "sl": null, "opt": null, "defines": [], "include_dirs": [], "smem_wrap": true, "baseline": false, "sim_seed": 1, "open": "frontend accepts 'int j = 4294967297' (not representable in int: gcc converts it to 1) and blocks an empty loop j in [4294967297, n - 2], so the simulator leaves the grid unchanged while gcc's loop nest runs: an5d verify FAILs (exit 1). With 2147483648 (-> INT_MIN in gcc) the gcc oracle reads far out of bounds and verify segfaults.", "signature": "sim mismatch (nondiag, wrong values)", "note": "campaign find (seed 4, analysis_forms/mixed_parity.c mutant), cleaned up"} */
+/* fuzz: {"name": "int_bound_overflow.c", "bt": 4, "bs": null, "sl": null, "opt": null, "defines": [], "include_dirs": [], "smem_wrap": true, "baseline": false, "sim_seed": 1, "signature": "sim mismatch (nondiag, wrong values)", "note": "campaign find (seed 4, analysis_forms/mixed_parity.c mutant), cleaned up; fixed: the frontend rejects loop bounds that do not fit in int"} */
 void f(int n, int T, float A[2][n][n])
 {
 #pragma scop

@@ -1,0 +1,95 @@
+"""The tuner's CPU side: the search space, pruning, model ranking, step counts, cache."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from an5dpy.driver import load
+from an5dpy.errors import UsageError
+from an5dpy.gpus import get_gpu
+from an5dpy.reference import resolve_params
+from an5dpy.tune import (SPACE, Measured, TuneResult, cache_key, candidate_plans, rank,
+                         result_from_json, tune, with_steps)
+
+C_INPUTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "c_inputs")
+H200 = get_gpu("H200")
+
+
+def bench(name, dtype="float"):
+    program, info = load(os.path.join(C_INPUTS, name + ".c"), (("SB_TYPE", dtype),))
+    size = 16384 if info.ndim == 2 else 512
+    return program, info, resolve_params(program, {"compsize": size, "timestep": 1000})
+
+
+def test_space_is_the_papers_extended_for_hopper():
+    _, info, _ = bench("j2d5pt")
+    plans = candidate_plans(info, H200)
+    assert {p.bt for p in plans} == set(range(1, 17))
+    assert {p.bs for p in plans} <= set(SPACE[2]["bs"])
+    _, info3, _ = bench("star3d1r")
+    plans3 = candidate_plans(info3, H200)
+    assert max(p.bt for p in plans3) <= 8 and (16, 64) in {p.bs for p in plans3}
+
+
+def test_pruning_removes_plans_over_the_limits():
+    _, info, _ = bench("box3d4r", "double")
+    plans = candidate_plans(info, H200)
+    assert plans and all(p.bt == 1 for p in plans)  # bS - 2*bT*4 > 0 and registers
+    for p in plans:
+        assert p.register_estimate() <= 255
+        assert p.register_estimate() * p.nthreads <= H200.regs_per_sm
+        assert p.smem_bytes <= H200.smem_per_block
+
+
+def test_ranking_is_by_the_model():
+    _, info, env = bench("j2d5pt")
+    ranked = rank(info, H200, env)
+    values = [g for _, g in ranked]
+    assert values == sorted(values, reverse=True) and len(ranked) > 100
+
+
+def test_model_only_tuning_and_result_round_trip():
+    _, info, env = bench("star2d1r")
+    result = tune(info, H200, env, "star2d1r", measure=False)
+    assert result.best is None and result.candidates > 0 and len(result.ranking) >= 5
+    plan = result.ranking[0][0]
+    measured = Measured(plan, 64, 1234.0, 0.5, 60, False, result.ranking[0][1])
+    full = TuneResult(result.gpu, result.sizes, result.steps, result.ranking, (measured,),
+                      result.candidates, 100)
+    back = result_from_json(info, json.loads(json.dumps(full.to_json())))
+    assert back.best.plan == plan and back.best.cap == 64 and back.measure_steps == 100
+
+
+def test_with_steps_sets_the_step_parameter():
+    _, info, env = bench("j2d5pt")
+    short = with_steps(info, env, 37)
+    assert info.time.steps(short) == 37 and short["dimsize"] == env["dimsize"]
+
+
+def test_cache_key_depends_on_what_matters():
+    _, info, env = bench("j2d5pt")
+    k = cache_key(info, "float", "H200", env, 5, (None, 32), None)
+    assert k == cache_key(info, "float", "H200", env, 5, (None, 32), None)
+    assert k != cache_key(info, "float", "H100", env, 5, (None, 32), None)
+    assert k != cache_key(info, "float", "H200", {**env, "timestep": 10}, 5, (None, 32), None)
+
+
+def test_gpu_commands_explain_what_they_need(capsys):
+    from an5dpy.cli import main
+    from an5dpy.runtime import cupy_available
+    if cupy_available()[0]:
+        pytest.skip("a GPU is present")
+    j2d = os.path.join(C_INPUTS, "j2d5pt.c")
+    assert main(["bench", j2d, "--dtype", "float"]) == 2
+    assert "needs a GPU" in capsys.readouterr().err
+    assert main(["tune", j2d, "--dtype", "float", "--measure", "3", "--gpu", "H200"]) == 2
+    assert main(["tune", j2d, "--dtype", "float"]) == 2
+    assert "--gpu" in capsys.readouterr().err
+    assert main(["probe"]) == 2
+    assert main(["tune", j2d, "--dtype", "float", "--gpu", "H200", "--top", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "model ranking" in out and out.count("bt=") == 3
+    assert main(["tune", j2d, "--dtype", "float", "--gpu", "H200", "--caps", "7"]) == 2
