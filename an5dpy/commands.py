@@ -13,14 +13,25 @@ from __future__ import annotations
 import json
 from typing import Mapping
 
+from an5dpy.bench import PAPER_SIZE, PAPER_STEPS
 from an5dpy.cli import _add_input, _add_plan, _check_dtype, _options, _param, _positive
 from an5dpy.errors import UsageError
 from an5dpy.ir import StencilInfo, StencilProgram, is_floating
 
 #: The benchmark harness' parameters (c_inputs/common.h) and the paper's sizes (section 6.1).
 HARNESS_SIZE, HARNESS_STEPS = "compsize", "timestep"
-PAPER_SIZE = {2: 16384, 3: 512}
-PAPER_STEPS = 1000
+
+
+def _add_sizes(p) -> None:
+    p.add_argument("-P", dest="params", action="append", type=_param, default=[],
+                   metavar="NAME=VALUE", help="value of a scop parameter (sizes, steps)")
+    p.add_argument("--size", type=_positive, metavar="N",
+                   help=f"interior cells per dimension: -P {HARNESS_SIZE}=N for the benchmark "
+                        f"harness (default {PAPER_SIZE[2]} in 2D, {PAPER_SIZE[3]} in 3D, as the "
+                        "paper)")
+    p.add_argument("--steps", type=_positive, metavar="N",
+                   help=f"time steps: -P {HARNESS_STEPS}=N for the benchmark harness "
+                        f"(default {PAPER_STEPS})")
 
 
 def register(subparsers) -> None:
@@ -36,15 +47,7 @@ def register(subparsers) -> None:
     p.add_argument("--gpu", required=True, metavar="NAME|SPEC.json",
                    help="a known GPU (P100, V100, A100, H100, H200, or a CUDA device name such "
                         "as 'NVIDIA H200') or a JSON spec written by 'an5d probe'")
-    p.add_argument("-P", dest="params", action="append", type=_param, default=[],
-                   metavar="NAME=VALUE", help="value of a scop parameter (sizes, steps)")
-    p.add_argument("--size", type=_positive, metavar="N",
-                   help=f"interior cells per dimension: -P {HARNESS_SIZE}=N for the benchmark "
-                        f"harness (default {PAPER_SIZE[2]} in 2D, {PAPER_SIZE[3]} in 3D, as the "
-                        "paper)")
-    p.add_argument("--steps", type=_positive, metavar="N",
-                   help=f"time steps: -P {HARNESS_STEPS}=N for the benchmark harness "
-                        f"(default {PAPER_STEPS})")
+    _add_sizes(p)
     p.add_argument("--regs", type=_positive, metavar="N",
                    help="registers per thread for the occupancy (default: the paper's "
                         "estimate, bT*(2r+1)+bT+20 in float)")
@@ -60,13 +63,9 @@ def register(subparsers) -> None:
                     "transfers excluded). GFLOP/s = interior cells x FLOP/cell x steps / time.")
     _add_input(p)
     _add_plan(p)
-    p.add_argument("-P", dest="params", action="append", type=_param, default=[],
-                   metavar="NAME=VALUE", help="value of a scop parameter (sizes, steps)")
-    p.add_argument("--size", type=_positive, metavar="N",
-                   help=f"-P {HARNESS_SIZE}=N for the benchmark harness (default: the paper's)")
-    p.add_argument("--steps", type=_positive, metavar="N",
-                   help=f"-P {HARNESS_STEPS}=N for the benchmark harness (default {PAPER_STEPS})")
-    p.add_argument("--regs", type=_positive, metavar="N", help="nvcc -maxrregcount")
+    _add_sizes(p)
+    p.add_argument("--regs", type=_positive, metavar="N",
+                   help="register budget per thread (launch bounds, like nvcc -maxrregcount)")
     p.add_argument("--naive", action="store_true", help="also time the naive baseline")
     p.add_argument("--sconf", action="store_true", help="also time the paper's Sconf plan")
     p.add_argument("--repeats", type=_positive, default=5, help="timed runs (default 5)")
@@ -82,12 +81,7 @@ def register(subparsers) -> None:
     _add_input(p)
     p.add_argument("--gpu", metavar="NAME|SPEC.json",
                    help="GPU to model (default: the present one; required without a GPU)")
-    p.add_argument("-P", dest="params", action="append", type=_param, default=[],
-                   metavar="NAME=VALUE", help="value of a scop parameter (sizes, steps)")
-    p.add_argument("--size", type=_positive, metavar="N",
-                   help=f"-P {HARNESS_SIZE}=N for the benchmark harness (default: the paper's)")
-    p.add_argument("--steps", type=_positive, metavar="N",
-                   help=f"-P {HARNESS_STEPS}=N for the benchmark harness (default {PAPER_STEPS})")
+    _add_sizes(p)
     p.add_argument("--measure", type=_positive, metavar="K", default=0,
                    help="build and time the model's top K plans on the GPU (default: model only)")
     p.add_argument("--caps", default="none,32,64,96",
