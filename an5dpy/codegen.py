@@ -273,7 +273,6 @@ def _assoc_macros(printer: _Printer, info: StencilInfo, plan: BlockingPlan, d: i
     accs = tuple(f"a{j}" for j in range(2 * r + 1))
     by_plane: dict[int, list] = {}
     for dz, term in form.terms:
-        term = _retype(term, info.dtype, dtype)
         if term.ctype != form.sum_type:
             term = Cast(form.sum_type, term.coord, term, True)
         by_plane.setdefault(dz, []).append(term)
@@ -282,7 +281,7 @@ def _assoc_macros(printer: _Printer, info: StencilInfo, plan: BlockingPlan, d: i
     if form.post is not None:
         op, k = form.post
         ctype = common_type(form.sum_type, k.ctype)
-        k_text = c_expr(_retype(k, info.dtype, dtype), lambda n: "0")
+        k_text = c_expr(k, lambda n: "0")
         total = f"((({ctype})(a0)) {op} ({k_text}))"
     macros = []
     for level in range(1, d + 1):
@@ -314,16 +313,6 @@ def _assoc_macros(printer: _Printer, info: StencilInfo, plan: BlockingPlan, d: i
                 "const int an5d_store = AN5D_STORES(q);",
                 f"ACC_STORE(src, {', '.join(accs)}, q, b, an5d_take, an5d_store, 1);")))
     return macros
-
-
-def _retype(expr, old: str, new: str):
-    if old == new:
-        return expr
-    from dataclasses import replace
-
-    from an5dpy.ir import transform
-
-    return transform(expr, lambda e: replace(e, ctype=new) if isinstance(e, Read) else None)
 
 
 # --------------------------------------------------------------------------- phases
@@ -372,8 +361,7 @@ def _phase_code(phase: Phase, degree: int) -> PhaseCode:
 
 def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, prefix: str) -> KernelCode:
     dtype = plan.dtype
-    update = _retype(info.update, info.dtype, dtype)
-    printer = _Printer(info, plan, update)
+    printer = _Printer(info, plan, info.update)
     if plan.opt == "assoc":
         acc_type = _acc_type(info.assoc.sum_type, dtype)
         macros = _assoc_macros(printer, info, plan, ks.degree, dtype, acc_type)
@@ -429,7 +417,7 @@ def _used_in_update(info: StencilInfo, name: str) -> bool:
 
 
 def _baseline_code(info: StencilInfo, plan: BlockingPlan, prefix: str) -> BaselineCode:
-    update = _retype(info.update, info.dtype, plan.dtype)
+    update = info.update
     names = ["an5d_c0"] + [f"an5d_c{e}" for e in range(1, info.ndim)]
 
     def read(node: Read) -> str:

@@ -160,7 +160,10 @@ def make_plan(info: StencilInfo, bt: int = 4, bs: tuple[int, ...] | None = None,
               sl: int | None = None, opt: str | None = None, dtype: str | None = None,
               limits: DeviceLimits = HOPPER_LIMITS) -> BlockingPlan:
     """Build and validate a plan; raises UsageError naming what is impossible."""
-    dtype = dtype or info.dtype
+    if dtype is not None and dtype != info.dtype:
+        raise UsageError(f"the plan's element type {dtype} differs from the array's "
+                         f"({info.dtype}): the type comes from the C source (-D, --dtype)")
+    dtype = info.dtype
     opt = opt or info.opt
     bs = tuple(bs) if bs is not None else default_block_size(info.ndim)
     if opt not in MODES:

@@ -58,14 +58,9 @@ class _Kernels:
         self.info = info
         self.plan = plan
         self.dtype = numpy_type(plan.dtype)
-        update = info.update
-        if plan.dtype != info.dtype:
-            update = _retype(update, info.dtype, plan.dtype)
-        self.update = compile_expr(update, scalars)
+        self.update = compile_expr(info.update, scalars)
         if plan.opt == "assoc":
             form = info.assoc
-            if plan.dtype != info.dtype:
-                form = _retype_assoc(form, info.dtype, plan.dtype)
             self.acc_type = numpy_type(form.sum_type)
             if np.dtype(self.acc_type).itemsize < np.dtype(self.dtype).itemsize:
                 self.acc_type = self.dtype
@@ -83,23 +78,6 @@ class _Kernels:
 
 def _as(expr, ctype):
     return expr if expr.ctype == ctype else Cast(ctype, expr.coord, expr, True)
-
-
-def _retype(expr, old: str, new: str):
-    """Replace the array element type (the --dtype option overrides SB_TYPE-less inputs)."""
-    from an5dpy.ir import transform
-    from dataclasses import replace
-
-    def fn(e):
-        if isinstance(e, Read) and e.ctype == old:
-            return replace(e, ctype=new)
-        return None
-    return transform(expr, fn)
-
-
-def _retype_assoc(form, old, new):
-    from dataclasses import replace
-    return replace(form, terms=tuple((dz, _retype(t, old, new)) for dz, t in form.terms))
 
 
 # --------------------------------------------------------------------------- threads
