@@ -8,13 +8,14 @@ on x86-64). Integer division and remainder truncate toward zero as in C.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Callable, Mapping
 
 import numpy as np
 
 from an5dpy.errors import InternalError
-from an5dpy.ir import (MATH_FUNCTIONS, Binary, Call, Cast, Const, Expr, Read, Scalar, Unary,
-                       walk)
+from an5dpy.ir import (MATH_FUNCTIONS, Binary, Call, Cast, Const, Expr, MathFunction, Read,
+                       Scalar, Unary, walk)
 
 NUMPY_TYPES: Mapping[str, type] = {
     "float": np.float32, "double": np.float64,
@@ -57,19 +58,32 @@ _MATH = {
 
 
 def _math(name: str) -> Callable:
+    """Element-wise C math function. Exact ones (sqrt, fabs, ...) through numpy, which
+    rounds them correctly as IEEE 754 requires; the others through the C library itself,
+    so results match a program compiled with gcc on this machine bit for bit (numpy's
+    vectorised exp or pow can differ from glibc's by an ulp)."""
+    fn = MATH_FUNCTIONS[name]
     base = name[:-1] if name.endswith("f") and name[:-1] in MATH_FUNCTIONS else name
-    if base == "fma":
-        # fma rounds once; evaluate in a wider type then round (exact for float, and for
-        # double the product of two doubles is exact in longdouble only on some hosts).
-        def fma(a, b, c):
-            wide = np.float64 if a.dtype == np.float32 else np.longdouble
-            return (a.astype(wide) * b.astype(wide) + c.astype(wide)).astype(a.dtype)
-        return fma
-    if base in ("erf", "erfc"):
-        from math import erf, erfc
-        fn = np.vectorize(erf if base == "erf" else erfc)
-        return lambda x: fn(x).astype(x.dtype)
-    return _MATH[base]
+    if fn.exact and base in _MATH:
+        return _MATH[base]
+    return _libm_function(fn)
+
+
+@lru_cache(maxsize=None)
+def _libm_function(fn: MathFunction) -> Callable:
+    import ctypes
+    import ctypes.util
+    libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+    ctype = ctypes.c_float if fn.result == "float" else ctypes.c_double
+    cfunc = getattr(libm, fn.name)
+    cfunc.restype = ctype
+    cfunc.argtypes = [ctype] * len(fn.params)
+    result = numpy_type(fn.result)
+    ufunc = np.frompyfunc(cfunc, len(fn.params), 1)
+
+    def call(*args):
+        return np.asarray(ufunc(*args), dtype=result)
+    return call
 
 
 def is_exact(expr: Expr) -> bool:
