@@ -92,7 +92,6 @@ class RenderModel:
     nthreads: int
     smem_planes: int
     smem_wrap: bool
-    uses_smem: bool  # some read is another thread's cell
     scalars: tuple[tuple[str, str], ...]  # (ctype, name) of scalar parameters
     kernels: tuple[KernelCode, ...]
     degrees: tuple[int, ...]
@@ -120,7 +119,7 @@ class RenderModel:
     def dynamic_smem(self) -> bool:
         """Static __shared__ arrays are limited to 48 KB; above that the kernel takes
         dynamic shared memory and the launcher raises the kernel's limit."""
-        return self.uses_smem and self.smem_bytes > STATIC_SMEM_LIMIT
+        return self.smem_bytes > STATIC_SMEM_LIMIT
 
     @property
     def smem_shape(self) -> str:
@@ -145,13 +144,6 @@ def identifier(stem: str) -> str:
 # --------------------------------------------------------------------------- macro bodies
 
 
-def uses_shared_memory(info: StencilInfo) -> bool:
-    """Whether any read is another thread's cell (a non-zero in-plane offset). A stencil
-    along the streaming dimension alone reads only its own column, from registers, and
-    needs neither shared memory nor barriers."""
-    return any(any(o[1:]) for o in info.offsets)
-
-
 class _Printer:
     """Prints the stencil expression for one kernel with the register/shared layout."""
 
@@ -163,7 +155,6 @@ class _Printer:
         self.n = info.ndim - 1
         self.threads = [f"an5d_t{e}" for e in range(1, info.ndim)]
         self.pad = plan.plane_radius  # shared rows are padded by the radius on each side
-        self.uses_smem = uses_shared_memory(info)
 
     def smem(self, plane: str, inplane: tuple[int, ...]) -> str:
         idx = "".join(f"[{t} + {r + o}]" for t, r, o in zip(self.threads, self.pad, inplane))
@@ -193,8 +184,6 @@ class _Printer:
 
 
 def _store_smem(printer: _Printer, value: str, plane: int = 0) -> str:
-    if not printer.uses_smem:
-        return ""
     idx = "".join(f"[{t} + {r}]" for t, r in zip(printer.threads, printer.pad))
     return f"an5d_sm[b][{plane}]{idx} = {value};"
 
@@ -222,23 +211,23 @@ def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> l
                 gargs, bargs = ", ".join(("out", *ins, "prev")), "out, prev"
             # every thread evaluates (halo threads read the padding); a select keeps the
             # result, the boundary value or the centre, without a divergent branch
-            body = (*writes, "AN5D_BARRIER();",
+            body = (*writes, "__syncthreads();",
                     f"const {dtype} an5d_v = ({dtype})({expr});",
                     f"out = (an5d_act & {1 << level}u) ? an5d_v : (an5d_bnd ? {bval} : i{r});")
             macros.append(Macro(f"CALC{level}", params, body))
             macros.append(Macro(f"BOUNDARY{level}", bparams, bbody))
             macros.append(Macro(f"G_CALC{level}", params, (
                 f"if (AN5D_BOUNDARY_PLANE(q)) {{ if (AN5D_EXISTS(q)) BOUNDARY{level}({bargs}); "
-                "AN5D_BARRIER(); }",
+                "__syncthreads(); }",
                 f"else CALC{level}({gargs}, q, b);")))
         else:
-            body = (*writes, "AN5D_BARRIER();",
+            body = (*writes, "__syncthreads();",
                     f"const {dtype} an5d_v = ({dtype})({expr});",
                     f"if (an5d_act & {1 << level}u) an5d_p_st[(size_t)(q) * an5d_plane] = an5d_v;")
             macros.append(Macro("STORE", ("q", *ins, "b"), body))
             macros.append(Macro("G_STORE", ("q", *ins, "b"), (
                 f"if (AN5D_STORES(q)) STORE(q, {', '.join(ins)}, b);",
-                "else AN5D_BARRIER();")))
+                "else __syncthreads();")))
     return macros
 
 
@@ -298,8 +287,8 @@ def _assoc_macros(printer: _Printer, info: StencilInfo, plan: BlockingPlan, d: i
     for level in range(1, d + 1):
         bnd = "an5d_p_be" if level % 2 == 0 else "an5d_p_bo"
         # halo threads accumulate padding too (never used); the finish selects
-        take = ("if (TAKE) {", f"  {_store_smem(printer, f'({dtype})(src)')}", "  AN5D_BARRIER();",
-                *updates, "} else if (GUARDED) AN5D_BARRIER();")
+        take = ("if (TAKE) {", f"  {_store_smem(printer, f'({dtype})(src)')}", "  __syncthreads();",
+                *updates, "} else if (GUARDED) __syncthreads();")
         finish = (f"if (FIN == 1) {{ const {acc_type} an5d_f = ({acc_type})(({dtype})({total})); "
                   f"a0 = (an5d_act & {1 << level}u) ? an5d_f : "
                   f"(an5d_bnd ? ({acc_type}){bnd}[(size_t)(q) * an5d_plane] : a0); }}",
@@ -416,7 +405,7 @@ def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem
         plan_text=plan.describe(), bt=plan.bt, sl=plan.sl, radius=plan.stream_radius,
         reach=plan.reach,
         plane_dims=plane_dims, nthreads=plan.nthreads, smem_planes=plan.smem_planes,
-        smem_wrap=smem_wrap, uses_smem=uses_shared_memory(info), scalars=scalars, kernels=kernels,
+        smem_wrap=smem_wrap, scalars=scalars, kernels=kernels,
         degrees=tuple(k.degree for k in kernels), baseline=base,
         source_name=info.program.filename if info.program is not None else stem,
         header=f"{stem}_kernel.hu", max_registers=max_registers)

@@ -24,7 +24,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from an5dpy.codegen import NAIVE_BLOCK, STATIC_SMEM_LIMIT, uses_shared_memory
+from an5dpy.codegen import NAIVE_BLOCK, STATIC_SMEM_LIMIT
 from an5dpy.errors import CudaCompileError, UsageError
 from an5dpy.ir import StencilInfo
 from an5dpy.plan import BlockingPlan, LaunchGeometry, grid_extents, launch_plan
@@ -210,8 +210,7 @@ class CupyRunner:
 
     @property
     def smem_bytes(self) -> int:
-        """Dynamic shared memory the kernels take (see RenderModel.dynamic_smem)."""
-        return self.plan.smem_bytes if uses_shared_memory(self.info) else 0
+        return self.plan.smem_bytes
 
     def _scalar_args(self, env: Mapping[str, float]) -> list:
         out = []
