@@ -1,8 +1,10 @@
 """Build generated CUDA with nvcc and run it from Python with cupy.
 
-* :func:`nvcc_flags` / :class:`BuildOptions`: the performance build (``-O3 --use_fast_math``,
-  as the paper) or the exact build (no fast math, ``-fmad=false``: IEEE-exact + - * / and
-  sqrt, so results are bit-identical to the gcc oracle), optional ``-maxrregcount``.
+* :class:`BuildOptions`: the performance build (``-O3 --use_fast_math``, as the paper) or
+  the exact build (no fast math, ``-fmad=false``: IEEE-exact + - * / and sqrt, so results
+  are bit-identical to the gcc oracle), optional ``-maxrregcount``. The generated kernels
+  carry ``__launch_bounds__``, for which nvcc ignores ``-maxrregcount``: a register budget
+  for them is a codegen option (``regs`` of :func:`build_kernels`, ``--regs``).
 * :func:`compile_cubin` compiles ``x_kernel.cu`` to a cubin and returns ptxas's
   per-kernel report (registers, spills, shared memory); failures raise
   :class:`CudaCompileError` with the whole log.
