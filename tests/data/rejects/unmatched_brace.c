@@ -1,4 +1,4 @@
-/* reject: 11:1 | C syntax error: unmatched '}' */
+/* reject: 11:1 | C syntax error */
 void f(int n, int T, float A[2][n][n])
 {
 #pragma scop
