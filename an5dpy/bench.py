@@ -9,7 +9,7 @@ interior cells x FLOP/cell x steps / time.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from an5dpy.errors import UsageError
@@ -105,9 +105,7 @@ def bench_plan(info: StencilInfo, plan: BlockingPlan, env: Mapping[str, int], st
     grid = device_grid(info, env, plan.dtype)
     run = (lambda: runner.run_naive(grid, env)) if naive else (lambda: runner.run(grid, env))
     times = time_runs(run, repeats)
-    res = runner.cubin.resources
-    kernel = "naive" if naive else "kernel"
-    mine = [r for r in res if kernel in r.name]
+    mine = runner.cubin.kernels("naive" if naive else "kernel")
     regs = max((r.registers for r in mine), default=None)
     name = label or ("naive" if naive else plan.describe())
     median = sorted(times)[len(times) // 2]

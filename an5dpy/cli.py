@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Sequence
 
 from an5dpy import __version__
-from an5dpy.errors import (EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_MISMATCH, An5dError,
-                           UsageError)
+from an5dpy.errors import EXIT_INTERNAL, EXIT_MISMATCH, An5dError, UsageError
 
 STAGES = ("program", "analysis", "plan", "schedule")
 

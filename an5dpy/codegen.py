@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -20,7 +20,7 @@ import jinja2
 from an5dpy.cexpr import c_expr
 from an5dpy.errors import InternalError
 from an5dpy.ir import Cast, Read, StencilInfo, common_type, is_floating
-from an5dpy.plan import BlockingPlan, format_block_size
+from an5dpy.plan import BlockingPlan
 from an5dpy.schedule import (Accumulate, Boundary, Calc, KernelSchedule, Load, Op, Phase,
                              Schedule, Store, Sync)
 

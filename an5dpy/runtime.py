@@ -123,6 +123,14 @@ class Cubin:
     resources: tuple[KernelResources, ...]
     log: str
 
+    def kernel(self, suffix: str) -> KernelResources | None:
+        """ptxas' report of the kernel whose name ends with ``suffix`` (``_kernel_d4``)."""
+        return next((r for r in self.resources if r.name.endswith(suffix)), None)
+
+    def kernels(self, marker: str) -> tuple[KernelResources, ...]:
+        """The reports of every kernel whose name contains ``marker``."""
+        return tuple(r for r in self.resources if marker in r.name)
+
 
 def compile_cubin(kernel_cu: str | Path, options: BuildOptions = BuildOptions(),
                   out_dir: str | Path | None = None) -> Cubin:
@@ -214,27 +222,27 @@ class CupyRunner:
     def smem_bytes(self) -> int:
         return self.plan.smem_bytes
 
-    def _scalar_args(self, env: Mapping[str, float]) -> list:
-        out = []
+    def _grid_args(self, dims, env: Mapping[str, int | float]) -> list:
+        """The kernels' size arguments: extents, interior bounds, scalar parameters."""
+        args = [np.int32(d.size) for d in dims]
+        args += [np.int32(v) for d in dims for v in (d.lower, d.upper)]
         for name in self.scalar_names:
             ctype = self.info.program.param(name).ctype
-            out.append(_C_SCALARS[ctype](env[name]))
-        return out
+            args.append(_C_SCALARS[ctype](env[name]))
+        return args
 
     def run(self, grid, env: Mapping[str, int | float]) -> None:
         """Advance ``grid`` (a cupy array of shape (2, *extents)) as the scop does."""
         dims = grid_extents(self.info, env)
         steps = self.info.time.steps(env)
         start = self.info.time.start_buffer(env)
-        sizes = [np.int32(d.size) for d in dims]
-        bounds = [np.int32(v) for d in dims for v in (d.lower, d.upper)]
-        scalars = self._scalar_args(env)
         if any(d.length == 0 for d in dims):
             return
+        sizes = self._grid_args(dims, env)
         for launch in launch_plan(steps, self.plan.bt, start):
             geo = LaunchGeometry(self.plan, launch.degree, dims)
             args = (grid[launch.source], grid[launch.source ^ 1], grid[launch.boundary_even],
-                    grid[launch.boundary_even ^ 1], *sizes, *bounds, *scalars)
+                    grid[launch.boundary_even ^ 1], *sizes)
             shared = self.smem_bytes if self.smem_bytes > STATIC_SMEM_LIMIT else 0
             self.kernel(launch.degree)((geo.nblocks,), self.block, args, shared_mem=shared)
 
@@ -249,9 +257,7 @@ class CupyRunner:
         if any(d.length == 0 for d in dims):
             return
         fn = self.module.get_function(f"{self.prefix}_naive")
-        sizes = [np.int32(d.size) for d in dims]
-        bounds = [np.int32(v) for d in dims for v in (d.lower, d.upper)]
-        scalars = self._scalar_args(env)
+        sizes = self._grid_args(dims, env)
         by, bx = NAIVE_BLOCK[self.info.ndim]
         block = (bx, by)
         tiled = dims[-2:]  # 2D: both dimensions; 3D: the plane, one plane per blockIdx.z
@@ -260,7 +266,7 @@ class CupyRunner:
             blocks += (dims[0].length,)
         src = self.info.time.start_buffer(env)
         for _ in range(self.info.time.steps(env)):
-            fn(blocks, block, (grid[src], grid[src ^ 1], *sizes, *bounds, *scalars))
+            fn(blocks, block, (grid[src], grid[src ^ 1], *sizes))
             src ^= 1
 
 

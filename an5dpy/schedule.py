@@ -45,7 +45,7 @@ stays static.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from an5dpy.plan import BlockingPlan
 
@@ -347,7 +347,6 @@ class _Builder:
 
 
 def _with_buf(op: Op, buf: int) -> Op:
-    from dataclasses import replace
     return replace(op, buf=buf)
 
 
@@ -620,7 +619,6 @@ def block_trace(kernel: KernelSchedule, rng: BlockRanges) -> tuple[tuple[str, tu
 
 
 def shift(op: Op, s: int) -> Op:
-    from dataclasses import replace
     return replace(op, plane=op.plane + s) if s else op
 
 
@@ -641,7 +639,6 @@ def resolve_guarded(op: Op, s: int, rng: BlockRanges, kernel: KernelSchedule) ->
     same step as the in-range pipeline would (the step formula is the same), so nothing
     valid is lost. ``tests/test_schedule.py`` checks this by symbolic execution.
     """
-    from dataclasses import replace
     if isinstance(op, Sync):
         return ResolvedOp(op, True)
     op = shift(op, s)

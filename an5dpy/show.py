@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from an5dpy.cexpr import c_expr
-from an5dpy.ir import Access, Read, StencilInfo, StencilProgram
+from an5dpy.ir import Read, StencilInfo, StencilProgram
 from an5dpy.plan import BlockingPlan
 
 

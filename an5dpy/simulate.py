@@ -24,7 +24,7 @@ import numpy as np
 
 from an5dpy.errors import InternalError
 from an5dpy.evaluate import compile_expr, numpy_type
-from an5dpy.ir import Binary, Cast, Read, StencilInfo, Unary
+from an5dpy.ir import Cast, Read, StencilInfo
 from an5dpy.plan import (BlockingPlan, DimExtent, Launch, LaunchGeometry, grid_extents,
                          launch_plan)
 from an5dpy.schedule import (Accumulate, BlockRanges, Boundary, Calc, KernelSchedule, Load,

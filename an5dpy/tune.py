@@ -21,7 +21,7 @@ import concurrent.futures
 import hashlib
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -247,9 +247,9 @@ def measure_plans(info: StencilInfo, jobs: Sequence[tuple[BlockingPlan, int | No
         runner = CupyRunner(info, plan, cubin, model.prefix, tuple(n for _, n in model.scalars))
         times = time_runs(lambda: runner.run(grid, env), repeats)
         median = sorted(times)[len(times) // 2]
-        own = [r for r in cubin.resources if r.name.endswith(f"_kernel_d{plan.bt}")]
+        own = cubin.kernel(f"_kernel_d{plan.bt}")
         out.append(Measured(plan, cap, gflops(info, env, median), median,
-                            own[0].registers if own else None,
-                            any(r.spills for r in cubin.resources if "_kernel_d" in r.name),
+                            own.registers if own else None,
+                            any(r.spills for r in cubin.kernels("_kernel_d")),
                             (predicted or {}).get(plan, 0.0)))
     return out

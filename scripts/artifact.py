@@ -93,9 +93,9 @@ class Bench:
         times = time_runs(lambda: run(grid, run_env), repeats, 1)
         median = sorted(times)[len(times) // 2]
         kernel = "naive" if naive else f"_kernel_d{plan.bt}"
-        own = [r for r in cubin.resources if r.name.endswith(kernel)]
-        return (gflops(info, run_env, median), median, steps, own[0].registers if own else None,
-                any(r.spills for r in own))
+        own = cubin.kernel(kernel)
+        return (gflops(info, run_env, median), median, steps, own.registers if own else None,
+                bool(own and own.spills))
 
 
 def predicted(model, plan, regs) -> float:
