@@ -9,6 +9,7 @@ the op sequences of every phase, launch geometry formulas); the templates in
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ REGISTERS_PER_SM = 65536
 STATIC_SMEM_LIMIT = 48 * 1024
 #: Threads per in-plane dimension (array order) of the naive baseline kernel.
 NAIVE_BLOCK = {2: (8, 32), 3: (8, 32)}
+WARP_SIZE = 32
 
 
 @dataclass(frozen=True)
@@ -188,8 +190,40 @@ def _store_smem(printer: _Printer, value: str, plane: int = 0) -> str:
     return f"an5d_sm[b][{plane}]{idx} = {value};"
 
 
+def levels_with_idle_warps(plan: BlockingPlan, degree: int) -> frozenset[int]:
+    """Levels (1..degree) at which some warp has no thread inside the level's window.
+
+    A thread computes level L only if every in-plane index lies in [L*r, bs - L*r); for
+    such levels the macros branch around the evaluation, so whole warps of halo threads
+    skip it (3D blocks lose whole rows: up to half of all threads for radius 4). Where no
+    warp is idle, the evaluation stays branch-free and a select keeps the result.
+    """
+    levels = set()
+    for level in range(1, degree + 1):
+        window = [range(level * r, b - level * r) for b, r in zip(plan.bs, plan.plane_radius)]
+        active_warps = set()
+        for index in itertools.product(*(range(b) for b in plan.bs)):
+            if all(i in w for i, w in zip(index, window)):
+                linear = 0
+                for i, b in zip(index, plan.bs):  # the contiguous dimension is fastest
+                    linear = linear * b + i
+                active_warps.add(linear // WARP_SIZE)
+        if len(active_warps) < math.ceil(plan.nthreads / WARP_SIZE):
+            levels.add(level)
+    return frozenset(levels)
+
+
+def _evaluate(dtype: str, expr: str, bit: int, skip: bool, fallback: str) -> tuple[str, ...]:
+    """``out`` = the stencil value for threads that compute the level, else ``fallback``."""
+    if skip:
+        return (f"if (an5d_act & {bit}u) out = ({dtype})({expr}); else out = {fallback};",)
+    return (f"const {dtype} an5d_v = ({dtype})({expr});",
+            f"out = (an5d_act & {bit}u) ? an5d_v : {fallback};")
+
+
 def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> list[Macro]:
     r = printer.r
+    idle = levels_with_idle_warps(plan, d)
     ins = tuple(f"i{k}" for k in range(2 * r + 1))
     expr = printer.stencil()
     if plan.opt == "none":
@@ -209,11 +243,11 @@ def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> l
                 params, bval = ("out", *ins, "prev", "q", "b"), "prev"
                 bparams, bbody = ("out", "prev"), ("out = prev;",)
                 gargs, bargs = ", ".join(("out", *ins, "prev")), "out, prev"
-            # every thread evaluates (halo threads read the padding); a select keeps the
-            # result, the boundary value or the centre, without a divergent branch
+            # halo threads keep the boundary value or the centre; unless whole warps are
+            # idle, they evaluate too (reading the padding) and a select keeps the result
             body = (*writes, "__syncthreads();",
-                    f"const {dtype} an5d_v = ({dtype})({expr});",
-                    f"out = (an5d_act & {1 << level}u) ? an5d_v : (an5d_bnd ? {bval} : i{r});")
+                    *_evaluate(dtype, expr, 1 << level, level in idle,
+                               f"(an5d_bnd ? {bval} : i{r})"))
             macros.append(Macro(f"CALC{level}", params, body))
             macros.append(Macro(f"BOUNDARY{level}", bparams, bbody))
             macros.append(Macro(f"G_CALC{level}", params, (
@@ -221,9 +255,12 @@ def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> l
                 "__syncthreads(); }",
                 f"else CALC{level}({gargs}, q, b);")))
         else:
-            body = (*writes, "__syncthreads();",
-                    f"const {dtype} an5d_v = ({dtype})({expr});",
-                    f"if (an5d_act & {1 << level}u) an5d_p_st[(size_t)(q) * an5d_plane] = an5d_v;")
+            store = f"if (an5d_act & {1 << level}u) an5d_p_st[(size_t)(q) * an5d_plane]"
+            if level in idle:
+                body = (*writes, "__syncthreads();", f"{store} = ({dtype})({expr});")
+            else:
+                body = (*writes, "__syncthreads();",
+                        f"const {dtype} an5d_v = ({dtype})({expr});", f"{store} = an5d_v;")
             macros.append(Macro("STORE", ("q", *ins, "b"), body))
             macros.append(Macro("G_STORE", ("q", *ins, "b"), (
                 f"if (AN5D_STORES(q)) STORE(q, {', '.join(ins)}, b);",
@@ -277,6 +314,7 @@ def _assoc_macros(printer: _Printer, info: StencilInfo, plan: BlockingPlan, d: i
             term = Cast(form.sum_type, term.coord, term, True)
         by_plane.setdefault(dz, []).append(term)
     updates = _accumulate(printer, by_plane, r, dtype, acc_type)
+    idle = levels_with_idle_warps(plan, d)
     total = f"(({form.sum_type})(a0))"
     if form.post is not None:
         op, k = form.post
@@ -286,9 +324,12 @@ def _assoc_macros(printer: _Printer, info: StencilInfo, plan: BlockingPlan, d: i
     macros = []
     for level in range(1, d + 1):
         bnd = "an5d_p_be" if level % 2 == 0 else "an5d_p_bo"
-        # halo threads accumulate padding too (never used); the finish selects
+        # where whole warps are idle, halo threads skip the sums; elsewhere they add
+        # padding too (never used) and the finish selects
+        sums = ((f"  if (an5d_act & {1 << level}u) {{", *updates, "  }") if level in idle
+                else updates)
         take = ("if (TAKE) {", f"  {_store_smem(printer, f'({dtype})(src)')}", "  __syncthreads();",
-                *updates, "} else if (GUARDED) __syncthreads();")
+                *sums, "} else if (GUARDED) __syncthreads();")
         finish = (f"if (FIN == 1) {{ const {acc_type} an5d_f = ({acc_type})(({dtype})({total})); "
                   f"a0 = (an5d_act & {1 << level}u) ? an5d_f : "
                   f"(an5d_bnd ? ({acc_type}){bnd}[(size_t)(q) * an5d_plane] : a0); }}",

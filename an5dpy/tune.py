@@ -187,6 +187,32 @@ def rank(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float],
     return [(p.plan, p.gflops) for p in model.rank(plans)]
 
 
+def diverse_candidates(ranking: Sequence[tuple[BlockingPlan, float]], top: int = 5,
+                       extra: Sequence[BlockingPlan] = (), floor: float = 0.5,
+                       per_bt: bool = True, per_bs: bool = True) -> list[BlockingPlan]:
+    """Plans worth measuring: the model's ``top`` plans, then its best plan for every bT
+    (with ``per_bt``) and for every bS (with ``per_bs``) whose prediction is within ``floor`` of the best
+    one, then ``extra``.
+
+    The model ranks the space coarsely on Hopper: measured optima differ from its
+    favourite mostly in bT (latency and occupancy effects it does not see), so one plan
+    per bT and per bS covers the directions the ranking is unsure about at a small cost.
+    """
+    chosen = [p for p, _ in ranking[:top]]
+    if ranking:
+        best_of: dict[tuple, BlockingPlan] = {}
+        bound = floor * ranking[0][1]
+        for plan, predicted in ranking:  # best first
+            if predicted >= bound:
+                if per_bt:
+                    best_of.setdefault(("bt", plan.bt), plan)
+                if per_bs:
+                    best_of.setdefault(("bs", plan.bs), plan)
+        chosen += [p for p in best_of.values() if p not in chosen]
+    chosen += [p for p in extra if p not in chosen]
+    return chosen
+
+
 def tune(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], stem: str,
          top: int = 5, caps: Sequence[int | None] = CAPS, measure: bool = True,
          measure_steps: int | None = None, repeats: int = 3, use_cache: bool = True,

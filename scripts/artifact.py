@@ -70,25 +70,44 @@ class Bench:
         from an5dpy.runtime import BuildOptions, device_arch
         self.options = BuildOptions(arch=device_arch())
         self.pool = concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 4)
+        self._grid = (None, None)
 
-    def submit(self, info, plan, stem, cap):
+    def submit(self, info, plan, stem, cap, uncapped=None):
+        """Build ``plan`` with register budget ``cap``. With ``uncapped`` (the future of the
+        same plan's build without a budget, submitted earlier) the build is skipped, giving
+        None, where the budget is no lower than what ptxas gave the plan anyway."""
         from an5dpy.runtime import build_kernels
-        return self.pool.submit(build_kernels, info, plan, stem, self.options, True, None, cap)
 
-    @staticmethod
-    def time(info, plan, built, env, naive=False, repeats=2):
+        def build():
+            if uncapped is not None:
+                own = uncapped.result()[1].kernel(f"_kernel_d{plan.bt}")
+                if own is not None and own.registers <= cap:
+                    return None
+            return build_kernels(info, plan, stem, self.options, True, None, cap)
+        return self.pool.submit(build)
+
+    def grid(self, info, env, dtype):
+        """The device grid of the current row (made once per row, not per plan)."""
+        from an5dpy.bench import device_grid
+        key = (id(info), dtype)
+        if self._grid[0] != key:
+            self._grid = (None, None)  # free the previous row's grid first
+            self._grid = (key, device_grid(info, env, dtype))
+        return self._grid[1]
+
+    def time(self, info, plan, built, env, naive=False, repeats=2, min_run_s=MIN_RUN_S):
         """GFLOP/s, seconds per run, steps used, registers, spills."""
-        from an5dpy.bench import device_grid, gflops, time_runs
+        from an5dpy.bench import gflops, time_runs
         from an5dpy.runtime import CupyRunner
         from an5dpy.tune import with_steps
         model, cubin = built
         runner = CupyRunner(info, plan, cubin, model.prefix, ())
-        grid = device_grid(info, env, plan.dtype)
+        grid = self.grid(info, env, plan.dtype)
         run = runner.run_naive if naive else runner.run
         probe_env = with_steps(info, env, min(20, info.time.steps(env)))
         t = time_runs(lambda: run(grid, probe_env), 1, 1)[0]
         per_step = t / info.time.steps(probe_env)
-        steps = max(20, min(info.time.steps(env), math.ceil(MIN_RUN_S / max(per_step, 1e-9))))
+        steps = max(20, min(info.time.steps(env), math.ceil(min_run_s / max(per_step, 1e-9))))
         run_env = with_steps(info, env, steps)
         times = time_runs(lambda: run(grid, run_env), repeats, 1)
         median = sorted(times)[len(times) // 2]
@@ -110,14 +129,61 @@ def predicted(model, plan, regs) -> float:
     return 0.0
 
 
-def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume: set) -> None:
+#: Register budgets tried per candidate (a budget at or above what ptxas gives the plan
+#: anyway is skipped), candidates screened with short runs, finalists timed again.
+CAPS = (None, 32, 64, 96)
+SCREEN_S = 0.05
+FINALISTS = 3
+HEAVY_FLOPS = 200
+
+
+def submit_jobs(bench, info, plans, stem):
+    """(plan, cap, future) for every plan and budget; uncapped builds go first."""
+    uncapped = {p: bench.submit(info, p, stem, None) for p in plans}
+    jobs = [(p, None, uncapped[p]) for p in plans]
+    jobs += [(p, c, bench.submit(info, p, stem, c, uncapped[p]))
+             for c in CAPS if c is not None for p in plans]
+    return jobs
+
+
+def screen_and_confirm(bench, info, env, jobs, label, finalists=FINALISTS):
+    """Screen every built job with short runs, then time the finalists as reported runs.
+    Returns the measured entries (finalists carry their confirmed numbers)."""
+    screened = []
+    for plan, cap, fut in jobs:
+        try:
+            built = fut.result()
+            if built is None:
+                continue  # the budget changes nothing: same kernel as without it
+            g = bench.time(info, plan, built, env, repeats=1, min_run_s=SCREEN_S)[0]
+        except Exception as e:  # noqa: BLE001 - a failed build is reported, not fatal
+            print(f"  {label} {plan.describe()} cap {cap}: {type(e).__name__}: {e}", flush=True)
+            continue
+        screened.append((g, plan, cap, built))
+    screened.sort(key=lambda x: -x[0])
+    out = []
+    for rank_, (g, plan, cap, built) in enumerate(screened):
+        if rank_ < finalists:
+            g, sec, steps, regs, spills = bench.time(info, plan, built, env)
+            final = True
+        else:
+            sec, steps, final = None, None, False
+            own = built[1].kernel(f"_kernel_d{plan.bt}")
+            regs, spills = (own.registers, own.spills) if own else (None, False)
+        out.append({"plan": plan, "cap": cap, "gflops": g, "seconds": sec, "steps": steps,
+                    "registers": regs, "spills": bool(spills), "final": final})
+    return out
+
+
+def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume: set,
+                 narrow: bool = False) -> None:
     from an5dpy.bench import PAPER_SIZE, PAPER_STEPS, sconf_plan
     from an5dpy.driver import load
     from an5dpy.gpus import get_gpu
     from an5dpy.model import Model
     from an5dpy.reference import resolve_params
     from an5dpy.runtime import device_name
-    from an5dpy.tune import candidate_plans
+    from an5dpy.tune import candidate_plans, diverse_candidates
 
     gpu = get_gpu(device_name())
     bench = Bench()
@@ -131,57 +197,56 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
                                            "timestep": PAPER_STEPS})
             model = Model(info, gpu, env)
             ranked = model.rank(candidate_plans(info, gpu))
-            heavy = info.flops_per_cell > 200
-            k = 2 if heavy else top
-            caps = (None, 64) if heavy else (None, 32, 64)
-            plans = [p.plan for p in ranked[:k]]
             sconf = sconf_plan(info)
-            if sconf not in plans:
-                plans.append(sconf)
-            jobs = [(p, c) for p in plans for c in caps]
-            futures = [bench.submit(info, p, name.replace("-", "_"), c) for p, c in jobs]
-            rows.append((name, dtype, program, info, env, model, ranked, sconf, jobs, futures))
-    for name, dtype, program, info, env, model, ranked, sconf, jobs, futures in rows:
+            # heavy stencils (hundreds of FLOP per cell) build slowly and prefer bT 1-2:
+            # fewer model picks and no sweep over bT for them
+            heavy = info.flops_per_cell > HEAVY_FLOPS
+            plans = diverse_candidates([(p.plan, p.gflops) for p in ranked],
+                                       min(top, 3) if heavy else top, (sconf,),
+                                       per_bt=not heavy and not narrow, per_bs=not narrow)
+            jobs = submit_jobs(bench, info, plans, name.replace("-", "_"))
+            rows.append((name, dtype, info, env, model, ranked, sconf, plans, jobs))
+    for name, dtype, info, env, model, ranked, sconf, plans, jobs in rows:
         if time.time() > deadline:
             print(f"deadline: skipping {name} {dtype}", flush=True)
             continue
         start = time.time()
         measured = []
-        for (plan, cap), fut in zip(jobs, futures):
-            try:
-                g, sec, steps, regs, spills = Bench.time(info, plan, fut.result(), env)
-            except Exception as e:  # noqa: BLE001 - a failed build is reported, not fatal
-                print(f"  {name} {dtype} {plan.describe()} cap {cap}: {type(e).__name__}: {e}",
-                      flush=True)
-                continue
-            measured.append({"plan": plan.to_json(), "describe": plan.describe(), "cap": cap,
-                             "gflops": g, "seconds": sec, "steps": steps, "registers": regs,
-                             "spills": spills, "sconf": plan == sconf,
-                             "predicted": predicted(model, plan, cap or regs)})
-        sconf_runs = [m for m in measured if m["sconf"] and m["cap"] is None]
-        naive_g, _, naive_steps, _, _ = Bench.time(info, sconf, futures[0].result(), env,
-                                                   naive=True)
-        best = max(measured, key=lambda m: m["gflops"])
+        for m in screen_and_confirm(bench, info, env, jobs, f"{name} {dtype}"):
+            plan = m.pop("plan")
+            measured.append({"plan": plan.to_json(), "describe": plan.describe(), **m,
+                             "sconf": plan == sconf,
+                             "predicted": predicted(model, plan, m["cap"] or m["registers"])})
+        sconf_built = next(f.result() for p, c, f in jobs if p == sconf and c is None)
+        sconf_g, sconf_s, sconf_steps, sconf_regs, sconf_spills = bench.time(
+            info, sconf, sconf_built, env)
+        sconf_run = {"plan": sconf.to_json(), "describe": sconf.describe(), "cap": None,
+                     "gflops": sconf_g, "seconds": sconf_s, "steps": sconf_steps,
+                     "registers": sconf_regs, "spills": sconf_spills, "final": True,
+                     "sconf": True, "predicted": predicted(model, sconf, sconf_regs)}
+        naive_g, _, naive_steps, _, _ = bench.time(info, sconf, sconf_built, env, naive=True)
+        # the tuned result is the best finalist or Sconf (both timed as reported runs)
+        best = max([m for m in measured if m["final"]] + [sconf_run], key=lambda m: m["gflops"])
         top5 = [p.plan.describe() for p in ranked[:5]]
         row = {"stencil": name, "dtype": dtype, "gpu": gpu.name, "best": best,
-               "sconf": sconf_runs[0] if sconf_runs else None, "naive_gflops": naive_g,
+               "sconf": sconf_run, "naive_gflops": naive_g,
                "naive_steps": naive_steps, "model_top5": top5,
                "best_in_model_top5": best["describe"] in top5,
                "original_h200": ORIGINAL_H200[name][0 if dtype == "float" else 1],
-               "measured": measured, "candidates": len(ranked)}
+               "measured": measured, "candidates": len(ranked), "plans_measured": len(plans)}
         with open(os.path.join(out_dir, "rows.jsonl"), "a") as f:
             f.write(json.dumps(row) + "\n")
         print(f"{name:10s} {dtype:6s} tuned {best['gflops']:9,.0f} ({best['describe']}, regs "
-              f"{best['cap'] or '-'}) Sconf "
-              f"{row['sconf']['gflops'] if row['sconf'] else float('nan'):9,.0f} naive "
-              f"{naive_g:8,.0f} original {row['original_h200']:7,} [{time.time() - start:.0f}s]",
-              flush=True)
+              f"{best['cap'] or '-'}) Sconf {sconf_g:9,.0f} naive {naive_g:8,.0f} original "
+              f"{row['original_h200']:7,} x{best['gflops'] / row['original_h200']:.3f} "
+              f"[{len(measured)} runs, {time.time() - start:.0f}s]", flush=True)
+    bench.pool.shutdown(wait=False, cancel_futures=True)  # builds of rows past the deadline
 
 
 FIG8_DEGREES = {2: (1, 2, 3, 4, 5, 6, 8, 10, 12, 14, 16), 3: (1, 2, 3, 4, 5, 6, 7, 8)}
 
 
-def measure_fig8(out_dir: str, deadline: float, stencils=RAD1, caps=(None, 32, 64)) -> None:
+def measure_fig8(out_dir: str, deadline: float, stencils=RAD1) -> None:
     """GFLOP/s vs bT for radius-1 stencils (float), the tuned bS/sl/mode fixed, the
     register budget tuned per bT (paper section 7.3). Points of other stencils already in
     fig8.jsonl are kept."""
@@ -206,20 +271,15 @@ def measure_fig8(out_dir: str, deadline: float, stencils=RAD1, caps=(None, 32, 6
                 plan = make_plan(info, bt=bt, bs=tuple(best["bs"]), sl=best["sl"], opt=best["opt"])
             except UsageError:
                 continue
-            for cap in caps:
-                work.append((name, info, env, plan, cap,
-                             bench.submit(info, plan, name.replace("-", "_"), cap)))
+            work.append((name, info, env, plan,
+                         submit_jobs(bench, info, [plan], name.replace("-", "_"))))
     results: dict = {}
-    for name, info, env, plan, cap, fut in work:
+    for name, info, env, plan, jobs in work:
         if time.time() > deadline:
             break
-        try:
-            g = Bench.time(info, plan, fut.result(), env)[0]
-        except Exception as e:  # noqa: BLE001
-            print(f"  fig8 {name} bt={plan.bt} cap {cap}: {e}", flush=True)
-            continue
-        key = (name, plan.bt)
-        results[key] = max(results.get(key, 0.0), g)
+        measured = screen_and_confirm(bench, info, env, jobs, f"fig8 {name}", finalists=1)
+        if measured:
+            results[(name, plan.bt)] = measured[0]["gflops"]
     path = os.path.join(out_dir, "fig8.jsonl")
     kept = [d for d in map(json.loads, open(path)) if d["stencil"] not in stencils] \
         if os.path.exists(path) else []
@@ -348,13 +408,15 @@ def main() -> int:
     ap.add_argument("--render-only", metavar="DIR", help="render DIR/rows.jsonl and stop")
     ap.add_argument("--stencils", help="comma-separated subset (default: all 21)")
     ap.add_argument("--dtypes", default="float,double")
-    ap.add_argument("--top", type=int, default=3, help="model-ranked plans measured per row")
+    ap.add_argument("--top", type=int, default=5, help="model-ranked plans measured per row "
+                    "(besides the model's best plan per bT and per bS, and Sconf)")
     ap.add_argument("--minutes", type=float, default=60.0, help="stop starting rows after this")
     ap.add_argument("--resume", action="store_true", help="skip rows already in rows.jsonl")
+    ap.add_argument("--narrow", action="store_true", help="measure only the model's top "
+                    "plans and Sconf (no sweep over bT and bS; for a short device budget)")
     ap.add_argument("--no-fig8", action="store_true")
     ap.add_argument("--no-rows", action="store_true", help="only Fig. 8 (needs rows.jsonl)")
     ap.add_argument("--fig8-stencils", help="comma-separated subset of the radius-1 stencils")
-    ap.add_argument("--fig8-caps", default="none,32,64", help="register budgets per bT")
     ap.add_argument("--redo", help="comma-separated stencils to measure again (with --resume)")
     args = ap.parse_args()
     if args.render_only:
@@ -376,11 +438,11 @@ def main() -> int:
     deadline = time.time() + 60 * args.minutes
     names = args.stencils.split(",") if args.stencils else NAMES
     if not args.no_rows:
-        measure_rows(out_dir, names, args.dtypes.split(","), args.top, deadline, done)
+        measure_rows(out_dir, names, args.dtypes.split(","), args.top, deadline, done,
+                     args.narrow)
     if not args.no_fig8:
-        caps = tuple(None if c.strip() == "none" else int(c) for c in args.fig8_caps.split(","))
         stencils = args.fig8_stencils.split(",") if args.fig8_stencils else RAD1
-        measure_fig8(out_dir, deadline, stencils, caps)
+        measure_fig8(out_dir, deadline, stencils)
     render(out_dir)
     return 0
 
