@@ -76,14 +76,19 @@ def register(subparsers) -> None:
         "tune", help="find the fastest blocking plan: model-ranked, then measured",
         description="Enumerates bT, bS and sl (the paper's sets, extended for Hopper), prunes "
                     "plans over the GPU's limits or the register estimate, ranks the rest with "
-                    "the performance model and, with --measure, builds the top K with each "
-                    "register budget and times them on the present GPU. Results are cached.")
+                    "the performance model and, with --measure K, builds the top K plans and "
+                    "the model's best plan per bT and per bS with each register budget that "
+                    "binds, times each once on the present GPU and the fastest three again. "
+                    "Results are cached.")
     _add_input(p)
     p.add_argument("--gpu", metavar="NAME|SPEC.json",
                    help="GPU to model (default: the present one; required without a GPU)")
     _add_sizes(p)
     p.add_argument("--measure", type=_positive, metavar="K", default=0,
-                   help="build and time the model's top K plans on the GPU (default: model only)")
+                   help="build and time the model's top K plans (and its best per bT and bS) "
+                        "on the GPU (default: model only)")
+    p.add_argument("--narrow", action="store_true",
+                   help="measure only the model's top K plans (no sweep over bT and bS)")
     p.add_argument("--caps", default="none,32,64,96",
                    help="register budgets to try for each measured plan (default none,32,64,96)")
     p.add_argument("--tune-steps", type=_positive, metavar="N",
@@ -239,7 +244,8 @@ def cmd_tune(args) -> int:
     env = model_params(program, info, dict(args.params), args.size, args.steps)
     result = tune(info, gpu, env, Path(args.input).stem, top=args.measure or 5, caps=caps,
                   measure=bool(args.measure), measure_steps=args.tune_steps,
-                  use_cache=not args.no_cache, progress=not args.json)
+                  use_cache=not args.no_cache, progress=not args.json,
+                  diverse=not args.narrow)
     if args.json:
         print(json.dumps({"input": args.input, **result.to_json()}, indent=2))
         return 0

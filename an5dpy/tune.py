@@ -7,8 +7,10 @@
    paper's register estimate (bT(2r+1) + bT + 20 for float, 2bT(2r+1) + bT + 30 for
    double) over 255 per thread or over the registers of an SM for one block.
 3. Rank the rest with the performance model (:mod:`an5dpy.model`).
-4. Build the top K with each register budget in ``caps`` (none, 32, 64, 96: launch bounds
-   that play the part of nvcc -maxrregcount) and time them on the GPU; report the best.
+4. Build the top K, and the model's best plan per bT and per bS, with each register
+   budget in ``caps`` (none, 32, 64, 96: launch bounds that play the part of nvcc
+   -maxrregcount) where it binds; time each once on the GPU, time the fastest again and
+   report the best.
 
 Results are cached as JSON, keyed by the stencil (its update and loop bounds), dtype,
 sizes, step count, GPU and an5dpy version (``$AN5D_CACHE_DIR``, default
@@ -147,12 +149,12 @@ def cache_path() -> Path:
 
 
 def cache_key(info: StencilInfo, dtype: str, gpu: str, env: Mapping, top: int,
-              caps: Sequence, measure_steps: int | None) -> str:
+              caps: Sequence, measure_steps: int | None, diverse: bool = True) -> str:
     expr = c_expr(info.update, lambda r: f"A{list(r.offset)}")
     bounds = [(str(d.lower), str(d.upper), str(d.extent)) for d in info.dims]
     parts = json.dumps([expr, bounds, info.ndim, dtype, gpu, __version__,
                         sorted((k, v) for k, v in env.items()), top, list(caps),
-                        measure_steps], default=str)
+                        measure_steps, diverse], default=str)
     return hashlib.sha256(parts.encode()).hexdigest()
 
 
@@ -216,9 +218,12 @@ def diverse_candidates(ranking: Sequence[tuple[BlockingPlan, float]], top: int =
 def tune(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], stem: str,
          top: int = 5, caps: Sequence[int | None] = CAPS, measure: bool = True,
          measure_steps: int | None = None, repeats: int = 3, use_cache: bool = True,
-         progress: bool = True, extra: Sequence[BlockingPlan] = ()) -> TuneResult:
-    """Rank the space with the model; with ``measure``, time the top ``top`` plans (plus
-    ``extra`` ones) with every register budget in ``caps`` on the present GPU."""
+         progress: bool = True, extra: Sequence[BlockingPlan] = (),
+         diverse: bool = True) -> TuneResult:
+    """Rank the space with the model; with ``measure``, time on the present GPU the top
+    ``top`` plans, with ``diverse`` also the model's best plan per bT and per bS
+    (:func:`diverse_candidates`), and ``extra``, each with every register budget in
+    ``caps`` that binds."""
     plans = candidate_plans(info, gpu)
     ranking = rank(info, gpu, env, plans)
     if not ranking:
@@ -229,17 +234,15 @@ def tune(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], stem: 
                         candidates=len(plans), measure_steps=measure_steps)
     if not measure:
         return result
-    key = cache_key(info, info.dtype, gpu.name, env, top, caps, measure_steps)
+    key = cache_key(info, info.dtype, gpu.name, env, top, caps, measure_steps, diverse)
     if use_cache:
         cached = _load_cache().get(key)
         if cached is not None:
             return result_from_json(info, cached)
-    chosen = [p for p, _ in ranking[:top]]
-    chosen += [p for p in extra if p not in chosen]
+    chosen = diverse_candidates(ranking, top, extra, per_bt=diverse, per_bs=diverse)
     predicted = dict(ranking)
     run_env = with_steps(info, env, measure_steps) if measure_steps else dict(env)
-    measured = measure_plans(info, [(p, c) for p in chosen for c in caps], run_env, stem,
-                             predicted, repeats, progress)
+    measured = measure_plans(info, chosen, caps, run_env, stem, predicted, repeats, progress)
     result = TuneResult(gpu.name, sizes, steps, result.ranking, tuple(measured),
                         len(plans), measure_steps)
     if use_cache:
@@ -247,12 +250,19 @@ def tune(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], stem: 
     return result
 
 
-def measure_plans(info: StencilInfo, jobs: Sequence[tuple[BlockingPlan, int | None]],
-                  env: Mapping[str, int | float], stem: str,
+#: Plans re-timed with all the repeats after every candidate was timed once.
+FINALISTS = 3
+
+
+def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
+                  caps: Sequence[int | None], env: Mapping[str, int | float], stem: str,
                   predicted: Mapping[BlockingPlan, float] | None = None, repeats: int = 3,
                   progress: bool = True) -> list[Measured]:
-    """Build every (plan, register budget) in parallel with nvcc, then time them one by
-    one (median of ``repeats`` after a warm-up)."""
+    """Build every plan with each register budget in parallel with nvcc, then time them.
+
+    A budget at or above the registers ptxas gives the plan without one would build the
+    same kernel, so it is skipped. Every build is timed once after a warm-up; the
+    ``FINALISTS`` fastest are timed again ``repeats`` times (their median is reported)."""
     from tqdm import tqdm
 
     from an5dpy.bench import device_grid, gflops, time_runs
@@ -260,22 +270,44 @@ def measure_plans(info: StencilInfo, jobs: Sequence[tuple[BlockingPlan, int | No
 
     options = BuildOptions(arch=device_arch())
     workers = max(1, (os.cpu_count() or 2))
+
+    def own_registers(cubin, plan):
+        own = cubin.kernel(f"_kernel_d{plan.bt}")
+        return own.registers if own else None
+
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-        built = list(tqdm(pool.map(lambda j: build_kernels(info, j[0], stem, options,
-                                                           regs=j[1]), jobs),
-                          total=len(jobs), desc="build", disable=not progress))
+        uncapped = {p: pool.submit(build_kernels, info, p, stem, options) for p in plans}
+
+        def build_capped(plan, cap):
+            natural = own_registers(uncapped[plan].result()[1], plan)
+            if natural is not None and natural <= cap:
+                return None  # the budget does not bind
+            return build_kernels(info, plan, stem, options, regs=cap)
+
+        jobs = [(p, None, uncapped[p]) for p in plans]
+        jobs += [(p, c, pool.submit(build_capped, p, c)) for c in caps if c is not None
+                 for p in plans]
+        built = [(p, c, f.result()) for p, c, f in tqdm(jobs, desc="build",
+                                                        disable=not progress)]
+    built = [(p, c, b) for p, c, b in built if b is not None]
     grid = None
-    out = []
-    for (plan, cap), (model, cubin) in tqdm(list(zip(jobs, built)), desc="time",
-                                           disable=not progress):
+    runs = []
+    for plan, cap, (model, cubin) in tqdm(built, desc="time", disable=not progress):
         if grid is None or grid.dtype.itemsize != plan.word_bytes:
             grid = device_grid(info, env, plan.dtype)
         runner = CupyRunner(info, plan, cubin, model.prefix, tuple(n for _, n in model.scalars))
-        times = time_runs(lambda: runner.run(grid, env), repeats)
+        runs.append([plan, cap, cubin, runner, time_runs(lambda: runner.run(grid, env), 1)])
+    runs.sort(key=lambda r: r[4][0])
+    for entry in runs[:FINALISTS]:
+        plan, runner = entry[0], entry[3]
+        if grid.dtype.itemsize != plan.word_bytes:
+            grid = device_grid(info, env, plan.dtype)
+        entry[4] = time_runs(lambda: runner.run(grid, env), repeats)
+    out = []
+    for plan, cap, cubin, _, times in runs:
         median = sorted(times)[len(times) // 2]
-        own = cubin.kernel(f"_kernel_d{plan.bt}")
         out.append(Measured(plan, cap, gflops(info, env, median), median,
-                            own.registers if own else None,
+                            own_registers(cubin, plan),
                             any(r.spills for r in cubin.kernels("_kernel_d")),
                             (predicted or {}).get(plan, 0.0)))
     return out

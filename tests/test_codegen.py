@@ -197,3 +197,47 @@ def test_templates_ship_in_the_wheel_and_load_from_an_install(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], cwd=str(tmp_path), env=env,
                          capture_output=True, text=True, check=True).stdout.split()
     assert out[0].startswith(str(target)) and out[1] == "3"
+
+
+def test_levels_with_idle_warps():
+    from an5dpy.codegen import levels_with_idle_warps
+    from an5dpy.driver import load
+    from an5dpy.plan import make_plan
+
+    def plan(name, bt, bs):
+        _, info = load(os.path.join(C_INPUTS, name + ".c"), (("SB_TYPE", "float"),))
+        return make_plan(info, bt=bt, bs=bs)
+
+    # 1D blocks lose only a few lanes of the outer warps until bT*r reaches a warp
+    assert levels_with_idle_warps(plan("j2d5pt", 6, (512,)), 6) == frozenset()
+    assert levels_with_idle_warps(plan("star2d4r", 8, (512,)), 8) == {8}
+    # 3D blocks lose whole rows: with 32 threads per row every level has idle warps
+    assert levels_with_idle_warps(plan("star3d1r", 4, (32, 32)), 4) == {1, 2, 3, 4}
+    # 16-thread rows pair up in a warp: both rows must be outside the window
+    assert levels_with_idle_warps(plan("star3d1r", 2, (16, 16)), 2) == {2}
+    assert levels_with_idle_warps(plan("box3d4r", 1, (16, 64)), 1) == {1}
+
+
+def test_idle_levels_branch_around_the_evaluation():
+    from an5dpy.codegen import render_kernel, render_model
+    from an5dpy.driver import load
+    from an5dpy.plan import make_plan
+    from an5dpy.schedule import build_schedule
+    _, info = load(os.path.join(C_INPUTS, "star3d1r.c"), (("SB_TYPE", "float"),))
+
+    def macros(bs):
+        plan = make_plan(info, bt=2, bs=bs)
+        text = render_kernel(render_model(info, plan, build_schedule(plan), "s"))
+        kernel = text.split("_kernel_d2(")[1]
+        return {m.group(1): m.group(2) for m in re.finditer(
+            r"#define (CALC1|STORE)\(.*?\) do \{ \\\n(.*?)\} while \(0\)", kernel, re.S)}
+
+    # 16x16: no warp is idle at level 1 (select), some are at level 2 (branch)
+    small = macros((16, 16))
+    assert "out = (an5d_act & 2u) ? an5d_v" in small["CALC1"]
+    assert "if (an5d_act & 4u) an5d_p_st[(size_t)(q) * an5d_plane] = (float)(" in small["STORE"]
+    assert "an5d_v" not in small["STORE"]
+    # 32x32: halo rows are whole warps at both levels
+    large = macros((32, 32))
+    assert "if (an5d_act & 2u) out = (float)(" in large["CALC1"]
+    assert "an5d_v" not in large["CALC1"]

@@ -93,3 +93,26 @@ def test_gpu_commands_explain_what_they_need(capsys):
     out = capsys.readouterr().out
     assert "model ranking" in out and out.count("bt=") == 3
     assert main(["tune", j2d, "--dtype", "float", "--gpu", "H200", "--caps", "7"]) == 2
+
+
+def test_diverse_candidates_add_the_models_best_per_bt_and_bs():
+    from an5dpy.tune import diverse_candidates
+    program, info, env = bench("j2d5pt")
+    ranking = rank(info, H200, env)
+    chosen = diverse_candidates(ranking, top=3)
+    assert chosen[:3] == [p for p, _ in ranking[:3]]
+    assert len(chosen) == len(set(chosen))
+    best = ranking[0][1]
+    eligible = [(p, g) for p, g in ranking if g >= 0.5 * best]
+    # every bT and bS with a plan within the floor is represented by its best plan
+    for key in (lambda p: p.bt, lambda p: p.bs):
+        for value in {key(p) for p, _ in eligible}:
+            first = next(p for p, _ in eligible if key(p) == value)
+            assert first in chosen
+    # nothing below the floor is added beyond the top plans
+    assert all(g >= 0.5 * best for p, g in ranking if p in chosen[3:])
+    narrow = diverse_candidates(ranking, top=3, per_bt=False, per_bs=False)
+    assert narrow == [p for p, _ in ranking[:3]]
+    sconf = ranking[-1][0]
+    assert diverse_candidates(ranking, top=3, extra=(sconf,), per_bt=False,
+                              per_bs=False)[-1] == sconf

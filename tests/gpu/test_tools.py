@@ -1,0 +1,80 @@
+"""`an5d bench` and `an5d tune --measure` on the GPU (pytest -m gpu; skipped without one).
+
+Only what the tools report is checked, never how fast anything is: speeds belong to the
+benchmarks in scripts/ and artifact/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from an5dpy.cli import main
+
+pytestmark = pytest.mark.gpu
+
+C_INPUTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "c_inputs")
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("AN5D_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def test_bench_times_the_plan_sconf_and_the_naive_baseline(capsys):
+    j2d = os.path.join(C_INPUTS, "j2d5pt.c")
+    assert main(["bench", j2d, "--dtype", "float", "--bt", "3", "--bs", "128", "--sl", "128",
+                 "--size", "1000", "--steps", "37", "--regs", "32", "--sconf", "--naive",
+                 "--repeats", "3", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    labels = [r["label"] for r in report["results"]]
+    assert labels[0].startswith("bt=3 bs=128 sl=128") and labels[1].startswith("Sconf")
+    assert labels[2] == "naive"
+    assert report["params"] == {"compsize": 1000, "timestep": 37}
+    for r in report["results"]:
+        assert len(r["times"]) == 3 and r["median_s"] == sorted(r["times"])[1]
+        # GFLOP/s as the harness counts: cells x FLOP/cell x steps / time
+        assert r["gflops"] == pytest.approx(1000 * 1000 * 10 * 37 / r["median_s"] / 1e9)
+    assert report["results"][0]["regs"] <= 32
+
+
+def test_tune_measures_the_diverse_candidates_and_caches_the_result(capsys):
+    from an5dpy.driver import load
+    from an5dpy.gpus import get_gpu
+    from an5dpy.reference import resolve_params
+    from an5dpy.runtime import device_name
+    from an5dpy.tune import FINALISTS, diverse_candidates, rank, tune
+
+    program, info = load(os.path.join(C_INPUTS, "star2d1r.c"), (("SB_TYPE", "float"),))
+    env = resolve_params(program, {"compsize": 2000, "timestep": 40})
+    gpu = get_gpu(device_name())
+    result = tune(info, gpu, env, "star2d1r", top=2, caps=(None, 32), measure_steps=12,
+                  repeats=3, progress=False)
+    expected = diverse_candidates(rank(info, gpu, env), 2)
+    plans = {m.plan for m in result.measured}
+    assert plans == set(expected)  # every candidate was built and timed
+    for m in result.measured:
+        assert m.gflops > 0 and m.registers is not None
+        if m.cap is not None:  # a budget is only tried where it binds
+            assert m.registers <= m.cap
+            uncapped = next(u for u in result.measured if u.plan == m.plan and u.cap is None)
+            assert uncapped.registers > m.cap
+    assert result.best == max(result.measured, key=lambda m: m.gflops)
+    assert result.measure_steps == 12 and result.steps == 40
+    # the cache answers the same question without measuring again
+    again = tune(info, gpu, env, "star2d1r", top=2, caps=(None, 32), measure_steps=12,
+                 repeats=3, progress=False)
+    assert again.to_json() == result.to_json()
+    assert len(result.measured) > FINALISTS
+
+
+def test_tune_command_reports_how_to_reproduce_the_best(capsys):
+    j2d = os.path.join(C_INPUTS, "j2d5pt.c")
+    assert main(["tune", j2d, "--dtype", "float", "--size", "1500", "--steps", "20",
+                 "--measure", "2", "--narrow", "--caps", "none,32", "--top", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "measured (GFLOP/s):" in out and "best: bt=" in out
+    assert "an5d-translate" in out and "--bt" in out
