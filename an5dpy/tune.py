@@ -254,6 +254,19 @@ def tune(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], stem: 
 FINALISTS = 3
 
 
+def own_registers(cubin, plan: BlockingPlan) -> int | None:
+    """ptxas' register count for the kernel of the plan's own degree."""
+    own = cubin.kernel(f"_kernel_d{plan.bt}")
+    return own.registers if own else None
+
+
+def budget_binds(uncapped_cubin, plan: BlockingPlan, cap: int) -> bool:
+    """Whether a register budget of ``cap`` changes the plan's kernel: it does not where
+    ptxas gave the kernel built without a budget no more registers than that."""
+    natural = own_registers(uncapped_cubin, plan)
+    return natural is None or natural > cap
+
+
 def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
                   caps: Sequence[int | None], env: Mapping[str, int | float], stem: str,
                   predicted: Mapping[BlockingPlan, float] | None = None, repeats: int = 3,
@@ -271,17 +284,12 @@ def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
     options = BuildOptions(arch=device_arch())
     workers = max(1, (os.cpu_count() or 2))
 
-    def own_registers(cubin, plan):
-        own = cubin.kernel(f"_kernel_d{plan.bt}")
-        return own.registers if own else None
-
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         uncapped = {p: pool.submit(build_kernels, info, p, stem, options) for p in plans}
 
         def build_capped(plan, cap):
-            natural = own_registers(uncapped[plan].result()[1], plan)
-            if natural is not None and natural <= cap:
-                return None  # the budget does not bind
+            if not budget_binds(uncapped[plan].result()[1], plan, cap):
+                return None
             return build_kernels(info, plan, stem, options, regs=cap)
 
         jobs = [(p, None, uncapped[p]) for p in plans]

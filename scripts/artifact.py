@@ -79,12 +79,11 @@ class Bench:
         same plan's build without a budget, submitted earlier) the build is skipped, giving
         None, where the budget is no lower than what ptxas gave the plan anyway."""
         from an5dpy.runtime import build_kernels
+        from an5dpy.tune import budget_binds
 
         def build():
-            if uncapped is not None:
-                own = uncapped.result()[1].kernel(f"_kernel_d{plan.bt}")
-                if own is not None and own.registers <= cap:
-                    return None
+            if uncapped is not None and not budget_binds(uncapped.result()[1], plan, cap):
+                return None
             return build_kernels(info, plan, stem, self.options, True, None, cap)
         return self.pool.submit(build)
 

@@ -116,3 +116,21 @@ def test_diverse_candidates_add_the_models_best_per_bt_and_bs():
     sconf = ranking[-1][0]
     assert diverse_candidates(ranking, top=3, extra=(sconf,), per_bt=False,
                               per_bs=False)[-1] == sconf
+
+
+def test_a_register_budget_binds_only_below_what_ptxas_gave():
+    from an5dpy.plan import make_plan
+    from an5dpy.runtime import Cubin, parse_ptxas_report
+    from an5dpy.tune import budget_binds, own_registers
+    _, info, _ = bench("j2d5pt")
+    plan = make_plan(info, bt=10, bs=(256,), sl=256)
+    log = ("ptxas info    : Compiling entry function 'an5d_j2d5pt_kernel_d10' for 'sm_90'\n"
+           "ptxas info    : Used 64 registers, used 1 barriers, 2064 bytes smem\n"
+           "ptxas info    : Compiling entry function 'an5d_j2d5pt_kernel_d1' for 'sm_90'\n"
+           "ptxas info    : Used 28 registers, used 1 barriers, 2064 bytes smem\n")
+    cubin = Cubin("k.cubin", parse_ptxas_report(log), log)
+    assert own_registers(cubin, plan) == 64  # the plan's own degree, not d1
+    assert budget_binds(cubin, plan, 32) and budget_binds(cubin, plan, 63)
+    assert not budget_binds(cubin, plan, 64) and not budget_binds(cubin, plan, 96)
+    # no report for the plan's degree: measure rather than guess
+    assert budget_binds(cubin, make_plan(info, bt=4, bs=(256,)), 96)
