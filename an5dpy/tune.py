@@ -193,12 +193,13 @@ def diverse_candidates(ranking: Sequence[tuple[BlockingPlan, float]], top: int =
                        extra: Sequence[BlockingPlan] = (), floor: float = 0.5,
                        per_bt: bool = True, per_bs: bool = True) -> list[BlockingPlan]:
     """Plans worth measuring: the model's ``top`` plans, then its best plan for every bT
-    (with ``per_bt``) and for every bS (with ``per_bs``) whose prediction is within ``floor`` of the best
-    one, then ``extra``.
+    (with ``per_bt``) and for every bS (with ``per_bs``) among the plans predicted within
+    ``floor`` of the best one, then ``extra``.
 
-    The model ranks the space coarsely on Hopper: measured optima differ from its
-    favourite mostly in bT (latency and occupancy effects it does not see), so one plan
-    per bT and per bS covers the directions the ranking is unsure about at a small cost.
+    The model ranks the space coarsely on Hopper: its predictions for the leading plans
+    are nearly flat while measured ones differ by up to 2x, mostly with bT, bS and
+    occupancy (latency effects the roofline does not see), so one plan per bT and per bS
+    covers the directions the ranking is unsure about at a small cost.
     """
     chosen = [p for p, _ in ranking[:top]]
     if ranking:
