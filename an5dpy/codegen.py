@@ -198,19 +198,23 @@ def levels_with_idle_warps(plan: BlockingPlan, degree: int) -> frozenset[int]:
     skip it (3D blocks lose whole rows: up to half of all threads for radius 4). Where no
     warp is idle, the evaluation stays branch-free and a select keeps the result.
     """
-    levels = set()
-    for level in range(1, degree + 1):
-        window = [range(level * r, b - level * r) for b, r in zip(plan.bs, plan.plane_radius)]
-        active_warps = set()
-        for index in itertools.product(*(range(b) for b in plan.bs)):
-            if all(i in w for i, w in zip(index, window)):
-                linear = 0
-                for i, b in zip(index, plan.bs):  # the contiguous dimension is fastest
-                    linear = linear * b + i
-                active_warps.add(linear // WARP_SIZE)
-        if len(active_warps) < math.ceil(plan.nthreads / WARP_SIZE):
-            levels.add(level)
-    return frozenset(levels)
+    return frozenset(level for level in range(1, degree + 1)
+                     if _has_idle_warp(plan.bs, plan.plane_radius, level))
+
+
+@lru_cache(maxsize=None)
+def _has_idle_warp(bs: tuple[int, ...], radius: tuple[int, ...], level: int) -> bool:
+    """Whether a block of ``bs`` threads (array order) has a warp with no thread in level
+    ``level``'s window (the same for every degree, so every kernel asks once)."""
+    window = [range(level * r, b - level * r) for b, r in zip(bs, radius)]
+    active_warps = set()
+    for index in itertools.product(*(range(b) for b in bs)):
+        if all(i in w for i, w in zip(index, window)):
+            linear = 0
+            for i, b in zip(index, bs):  # the contiguous dimension is fastest
+                linear = linear * b + i
+            active_warps.add(linear // WARP_SIZE)
+    return len(active_warps) < math.ceil(math.prod(bs) / WARP_SIZE)
 
 
 def _evaluate(dtype: str, expr: str, bit: int, skip: bool, fallback: str) -> tuple[str, ...]:
