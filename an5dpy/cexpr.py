@@ -16,17 +16,22 @@ from an5dpy.ir import Access, Binary, Call, Cast, Const, Expr, Read, Scalar, Una
 ReadPrinter = Callable[[Read | Access], str]
 
 
-def c_expr(expr: Expr, read: ReadPrinter, scalar: Callable[[str], str] = lambda n: n) -> str:
-    """C spelling of ``expr``; ``read`` prints each array read, ``scalar`` each parameter."""
+def c_expr(expr: Expr, read: ReadPrinter, scalar: Callable[[str], str] = lambda n: n,
+           literal: Callable[[Const | Cast], str | None] | None = None) -> str:
+    """C spelling of ``expr``; ``read`` prints each array read, ``scalar`` each parameter,
+    ``literal`` (optional) each literal, or cast of a literal, it wants to spell otherwise
+    (None: as written)."""
     # Iterative over left-deep chains (a sum of 729 terms must not hit the recursion limit).
     def go(e: Expr) -> str:
         if isinstance(e, Const):
-            return _literal(e)
+            return (literal and literal(e)) or _literal(e)
         if isinstance(e, Scalar):
             return scalar(e.name)
         if isinstance(e, (Read, Access)):
             return read(e)
         if isinstance(e, Cast):
+            if literal and isinstance(e.operand, Const) and (text := literal(e)):
+                return text
             return f"(({e.ctype})({go(e.operand)}))"
         if isinstance(e, Unary):
             return f"({e.op}{go(e.operand)})"

@@ -20,7 +20,7 @@ import jinja2
 
 from an5dpy.cexpr import c_expr
 from an5dpy.errors import InternalError
-from an5dpy.ir import Cast, Read, StencilInfo, common_type, is_floating
+from an5dpy.ir import Cast, Const, Read, StencilInfo, common_type, is_floating
 from an5dpy.plan import BlockingPlan
 from an5dpy.schedule import (Accumulate, Boundary, Calc, KernelSchedule, Load, Op, Phase,
                              Schedule, Store, Sync)
@@ -101,6 +101,7 @@ class RenderModel:
     source_name: str = ""
     header: str = ""  # file name of the generated header (x_kernel.hu)
     max_registers: int | None = None  # per-thread register budget (--regs)
+    constants: tuple[str, tuple[str, ...]] = ("", ())  # constant-memory array: name, values
 
     @property
     def smem_bytes(self) -> int:
@@ -146,11 +147,43 @@ def identifier(stem: str) -> str:
 # --------------------------------------------------------------------------- macro bodies
 
 
+class ConstantTable:
+    """The double literals of a kernel file, kept in constant memory.
+
+    A double literal is an instruction operand only when its low 32 bits are zero (0.5,
+    2.0); any other costs two uniform-register moves each time nvcc rematerialises it,
+    which it does inside the unrolled loops: in a 9-point double stencil a quarter of
+    the instructions per level were such moves. An operand from constant memory costs
+    nothing extra. The values are the literals as written, so results do not change.
+    """
+
+    def __init__(self, name: str):
+        self.name = name
+        self.texts: dict[str, int] = {}
+
+    def literal(self, node: Const | Cast) -> str | None:
+        """``name[i]`` for a double literal or a literal cast to double, else None."""
+        if node.ctype != "double":
+            return None
+        if isinstance(node, Cast):
+            text = f"(double)({node.operand.text.strip()})"
+        else:
+            text = node.text.strip()
+        index = self.texts.setdefault(text, len(self.texts))
+        return f"{self.name}[{index}]"
+
+    @property
+    def values(self) -> tuple[str, ...]:
+        return tuple(self.texts)
+
+
 class _Printer:
     """Prints the stencil expression for one kernel with the register/shared layout."""
 
-    def __init__(self, info: StencilInfo, plan: BlockingPlan, update):
+    def __init__(self, info: StencilInfo, plan: BlockingPlan, update,
+                 constants: ConstantTable):
         self.info = info
+        self.constants = constants
         self.plan = plan
         self.update = update
         self.r = plan.stream_radius
@@ -175,14 +208,17 @@ class _Printer:
                 raise InternalError("nondiag kernel with a diagonal access")
             return self.smem("0", inplane)
 
-        return c_expr(self.update, read)
+        return self.expr(self.update, read)
+
+    def expr(self, expr, read) -> str:
+        return c_expr(expr, read, literal=self.constants.literal)
 
     def partial(self, terms) -> str:
         def read(node: Read) -> str:
             inplane = node.offset[1:]
             return "src" if not any(inplane) else self.smem("0", inplane)
 
-        return " + ".join(c_expr(t, read) for t in terms)
+        return " + ".join(self.expr(t, read) for t in terms)
 
 
 def _store_smem(printer: _Printer, value: str, plane: int = 0) -> str:
@@ -196,7 +232,8 @@ def levels_with_idle_warps(plan: BlockingPlan, degree: int) -> frozenset[int]:
     A thread computes level L only if every in-plane index lies in [L*r, bs - L*r); for
     such levels the macros branch around the evaluation, so whole warps of halo threads
     skip it (3D blocks lose whole rows: up to half of all threads for radius 4). Where no
-    warp is idle, the evaluation stays branch-free and a select keeps the result.
+    warp is idle, the evaluation stays branch-free: every thread evaluates and only
+    boundary cells select their boundary value instead.
     """
     return frozenset(level for level in range(1, degree + 1)
                      if _has_idle_warp(plan.bs, plan.plane_radius, level))
@@ -217,12 +254,21 @@ def _has_idle_warp(bs: tuple[int, ...], radius: tuple[int, ...], level: int) -> 
     return len(active_warps) < math.ceil(math.prod(bs) / WARP_SIZE)
 
 
-def _evaluate(dtype: str, expr: str, bit: int, skip: bool, fallback: str) -> tuple[str, ...]:
-    """``out`` = the stencil value for threads that compute the level, else ``fallback``."""
+def _evaluate(dtype: str, expr: str, bit: int, skip: bool, boundary: str, centre: str
+              ) -> tuple[str, ...]:
+    """``out`` = the stencil value, or the level's value for boundary cells.
+
+    Halo threads outside the level's window hold values no thread in the window reads
+    (the simulator proves it with NaN), so the branch-free form selects on the boundary
+    flag alone, which is the same for every level: one predicate for the whole kernel
+    rather than a test of a level bit each time. Where whole warps are idle (``skip``)
+    the evaluation is branched around and the skipped threads keep ``centre``.
+    """
     if skip:
-        return (f"if (an5d_act & {bit}u) out = ({dtype})({expr}); else out = {fallback};",)
+        return (f"if (an5d_act & {bit}u) out = ({dtype})({expr}); "
+                f"else out = an5d_bnd ? {boundary} : {centre};",)
     return (f"const {dtype} an5d_v = ({dtype})({expr});",
-            f"out = (an5d_act & {bit}u) ? an5d_v : {fallback};")
+            f"out = an5d_bnd ? {boundary} : an5d_v;")
 
 
 def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> list[Macro]:
@@ -247,11 +293,10 @@ def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> l
                 params, bval = ("out", *ins, "prev", "q", "b"), "prev"
                 bparams, bbody = ("out", "prev"), ("out = prev;",)
                 gargs, bargs = ", ".join(("out", *ins, "prev")), "out, prev"
-            # halo threads keep the boundary value or the centre; unless whole warps are
-            # idle, they evaluate too (reading the padding) and a select keeps the result
+            # boundary cells keep the level's boundary value; unless whole warps are idle,
+            # halo threads evaluate too (reading the padding) and keep what they get
             body = (*writes, "__syncthreads();",
-                    *_evaluate(dtype, expr, 1 << level, level in idle,
-                               f"(an5d_bnd ? {bval} : i{r})"))
+                    *_evaluate(dtype, expr, 1 << level, level in idle, bval, f"i{r}"))
             macros.append(Macro(f"CALC{level}", params, body))
             macros.append(Macro(f"BOUNDARY{level}", bparams, bbody))
             macros.append(Macro(f"G_CALC{level}", params, (
@@ -299,7 +344,7 @@ def _accumulate(printer: _Printer, by_plane: dict[int, list], r: int, dtype: str
         value = "src" if not any(offset) else printer.smem("0", offset)
         lines.append(f"  {{ const {dtype} an5d_v{k} = {value};")
         for dz, term in terms:
-            text = c_expr(term, lambda n, v=f"an5d_v{k}": v)
+            text = printer.expr(term, lambda n, v=f"an5d_v{k}": v)
             lines.append(f"    a{r - dz} = ({acc_type})(a{r - dz} + {text});")
         lines.append("  }")
     for dz, term in rest:
@@ -323,7 +368,7 @@ def _assoc_macros(printer: _Printer, info: StencilInfo, plan: BlockingPlan, d: i
     if form.post is not None:
         op, k = form.post
         ctype = common_type(form.sum_type, k.ctype)
-        k_text = c_expr(k, lambda n: "0")
+        k_text = printer.expr(k, lambda n: "0")
         total = f"((({ctype})(a0)) {op} ({k_text}))"
     macros = []
     for level in range(1, d + 1):
@@ -335,8 +380,7 @@ def _assoc_macros(printer: _Printer, info: StencilInfo, plan: BlockingPlan, d: i
         take = ("if (TAKE) {", f"  {_store_smem(printer, f'({dtype})(src)')}", "  __syncthreads();",
                 *sums, "} else if (GUARDED) __syncthreads();")
         finish = (f"if (FIN == 1) {{ const {acc_type} an5d_f = ({acc_type})(({dtype})({total})); "
-                  f"a0 = (an5d_act & {1 << level}u) ? an5d_f : "
-                  f"(an5d_bnd ? ({acc_type}){bnd}[(size_t)(q) * an5d_plane] : a0); }}",
+                  f"a0 = an5d_bnd ? ({acc_type}){bnd}[(size_t)(q) * an5d_plane] : an5d_f; }}",
                   f"else if (FIN == 2) a0 = an5d_in_array ? ({acc_type}){bnd}[(size_t)(q) * "
                   f"an5d_plane] : ({acc_type})0;")
         arrives = f"AN5D_EXISTS((q) + {r})"
@@ -404,9 +448,10 @@ def _phase_code(phase: Phase, degree: int) -> PhaseCode:
                                        for op in phase.ops))
 
 
-def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, prefix: str) -> KernelCode:
+def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, prefix: str,
+                 constants: ConstantTable) -> KernelCode:
     dtype = plan.dtype
-    printer = _Printer(info, plan, info.update)
+    printer = _Printer(info, plan, info.update, constants)
     if plan.opt == "assoc":
         acc_type = _acc_type(info.assoc.sum_type, dtype)
         macros = _assoc_macros(printer, info, plan, ks.degree, dtype, acc_type)
@@ -443,7 +488,8 @@ def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem
         for e in range(n))
     scalars = tuple((p.ctype, p.name) for p in info.params if is_floating(p.ctype)
                     and _used_in_update(info, p.name))
-    kernels = tuple(_kernel_code(info, plan, ks, prefix) for ks in schedule.kernels)
+    constants = ConstantTable(f"{prefix}_k")
+    kernels = tuple(_kernel_code(info, plan, ks, prefix, constants) for ks in schedule.kernels)
     base = _baseline_code(info, plan, prefix) if baseline else None
     return RenderModel(
         stem=stem, prefix=prefix, dtype=plan.dtype, ndim=info.ndim,
@@ -453,7 +499,8 @@ def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem
         smem_wrap=smem_wrap, scalars=scalars, kernels=kernels,
         degrees=tuple(k.degree for k in kernels), baseline=base,
         source_name=info.program.filename if info.program is not None else stem,
-        header=f"{stem}_kernel.hu", max_registers=max_registers)
+        header=f"{stem}_kernel.hu", max_registers=max_registers,
+        constants=(constants.name, constants.values))
 
 
 def _used_in_update(info: StencilInfo, name: str) -> bool:

@@ -232,12 +232,53 @@ def test_idle_levels_branch_around_the_evaluation():
         return {m.group(1): m.group(2) for m in re.finditer(
             r"#define (CALC1|STORE)\(.*?\) do \{ \\\n(.*?)\} while \(0\)", kernel, re.S)}
 
-    # 16x16: no warp is idle at level 1 (select), some are at level 2 (branch)
+    # 16x16: no warp is idle at level 1 (every thread evaluates; only boundary cells
+    # select), some are at level 2 (branch)
     small = macros((16, 16))
-    assert "out = (an5d_act & 2u) ? an5d_v" in small["CALC1"]
+    assert "out = an5d_bnd ? an5d_p_bo[(size_t)(q) * an5d_plane] : an5d_v;" in small["CALC1"]
+    assert "an5d_act" not in small["CALC1"]
     assert "if (an5d_act & 4u) an5d_p_st[(size_t)(q) * an5d_plane] = (float)(" in small["STORE"]
     assert "an5d_v" not in small["STORE"]
     # 32x32: halo rows are whole warps at both levels
     large = macros((32, 32))
     assert "if (an5d_act & 2u) out = (float)(" in large["CALC1"]
     assert "an5d_v" not in large["CALC1"]
+
+
+def test_double_literals_live_in_constant_memory():
+    # j2d9pt: float literals that the double build converts, (double)(1.04f) ... / 11.7f
+    t = bench("j2d9pt", "double")
+    text = t.outputs["j2d9pt_kernel.cu"]
+    name, values = t.model.constants
+    assert name == "an5d_j2d9pt_k"
+    assert values == tuple(f"(double)({v})" for v in (
+        "1.04f", "1.105f", "1.17f", "1.235f", "1.3f", "1.365f", "1.43f", "1.495f", "1.56f",
+        "11.7f"))
+    assert (f"static __constant__ double an5d_j2d9pt_k[10] = {{ {', '.join(values)} }};"
+            in text)
+    blocked = text.split("an5d_j2d9pt_kernel_d1(", 1)[1].split("an5d_j2d9pt_naive", 1)[0]
+    assert "(double)(1.04f)" not in blocked and "an5d_j2d9pt_k[9]" in blocked
+    # each literal once however many kernels and levels use it; float builds keep them inline
+    assert text.count("(double)(1.04f)") == 1 + text.split("an5d_j2d9pt_naive", 1)[1].count(
+        "(double)(1.04f)")
+    single = bench("j2d9pt", "float")
+    assert single.model.constants[1] == ()
+    assert "__constant__" not in single.outputs["j2d9pt_kernel.cu"]
+
+
+def test_constant_table_spells_double_literals_only():
+    from an5dpy.cexpr import c_expr
+    from an5dpy.codegen import ConstantTable
+    from an5dpy.ir import Binary, Cast, Const
+    table = ConstantTable("k")
+    half = Const("double", value=0.5, text="0.5")
+    tenth = Cast("double", operand=Cast("float", operand=Const("float", value=0.1,
+                                                                   text="0.1f")))
+    expr = Binary("double", op="+", lhs=Binary("double", op="*", lhs=half, rhs=half),
+                  rhs=Binary("double", op="*", lhs=tenth, rhs=Cast(
+                      "double", operand=Const("float", value=0.25, text="0.25f"))))
+    text = c_expr(expr, lambda n: "x", literal=table.literal)
+    # the inner float cast is not a literal: it stays, inside the outer cast
+    assert text == "((k[0] * k[0]) + (((double)(((float)(0.1f)))) * k[1]))"
+    assert table.values == ("0.5", "(double)(0.25f)")
+    assert table.literal(Const("float", value=1.0, text="1.0f")) is None
