@@ -124,19 +124,30 @@ def _try_build(case: Case):
         return e
 
 
+class Modules(dict):
+    """Built modules by case; a failed build fails only its case. Cases not built up
+    front are built when first asked for."""
+
+    def __missing__(self, case):
+        self[case] = value = _try_build(case)
+        return value
+
+    def __getitem__(self, case):
+        value = super().__getitem__(case)
+        if isinstance(value, Exception):
+            raise value
+        return value
+
+
 @pytest.fixture(scope="session")
 def modules():
-    """Every case's module, compiled in parallel; a failed build fails only its case."""
+    """Every case's module, compiled in parallel up front in a single pytest process.
+    Under pytest-xdist each worker runs only some cases, so it builds those on demand
+    (building all of them in every worker multiplies the compile time by the workers)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return Modules()
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 4) as pool:
-        built = dict(zip(CASES, pool.map(_try_build, CASES)))
-
-    class Modules(dict):
-        def __getitem__(self, case):
-            value = dict.__getitem__(self, case)
-            if isinstance(value, Exception):
-                raise value
-            return value
-    return Modules(built)
+        return Modules(zip(CASES, pool.map(_try_build, CASES)))
 
 
 def test_case_count():
