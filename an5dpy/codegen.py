@@ -595,5 +595,19 @@ def render_host(model: RenderModel, info: StencilInfo, original: str, header_nam
     name = model.source_name.replace("\\", "\\\\").replace('"', '\\"')
     defines = "".join(f"#ifndef {k}\n#define {k} {'1' if v is None else v}\n#endif\n"
                       for k, v in info.program.defines)
-    return (f'#include "{header_name}"\n{defines}#line 1 "{name}"\n' + before + region
+    guard = ""
+    if has_vla_parameter(info.program):
+        host = f"{model.stem}_host.cu"
+        guard = ("#ifdef __cplusplus\n"
+                 f'#error "{host} keeps your C function, whose variable-length array parameter '
+                 f'C++ rejects: compile this file as C (nvcc -x c -c {host})"\n#endif\n')
+    return (f'{guard}#include "{header_name}"\n{defines}#line 1 "{name}"\n' + before + region
             + f'#line {line_after} "{name}"\n' + after)
+
+
+def has_vla_parameter(program) -> bool:
+    """Whether a function of the user's file takes an array whose extents are not
+    constants (``float A[2][n][n]``): valid C, but nvcc compiles .cu files as C++, which
+    has no variable-length arrays, so the host file must be compiled as C."""
+    return any(a.form == "parameter" and not all(e.is_constant for e in a.extents)
+               for a in program.arrays)

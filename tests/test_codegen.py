@@ -179,6 +179,23 @@ def test_nvcc_compiles_sconf_subset_without_warnings(tmp_path):
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.skipif(nvcc() is None, reason="needs nvcc (CI has it; no GPU needed)")
+def test_host_file_of_a_vla_parameter_compiles_as_c_and_says_so_to_cxx(tmp_path):
+    t = translate(os.path.join(FORMS, "vla_param.c"), Options(bt=2, bs="128"))
+    for fname, text in t.outputs.items():
+        (tmp_path / fname).write_text(text)
+    host = str(tmp_path / "vla_param_host.cu")
+    as_c = subprocess.run([nvcc(), "-x", "c", "-c", host, "-o", str(tmp_path / "h.o")],
+                          capture_output=True, text=True)
+    assert as_c.returncode == 0, as_c.stderr
+    as_cxx = subprocess.run([nvcc(), "-arch=sm_90", "-c", host, "-o", str(tmp_path / "x.o")],
+                            capture_output=True, text=True)
+    assert as_cxx.returncode != 0
+    assert "compile this file as C (nvcc -x c -c vla_param_host.cu)" in as_cxx.stderr
+    # array parameters of constant extents (and the benchmarks' VLA pointers) stay C++-clean
+    assert "__cplusplus" not in bench("j2d5pt").outputs["j2d5pt_host.cu"]
+
+
 def test_templates_ship_in_the_wheel_and_load_from_an_install(tmp_path):
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
                     "-q", "-w", str(tmp_path / "dist"), REPO], check=True)
