@@ -268,55 +268,110 @@ def budget_binds(uncapped_cubin, plan: BlockingPlan, cap: int) -> bool:
     return natural is None or natural > cap
 
 
+def submit_builds(pool: concurrent.futures.Executor, info: StencilInfo,
+                  plans: Sequence[BlockingPlan], caps: Sequence[int | None], stem: str,
+                  options) -> list[tuple[BlockingPlan, int | None, concurrent.futures.Future]]:
+    """(plan, budget, future build) for every plan without a register budget, submitted
+    first, then with each budget in ``caps``. A budgeted build waits for the plan's
+    unbudgeted one and gives None where the budget does not bind (:func:`budget_binds`):
+    it would build the same kernel."""
+    from an5dpy.runtime import build_kernels
+
+    uncapped = {p: pool.submit(build_kernels, info, p, stem, options) for p in plans}
+
+    def build_capped(plan, cap):
+        if not budget_binds(uncapped[plan].result()[1], plan, cap):
+            return None
+        return build_kernels(info, plan, stem, options, regs=cap)
+
+    jobs = [(p, None, uncapped[p]) for p in plans]
+    jobs += [(p, c, pool.submit(build_capped, p, c)) for c in caps if c is not None
+             for p in plans]
+    return jobs
+
+
+@dataclass
+class Screened:
+    """One build of :func:`screen`: its short-run GFLOP/s and, for a finalist, the
+    result of the reported timing."""
+
+    plan: BlockingPlan
+    cap: int | None
+    built: tuple  # (RenderModel, Cubin)
+    gflops: float
+    final: object = None
+
+
+def screen(jobs, time_once, time_final, finalists: int = FINALISTS, on_error=None,
+           progress: bool = False) -> list[Screened]:
+    """Time every job's build once (``time_once(plan, built)`` gives GFLOP/s), then the
+    ``finalists`` fastest again (``time_final(plan, built)``, kept as ``final``); fastest
+    first. Builds that the budget does not change (None) are left out. A failed build or
+    run raises, or with ``on_error(plan, cap, exception)`` is reported and left out."""
+    from tqdm import tqdm
+
+    screened = []
+    for plan, cap, fut in tqdm(jobs, desc="time", disable=not progress):
+        try:
+            built = fut.result()
+            if built is None:
+                continue
+            screened.append(Screened(plan, cap, built, time_once(plan, built)))
+        except Exception as e:  # noqa: BLE001 - reported by the caller's handler
+            if on_error is None:
+                raise
+            on_error(plan, cap, e)
+    screened.sort(key=lambda s: -s.gflops)
+    for s in screened[:finalists]:
+        s.final = time_final(s.plan, s.built)
+    return screened
+
+
 def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
                   caps: Sequence[int | None], env: Mapping[str, int | float], stem: str,
                   predicted: Mapping[BlockingPlan, float] | None = None, repeats: int = 3,
                   progress: bool = True) -> list[Measured]:
-    """Build every plan with each register budget in parallel with nvcc, then time them.
-
-    A budget at or above the registers ptxas gives the plan without one would build the
-    same kernel, so it is skipped. Every build is timed once after a warm-up; the
-    ``FINALISTS`` fastest are timed again ``repeats`` times (their median is reported)."""
+    """Build every plan with each register budget that binds, in parallel with nvcc, and
+    time them (:func:`screen`): every build once after a warm-up, the ``FINALISTS``
+    fastest again ``repeats`` times (their median is reported)."""
     from tqdm import tqdm
 
     from an5dpy.bench import device_grid, gflops, time_runs
-    from an5dpy.runtime import BuildOptions, CupyRunner, build_kernels, device_arch
+    from an5dpy.runtime import BuildOptions, CupyRunner, device_arch
 
     options = BuildOptions(arch=device_arch())
-    workers = max(1, (os.cpu_count() or 2))
+    grids: dict[str, object] = {}
 
-    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-        uncapped = {p: pool.submit(build_kernels, info, p, stem, options) for p in plans}
-
-        def build_capped(plan, cap):
-            if not budget_binds(uncapped[plan].result()[1], plan, cap):
-                return None
-            return build_kernels(info, plan, stem, options, regs=cap)
-
-        jobs = [(p, None, uncapped[p]) for p in plans]
-        jobs += [(p, c, pool.submit(build_capped, p, c)) for c in caps if c is not None
-                 for p in plans]
-        built = [(p, c, f.result()) for p, c, f in tqdm(jobs, desc="build",
-                                                        disable=not progress)]
-    built = [(p, c, b) for p, c, b in built if b is not None]
-    grid = None
-    runs = []
-    for plan, cap, (model, cubin) in tqdm(built, desc="time", disable=not progress):
-        if grid is None or grid.dtype.itemsize != plan.word_bytes:
-            grid = device_grid(info, env, plan.dtype)
+    def seconds(plan, built, count):
+        model, cubin = built
+        grid = grids.get(plan.dtype)
+        if grid is None:
+            grids.clear()  # one grid on the device at a time
+            grid = grids[plan.dtype] = device_grid(info, env, plan.dtype)
         runner = CupyRunner(info, plan, cubin, model.prefix, tuple(n for _, n in model.scalars))
-        runs.append([plan, cap, cubin, runner, time_runs(lambda: runner.run(grid, env), 1)])
-    runs.sort(key=lambda r: r[4][0])
-    for entry in runs[:FINALISTS]:
-        plan, runner = entry[0], entry[3]
-        if grid.dtype.itemsize != plan.word_bytes:
-            grid = device_grid(info, env, plan.dtype)
-        entry[4] = time_runs(lambda: runner.run(grid, env), repeats)
+        times = time_runs(lambda: runner.run(grid, env), count)
+        return sorted(times)[len(times) // 2]
+
+    with concurrent.futures.ThreadPoolExecutor(max(1, os.cpu_count() or 2)) as pool:
+        jobs = submit_builds(pool, info, plans, caps, stem, options)
+        # every build first: timing while nvcc keeps the CPUs busy would delay launches
+        for fut in tqdm(concurrent.futures.as_completed([f for _, _, f in jobs]),
+                        total=len(jobs), desc="build", disable=not progress):
+            fut.result()
+    screened = screen(jobs, lambda p, b: gflops(info, env, seconds(p, b, 1)),
+                      lambda p, b: seconds(p, b, repeats), progress=progress)
     out = []
-    for plan, cap, cubin, _, times in runs:
-        median = sorted(times)[len(times) // 2]
-        out.append(Measured(plan, cap, gflops(info, env, median), median,
-                            own_registers(cubin, plan),
-                            any(r.spills for r in cubin.kernels("_kernel_d")),
-                            (predicted or {}).get(plan, 0.0)))
+    for s in screened:
+        cubin = s.built[1]
+        median = s.final if s.final is not None else _seconds_at(info, env, s.gflops)
+        out.append(Measured(s.plan, s.cap, gflops(info, env, median), median,
+                            own_registers(cubin, s.plan),
+                            any(k.spills for k in cubin.kernels("_kernel_d")),
+                            (predicted or {}).get(s.plan, 0.0)))
     return out
+
+
+def _seconds_at(info: StencilInfo, env: Mapping[str, int | float], rate: float) -> float:
+    """The run time that a rate of ``rate`` GFLOP/s means for the run of ``env``."""
+    from an5dpy.bench import gflops
+    return gflops(info, env, 1.0) / rate if rate > 0 else float("inf")

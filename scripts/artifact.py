@@ -74,19 +74,6 @@ class Bench:
         self.pool = concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 4)
         self._grid = (None, None)
 
-    def submit(self, info, plan, stem, cap, uncapped=None):
-        """Build ``plan`` with register budget ``cap``. With ``uncapped`` (the future of the
-        same plan's build without a budget, submitted earlier) the build is skipped, giving
-        None, where the budget is no lower than what ptxas gave the plan anyway."""
-        from an5dpy.runtime import build_kernels
-        from an5dpy.tune import budget_binds
-
-        def build():
-            if uncapped is not None and not budget_binds(uncapped.result()[1], plan, cap):
-                return None
-            return build_kernels(info, plan, stem, self.options, True, None, cap)
-        return self.pool.submit(build)
-
     def grid(self, info, env, dtype):
         """The device grid of the current row (made once per row, not per plan)."""
         from an5dpy.bench import device_grid
@@ -138,44 +125,36 @@ HEAVY_FLOPS = 200
 
 
 def submit_jobs(bench, info, plans, stem):
-    """(plan, cap, future) for every plan and budget; uncapped builds go first."""
-    from an5dpy.tune import CAPS
-    uncapped = {p: bench.submit(info, p, stem, None) for p in plans}
-    jobs = [(p, None, uncapped[p]) for p in plans]
-    jobs += [(p, c, bench.submit(info, p, stem, c, uncapped[p]))
-             for c in CAPS if c is not None for p in plans]
-    return jobs
+    """(plan, budget, future build) for every plan and each of the tuner's budgets (CAPS)
+    that binds, on the bench's pool (an5dpy.tune.submit_builds)."""
+    from an5dpy.tune import CAPS, submit_builds
+    return submit_builds(bench.pool, info, plans, CAPS, stem, bench.options)
 
 
 def screen_and_confirm(bench, info, env, jobs, label, finalists=None):
-    """Screen every built job with short runs, then time the finalists (default: the
-    tuner's FINALISTS) as reported runs. Returns the measured entries (finalists carry
-    their confirmed numbers)."""
-    from an5dpy.tune import FINALISTS
-    finalists = FINALISTS if finalists is None else finalists
-    screened = []
-    for plan, cap, fut in jobs:
-        try:
-            built = fut.result()
-            if built is None:
-                continue  # the budget changes nothing: same kernel as without it
-            g = bench.time(info, plan, built, env, repeats=1, min_run_s=SCREEN_S)[0]
-        except Exception as e:  # noqa: BLE001 - a failed build is reported, not fatal
-            print(f"  {label} {plan.describe()} cap {cap}: {type(e).__name__}: {e}", flush=True)
-            continue
-        screened.append((g, plan, cap, built))
-    screened.sort(key=lambda x: -x[0])
+    """Screen every build with short runs, then time the finalists (default: the tuner's
+    FINALISTS) as reported runs (an5dpy.tune.screen). Returns the measured entries,
+    fastest first (finalists carry their reported numbers)."""
+    from an5dpy.tune import FINALISTS, screen
+
+    def failed(plan, cap, e):
+        print(f"  {label} {plan.describe()} cap {cap}: {type(e).__name__}: {e}", flush=True)
+
+    screened = screen(
+        jobs, lambda p, b: bench.time(info, p, b, env, repeats=1, min_run_s=SCREEN_S)[0],
+        lambda p, b: bench.time(info, p, b, env),
+        FINALISTS if finalists is None else finalists, on_error=failed)
     out = []
-    for rank_, (g, plan, cap, built) in enumerate(screened):
-        if rank_ < finalists:
-            g, sec, steps, regs, spills = bench.time(info, plan, built, env)
-            final = True
+    for s in screened:
+        if s.final is not None:
+            g, sec, steps, regs, spills = s.final
         else:
-            sec, steps, final = None, None, False
-            own = built[1].kernel(f"_kernel_d{plan.bt}")
+            g, sec, steps = s.gflops, None, None
+            own = s.built[1].kernel(f"_kernel_d{s.plan.bt}")
             regs, spills = (own.registers, own.spills) if own else (None, False)
-        out.append({"plan": plan, "cap": cap, "gflops": g, "seconds": sec, "steps": steps,
-                    "registers": regs, "spills": bool(spills), "final": final})
+        out.append({"plan": s.plan, "cap": s.cap, "gflops": g, "seconds": sec,
+                    "steps": steps, "registers": regs, "spills": bool(spills),
+                    "final": s.final is not None})
     return out
 
 

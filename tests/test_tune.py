@@ -134,3 +134,68 @@ def test_a_register_budget_binds_only_below_what_ptxas_gave():
     assert not budget_binds(cubin, plan, 64) and not budget_binds(cubin, plan, 96)
     # no report for the plan's degree: measure rather than guess
     assert budget_binds(cubin, make_plan(info, bt=4, bs=(256,)), 96)
+
+
+def _cubin(name: str, degree: int, registers: int):
+    from an5dpy.runtime import Cubin, parse_ptxas_report
+    log = (f"ptxas info    : Compiling entry function 'an5d_{name}_kernel_d{degree}' for "
+           f"'sm_90'\nptxas info    : Used {registers} registers, used 1 barriers\n")
+    return Cubin("k.cubin", parse_ptxas_report(log), log)
+
+
+def test_budgeted_builds_are_submitted_after_the_unbudgeted_and_only_where_they_bind(
+        monkeypatch):
+    import concurrent.futures
+
+    import an5dpy.runtime
+    from an5dpy.plan import make_plan
+    from an5dpy.tune import submit_builds
+    _, info, _ = bench("j2d5pt")
+    plans = [make_plan(info, bt=bt, bs=(256,), sl=256) for bt in (2, 8)]
+    natural = {2: 40, 8: 100}  # registers ptxas gives each plan without a budget
+    built = []
+
+    def fake_build(info_, plan, stem, options, smem_wrap=True, directory=None, regs=None):
+        built.append((plan.bt, regs))
+        return ("model", _cubin("j2d5pt", plan.bt, regs or natural[plan.bt]))
+
+    monkeypatch.setattr(an5dpy.runtime, "build_kernels", fake_build)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:  # one worker: submission order
+        jobs = submit_builds(pool, info, plans, (None, 32, 64, 96), "j2d5pt", None)
+        results = [(p.bt, cap, f.result()) for p, cap, f in jobs]
+    assert [(bt, cap) for bt, cap, _ in results] == [
+        (2, None), (8, None), (2, 32), (8, 32), (2, 64), (8, 64), (2, 96), (8, 96)]
+    # bT 2 has 40 registers without a budget: only 32 binds; bT 8 (100): all three do
+    assert {(bt, cap) for bt, cap, r in results if r is None} == {(2, 64), (2, 96)}
+    assert built == [(2, None), (8, None), (2, 32), (8, 32), (8, 64), (8, 96)]
+
+
+def test_screen_times_each_build_once_and_the_fastest_again():
+    import concurrent.futures
+    from an5dpy.tune import screen
+
+    def done(value):
+        f = concurrent.futures.Future()
+        f.set_result(value) if not isinstance(value, Exception) else f.set_exception(value)
+        return f
+
+    rates = {"a": 10.0, "b": 30.0, "c": 20.0, "d": 5.0}
+    jobs = [("a", None, done("A")), ("b", None, done("B")), ("b", 32, done(None)),
+            ("c", 64, done("C")), ("d", None, done("D"))]
+    once, final = [], []
+    out = screen(jobs, lambda p, b: once.append(p) or rates[p],
+                 lambda p, b: final.append(p) or f"{p} reported", finalists=2)
+    assert once == ["a", "b", "c", "d"]  # the budget that changes nothing is not timed
+    assert [(s.plan, s.cap, s.built, s.gflops) for s in out] == [
+        ("b", None, "B", 30.0), ("c", 64, "C", 20.0), ("a", None, "A", 10.0),
+        ("d", None, "D", 5.0)]
+    assert final == ["b", "c"] and [s.final for s in out] == ["b reported", "c reported",
+                                                                None, None]
+    # a failed build raises, or is reported and left out
+    broken = jobs[:1] + [("e", 96, done(RuntimeError("nvcc failed")))]
+    with pytest.raises(RuntimeError):
+        screen(broken, lambda p, b: 1.0, lambda p, b: None)
+    errors = []
+    out = screen(broken, lambda p, b: 1.0, lambda p, b: None,
+                 on_error=lambda p, cap, e: errors.append((p, cap, str(e))))
+    assert [s.plan for s in out] == ["a"] and errors == [("e", 96, "nvcc failed")]
