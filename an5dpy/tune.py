@@ -13,7 +13,7 @@
    report the best.
 
 Results are cached as JSON, keyed by the stencil (its update and loop bounds), dtype,
-sizes, step count, GPU and an5dpy version (``$AN5D_CACHE_DIR``, default
+sizes, step count, GPU, an5dpy version and a hash of the code generator (``$AN5D_CACHE_DIR``, default
 ``~/.cache/an5dpy``).
 """
 
@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -148,11 +149,27 @@ def cache_path() -> Path:
     return Path(base) / "tune.json"
 
 
+@lru_cache(maxsize=1)
+def generator_fingerprint() -> str:
+    """A hash of what decides the generated CUDA (the templates and the modules that
+    schedule and print kernels), so that measurements cached for kernels an5dpy no
+    longer generates are not reused, whether or not the version number changed."""
+    from an5dpy import codegen
+    digest = hashlib.sha256()
+    here = Path(__file__).resolve().parent
+    sources = [here / name for name in ("codegen.py", "schedule.py", "plan.py", "cexpr.py")]
+    sources += sorted(codegen.template_dir().glob("*.j2"))
+    for path in sources:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
 def cache_key(info: StencilInfo, dtype: str, gpu: str, env: Mapping, top: int,
               caps: Sequence, measure_steps: int | None, diverse: bool = True) -> str:
     expr = c_expr(info.update, lambda r: f"A{list(r.offset)}")
     bounds = [(str(d.lower), str(d.upper), str(d.extent)) for d in info.dims]
     parts = json.dumps([expr, bounds, info.ndim, dtype, gpu, __version__,
+                        generator_fingerprint(),
                         sorted((k, v) for k, v in env.items()), top, list(caps),
                         measure_steps, diverse], default=str)
     return hashlib.sha256(parts.encode()).hexdigest()

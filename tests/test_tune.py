@@ -77,6 +77,15 @@ def test_cache_key_depends_on_what_matters():
     assert k != cache_key(info, "float", "H200", {**env, "timestep": 10}, 5, (None, 32), None)
 
 
+def test_cache_key_changes_with_the_code_generator(monkeypatch):
+    import an5dpy.tune as tune
+    _, info, env = bench("j2d5pt")
+    key = cache_key(info, "float", "H200", env, 5, (None, 32), None)
+    assert len(tune.generator_fingerprint()) == 64
+    monkeypatch.setattr(tune, "generator_fingerprint", lambda: "other kernels")
+    assert cache_key(info, "float", "H200", env, 5, (None, 32), None) != key
+
+
 def test_gpu_commands_explain_what_they_need(capsys):
     from an5dpy.cli import main
     from an5dpy.runtime import cupy_available
