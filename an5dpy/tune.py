@@ -13,8 +13,8 @@
    report the best.
 
 Results are cached as JSON, keyed by the stencil (its update and loop bounds), dtype,
-sizes, step count, GPU, an5dpy version and a hash of the code generator (``$AN5D_CACHE_DIR``, default
-``~/.cache/an5dpy``).
+sizes, step count, GPU, an5dpy version and a hash of the code generator
+(``$AN5D_CACHE_DIR``, default ``~/.cache/an5dpy``).
 """
 
 from __future__ import annotations
