@@ -9,7 +9,6 @@ the op sequences of every phase, launch geometry formulas); the templates in
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ import jinja2
 from an5dpy.cexpr import c_expr
 from an5dpy.errors import InternalError
 from an5dpy.ir import Cast, Const, Read, StencilInfo, common_type, is_floating
-from an5dpy.plan import BlockingPlan
+from an5dpy.plan import BlockingPlan, active_warp_fraction
 from an5dpy.schedule import (Accumulate, Boundary, Calc, KernelSchedule, Load, Op, Phase,
                              Schedule, Store, Sync)
 
@@ -32,7 +31,6 @@ REGISTERS_PER_SM = 65536
 STATIC_SMEM_LIMIT = 48 * 1024
 #: Threads per in-plane dimension (array order) of the naive baseline kernel.
 NAIVE_BLOCK = {2: (8, 32), 3: (8, 32)}
-WARP_SIZE = 32
 
 
 @dataclass(frozen=True)
@@ -239,19 +237,10 @@ def levels_with_idle_warps(plan: BlockingPlan, degree: int) -> frozenset[int]:
                      if _has_idle_warp(plan.bs, plan.plane_radius, level))
 
 
-@lru_cache(maxsize=None)
 def _has_idle_warp(bs: tuple[int, ...], radius: tuple[int, ...], level: int) -> bool:
-    """Whether a block of ``bs`` threads (array order) has a warp with no thread in level
-    ``level``'s window (the same for every degree, so every kernel asks once)."""
-    window = [range(level * r, b - level * r) for b, r in zip(bs, radius)]
-    active_warps = set()
-    for index in itertools.product(*(range(b) for b in bs)):
-        if all(i in w for i, w in zip(index, window)):
-            linear = 0
-            for i, b in zip(index, bs):  # the contiguous dimension is fastest
-                linear = linear * b + i
-            active_warps.add(linear // WARP_SIZE)
-    return len(active_warps) < math.ceil(math.prod(bs) / WARP_SIZE)
+    """Whether a block of ``bs`` threads has a warp with no thread in level ``level``'s
+    window."""
+    return active_warp_fraction(bs, radius, level) < 1.0
 
 
 def _evaluate(dtype: str, expr: str, bit: int, skip: bool, boundary: str, centre: str

@@ -48,6 +48,10 @@ def estimated_smem_gbs(sm_count: int, clock_mhz: float) -> float:
     return sm_count * clock_mhz * 1e6 * SMEM_BYTES_PER_CYCLE / 1e9
 
 
+#: Spec fields where 0 means "not modelled".
+OPTIONAL_TERMS = ("step_latency_cycles",)
+
+
 @dataclass(frozen=True)
 class GpuSpec:
     """One GPU as the performance model sees it.
@@ -74,6 +78,12 @@ class GpuSpec:
     max_threads_per_sm: int = 2048
     max_threads_per_block: int = 1024
     max_blocks_per_sm: int = 32
+    #: Warp schedulers per SM: warp-instructions it can issue per cycle.
+    schedulers_per_sm: int = 4
+    #: Cycles a thread block needs per streaming step however few instructions it issues
+    #: (the global load's round trip and the levels' barriers) for the model's issue term
+    #: (:mod:`an5dpy.model`); 0 leaves the term out, as the paper's model does.
+    step_latency_cycles: float = 0.0
     #: Where the numbers come from (free text, kept in the JSON file).
     source: str = ""
 
@@ -129,9 +139,10 @@ class GpuSpec:
             if n in ("name", "source"):
                 if not isinstance(v, str):
                     raise UsageError(f"GPU spec: '{n}' must be a string")
-            elif isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0 \
-                    or not math.isfinite(v):
-                raise UsageError(f"GPU spec: '{n}' must be a positive number, not {v!r}")
+            elif isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
+                    or not (v >= 0 if n in OPTIONAL_TERMS else v > 0):
+                kind = "a number >= 0" if n in OPTIONAL_TERMS else "a positive number"
+                raise UsageError(f"GPU spec: '{n}' must be {kind}, not {v!r}")
             elif fields[n].type in ("int", int) and float(v) != int(v):
                 raise UsageError(f"GPU spec: '{n}' must be an integer, not {v!r}")
         for n, f in fields.items():
@@ -156,12 +167,20 @@ def _dtype(dtype: str) -> str:
 KiB = 1024
 
 
+#: A Hopper block's cycles per streaming step at least (GpuSpec.step_latency_cycles):
+#: fitted to the H200 measurements of artifact/H200 (every candidate of the 42 rows), where
+#: it made the model rank the measured plans best; about a global load's round trip plus
+#: a barrier per level.
+HOPPER_STEP_LATENCY = 1000
+
+
 def _hopper(name: str, gmem: float, source: str) -> GpuSpec:
     smem = estimated_smem_gbs(132, 1980)
     return GpuSpec(name=name, sm_count=132, clock_mhz=1980, fp32_gflops=66900,
                    fp64_gflops=33500, gmem_gbs_float=gmem, gmem_gbs_double=gmem,
                    smem_gbs_float=smem, smem_gbs_double=smem, smem_per_sm=228 * KiB,
-                   smem_per_block=227 * KiB, source=source)
+                   smem_per_block=227 * KiB, step_latency_cycles=HOPPER_STEP_LATENCY,
+                   source=source)
 
 
 KNOWN_GPUS: dict[str, GpuSpec] = {
@@ -367,11 +386,13 @@ def probe(copy_bytes: int = 1 << 30, repeats: int = 7) -> GpuSpec:
     known = match_known(name)
     if known is not None:
         fp32, fp64 = KNOWN_GPUS[known].fp32_gflops, KNOWN_GPUS[known].fp64_gflops
-        peaks = f"peaks of the known entry {known}"
+        latency = KNOWN_GPUS[known].step_latency_cycles
+        peaks = f"peaks and step latency of the known entry {known}"
     else:
         lanes, ratio = _fp_lanes(int(props["major"]), int(props["minor"]))
         fp32 = sms * clock_mhz * 1e6 * lanes * 2 / 1e9
         fp64 = fp32 * ratio
+        latency = 0.0  # not measured: the model leaves its issue term out
         peaks = f"peaks estimated from {lanes} FP32 lanes/SM at the reported clock"
     get = props.get
     return GpuSpec(
@@ -386,5 +407,6 @@ def probe(copy_bytes: int = 1 << 30, repeats: int = 7) -> GpuSpec:
         max_threads_per_sm=int(get("maxThreadsPerMultiProcessor", 2048)),
         max_threads_per_block=int(get("maxThreadsPerBlock", 1024)),
         max_blocks_per_sm=int(get("maxBlocksPerMultiProcessor", 32) or 32),
+        step_latency_cycles=latency,
         source=f"an5d probe on {name}: {copy_bytes >> 20} MiB device-to-device copy "
                f"(read + write), shared-memory read kernel; {peaks}")

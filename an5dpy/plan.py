@@ -14,8 +14,10 @@ convert.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Mapping
 
 from an5dpy.errors import UsageError
@@ -336,3 +338,27 @@ def degrees_needed(bt: int) -> tuple[int, ...]:
     for steps in range(0, 4 * bt + 4):
         seen.update(launch_degrees(steps, bt))
     return tuple(sorted(seen))
+
+
+WARP_SIZE = 32
+
+
+@lru_cache(maxsize=None)
+def active_warp_fraction(bs: tuple[int, ...], radius: tuple[int, ...], level: int) -> float:
+    """The share of a block's warps with a thread inside level ``level``'s window.
+
+    A thread computes level L only if every in-plane index lies in [L*r, bS - L*r); warps
+    are runs of 32 threads in linear order, the contiguous dimension fastest (``bs`` in
+    array order). The kernels branch around the evaluation where some warp is idle
+    (:func:`an5dpy.codegen.levels_with_idle_warps`) and the model charges only the active
+    warps. The same for every degree, so computed once per level.
+    """
+    window = [range(level * r, b - level * r) for b, r in zip(bs, radius)]
+    active = set()
+    for index in itertools.product(*window):
+        linear = 0
+        for i, b in zip(index, bs):
+            linear = linear * b + i
+        active.add(linear // WARP_SIZE)
+    return len(active) / math.ceil(math.prod(bs) / WARP_SIZE)
+

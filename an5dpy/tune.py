@@ -6,7 +6,8 @@
 2. Prune plans that cannot run: shared memory and threads over the GPU's limits, and the
    paper's register estimate (bT(2r+1) + bT + 20 for float, 2bT(2r+1) + bT + 30 for
    double) over 255 per thread or over the registers of an SM for one block.
-3. Rank the rest with the performance model (:mod:`an5dpy.model`).
+3. Rank the rest with the performance model (:mod:`an5dpy.model`; on Hopper each plan at
+   its best register budget, as the model's issue term sees it).
 4. Build the top K, and the model's best plan per bT and per bS, with each register
    budget in ``caps`` (none, 32, 64, 96: launch bounds that play the part of nvcc
    -maxrregcount) where it binds; time each once on the GPU, time the fastest again and
@@ -33,6 +34,7 @@ from an5dpy.cexpr import c_expr
 from an5dpy.errors import UsageError
 from an5dpy.gpus import GpuSpec
 from an5dpy.ir import StencilInfo
+from an5dpy.model import REGISTER_BUDGETS
 from an5dpy.plan import BlockingPlan, format_block_size, make_plan
 
 SPACE = {
@@ -41,7 +43,7 @@ SPACE = {
     3: {"bt": range(1, 9), "bs": ((16, 16), (16, 32), (32, 32), (16, 64)),
         "sl": (64, 128, 256, None)},
 }
-CAPS: tuple[int | None, ...] = (None, 32, 64, 96)
+CAPS: tuple[int | None, ...] = (None, *REGISTER_BUDGETS)
 
 
 def candidate_plans(info: StencilInfo, gpu: GpuSpec, dtype: str | None = None
@@ -228,9 +230,9 @@ def diverse_candidates(ranking: Sequence[tuple[BlockingPlan, float]], top: int =
                     best_of.setdefault(("bt", plan.bt), plan)
                 if per_bs:
                     best_of.setdefault(("bs", plan.bs), plan)
-        chosen += [p for p in best_of.values() if p not in chosen]
-    chosen += [p for p in extra if p not in chosen]
-    return chosen
+        chosen += best_of.values()
+    chosen += extra
+    return list(dict.fromkeys(chosen))  # in order, each plan once (best of a bT and a bS)
 
 
 def tune(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], stem: str,

@@ -37,6 +37,9 @@ def test_hopper_entries():
         assert g.smem_gbs_float == pytest.approx(132 * 1.98 * 128)
     assert h100.gmem_gbs_float == 3000
     assert h200.gmem_gbs_float == 4300
+    # the model's issue term: on for Hopper only (fitted there), off for the paper's GPUs
+    assert h100.step_latency_cycles == h200.step_latency_cycles == 1000
+    assert all(KNOWN_GPUS[n].step_latency_cycles == 0 for n in ("P100", "V100", "A100"))
     assert KNOWN_GPUS["A100"].sm_count == 108
     assert KNOWN_GPUS["A100"].smem_per_block == 163 * 1024
 
@@ -108,6 +111,8 @@ def test_json_missing_smem_is_estimated():
     ({"sm_count": -3}, "positive number"),
     ({"sm_count": 2.5}, "integer"),
     ({"name": 7}, "string"),
+    ({"step_latency_cycles": -1}, "a number >= 0"),
+    ({"schedulers_per_sm": 0}, "positive number"),
 ])
 def test_json_bad_specs(change, message):
     data = KNOWN_GPUS["V100"].to_json()

@@ -124,6 +124,52 @@ def test_hand_case_bt2_three_blocks(star2d):
     assert p.gflops == pytest.approx(30 * 9 * 4 / p.seconds / 1e9)
 
 
+def test_hand_case_issue_term(star2d):
+    # The bt=2 case above on a V100 given a step latency of 1000 cycles (the term is on for
+    # Hopper only). star2d1r: 4 FMA + 1 MUL = 5 instructions, + 2 shared reads + 1 store +
+    # 1 barrier + 8 (2D overhead) = 17 per thread and level. bS = 8 is one warp, active at
+    # both levels; warps over the launch: (120 + 72) / 32 = 6 -> 6 * 17 = 102
+    # warp-instructions; block steps: 120 level-0 slots / 8 threads = 15 (3 blocks x 5
+    # planes); per step 102 / 15 / 4 schedulers = 1.7 cycles; 32 resident blocks:
+    # max(1000 + 1.7, 32 * 1.7) = 1001.7 cycles; time = 15 / (80 SMs * 32) * 1001.7 / 1530 MHz
+    from dataclasses import replace as with_
+    gpu = with_(V100, step_latency_cycles=1000)
+    dims = (DimExtent(1, 3, 5), DimExtent(1, 10, 12))
+    m = Model(star2d, gpu, dims, 4)
+    c = m.launch_cost(plan2d(2, 8), 2)
+    assert m.level_instructions(plan2d(2, 8), 2) == 17
+    assert c.warp_instructions == pytest.approx(102)
+    assert c.block_steps == 15
+    assert c.step_cycles == pytest.approx(1001.7)
+    assert c.time_issue == pytest.approx(15 / (80 * 32) * 1001.7 / 1530e6)
+    assert c.bottleneck == "issue" and c.seconds == pytest.approx(c.time_issue / c.eff_sm)
+    # the other terms are the paper's, unchanged
+    paper = Model(star2d, V100, dims, 4).launch_cost(plan2d(2, 8), 2)
+    assert (c.time_comp, c.time_sm, c.time_gm) == (paper.time_comp, paper.time_sm,
+                                                   paper.time_gm)
+    assert paper.time_issue == 0 and paper.bottleneck != "issue"
+    # a budget of 16 registers, 12 below the estimate (2*3 + 2 + 20 = 28): 12 spill
+    # instructions per level -> 6 * 29 / 15 / 4 = 2.9 cycles per step
+    spilled = m.launch_cost(plan2d(2, 8), 2, 16)
+    assert spilled.step_cycles == pytest.approx(1002.9)
+    # so little work per step that even 32 resident blocks leave the latency exposed
+    assert c.step_cycles > 32 * 102 / 15 / 4
+
+
+def test_rank_weighs_register_budgets_where_issue_is_modelled(j2d5pt):
+    grid = benchmark_grid(j2d5pt, 4096)
+    plans = [make_plan(j2d5pt, bt=bt, bs=(256,), sl=256) for bt in (2, 8, 14)]
+    hopper = Model(j2d5pt, "H200", grid, 100)
+    assert hopper.budgets(plans[0]) == (None,)  # estimate 2*3 + 2 + 20 = 28: nothing below
+    assert hopper.budgets(plans[2]) == (None, 32, 64)  # 14*3 + 14 + 20 = 76
+    for p in hopper.rank(plans):
+        alternatives = [hopper.predict(p.plan, b).seconds for b in hopper.budgets(p.plan)]
+        assert p.seconds == min(alternatives)
+        assert p.registers in hopper.budgets(p.plan)
+    assert all(p.registers is None for p in Model(j2d5pt, "P100", grid, 100).rank(plans))
+    assert Model(j2d5pt, "P100", grid, 100).budgets(plans[2]) == (None,)
+
+
 def test_hand_case_stream_division(star2d):
     # As above with sl=2: stream blocks store planes [1,3) and [3,4).
     #   block 0: BlockRanges.of(1, 3, 1, 3, 2, 1): base 0, lo 1, hi 3; loads local 0..4
