@@ -56,7 +56,8 @@ warp-instructions per block and step, ``S`` schedulers). :meth:`Model.rank` then
 each plan at its best register budget too (fewer registers: more resident blocks, but
 spills). On the H200 measurements of ``artifact/H200`` this ranks the measured plans of
 30 of 42 rows with the fastest in the top 5 (the paper's terms alone: 21) and lifts the
-accuracy (measured / predicted) of the tuned plans from 0.54 to 0.81.
+accuracy (measured / predicted, at the registers they ran with) of the tuned plans from
+0.54 to 0.87.
 
 Choices where the paper is vague are listed in :data:`MODEL_NOTES`.
 """
