@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""How well the performance model ranks plans that were measured, without a GPU.
+
+    python scripts/model_check.py artifact/H200            # the model as it is now
+    python scripts/model_check.py artifact/H200 --rows j2d5pt/float,star3d1r/double
+
+Reads an artifact's rows.jsonl (every candidate's measured GFLOP/s, see
+scripts/artifact.py) and ranks each row's search space with the model of this checkout and
+with the paper's terms alone. Per row and in total it reports:
+
+* ``top5``: the row's fastest measured plan is in the model's top 5 (the issue 5 target);
+* ``unmeasured``: plans of that top 5 that the artifact never measured (a miss there may
+  only mean "not measured": run the artifact again to know);
+* ``measured top5``: the fastest plan is among the 5 measured plans the model ranks
+  highest (how well it orders what was measured);
+* ``accuracy``: tuned / model for the tuned plan at the registers it ran with.
+
+Use it to judge a model change against existing measurements before spending GPU time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, REPO)
+
+C_INPUTS = os.path.join(REPO, "c_inputs")
+
+
+def check_row(row: dict, gpu) -> dict:
+    """The model's and the paper's terms' view of one measured row."""
+    from an5dpy.bench import PAPER_SIZE, PAPER_STEPS
+    from an5dpy.driver import load
+    from an5dpy.model import Model
+    from an5dpy.reference import resolve_params
+    from an5dpy.tune import candidate_plans, paper_ranking, rank
+
+    program, info = load(os.path.join(C_INPUTS, row["stencil"] + ".c"),
+                         (("SB_TYPE", row["dtype"]),))
+    env = resolve_params(program, {"compsize": PAPER_SIZE[info.ndim], "timestep": PAPER_STEPS})
+    space = candidate_plans(info, gpu)
+    measured: dict[str, float] = {}
+    for m in row["measured"]:
+        measured[m["describe"]] = max(measured.get(m["describe"], 0.0), m["gflops"])
+    best = row["best"]
+    out = {"row": f"{row['stencil']}/{row['dtype']}", "best": best["describe"]}
+    for label, ranking in (("model", rank(info, gpu, env, space)),
+                           ("paper", paper_ranking(info, gpu, env, space))):
+        order = [p.describe() for p, _ in ranking]
+        top5 = order[:5]
+        out[label] = {
+            "top5": best["describe"] in top5,
+            "unmeasured": sum(d not in measured for d in top5),
+            "measured_top5": best["describe"] in [d for d in order if d in measured][:5],
+        }
+    plan = next((p for p in space if p.describe() == best["describe"]), None)
+    regs = best.get("cap") or best.get("registers")
+    try:
+        predicted = Model(info, gpu, env).predict(plan, regs).gflops if plan else 0.0
+    except Exception:  # noqa: BLE001 - a plan the model cannot place has no accuracy
+        predicted = 0.0
+    out["accuracy"] = best["gflops"] / predicted if predicted > 0 else None
+    return out
+
+
+def summary(results: list[dict]) -> list[str]:
+    n = len(results)
+    lines = []
+    for label, name in (("model", "model"), ("paper", "paper's terms alone")):
+        hits = sum(r[label]["top5"] for r in results)
+        inside = sum(r[label]["measured_top5"] for r in results)
+        unmeasured = sum(r[label]["unmeasured"] for r in results)
+        lines.append(f"{name}: fastest in its top 5 on {hits}/{n} rows "
+                     f"({unmeasured} of {5 * n} top-5 plans never measured); among the "
+                     f"measured plans on {inside}/{n}")
+    acc = [r["accuracy"] for r in results if r["accuracy"]]
+    if acc:
+        lines.append(f"model accuracy (tuned / model), geomean: "
+                     f"{math.exp(sum(map(math.log, acc)) / len(acc)):.3f}")
+    return lines
+
+
+def main(argv=None) -> int:
+    from an5dpy.gpus import get_gpu
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("artifact_dir", help="folder with rows.jsonl (e.g. artifact/H200)")
+    ap.add_argument("--gpu", help="GPU of the model (default: the rows' GPU)")
+    ap.add_argument("--rows", help="comma-separated stencil/dtype subset")
+    args = ap.parse_args(argv)
+    with open(os.path.join(args.artifact_dir, "rows.jsonl")) as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    if args.rows:
+        wanted = set(args.rows.split(","))
+        rows = [r for r in rows if f"{r['stencil']}/{r['dtype']}" in wanted]
+    if not rows:
+        print("no rows", file=sys.stderr)
+        return 2
+    gpu = get_gpu(args.gpu or rows[0]["gpu"])
+    results = [check_row(r, gpu) for r in rows]
+    print(f"{'row':20s} {'model top5':>10s} {'paper top5':>10s} {'measured':>9s} accuracy")
+    for r in results:
+        acc = f"{r['accuracy']:.3f}" if r["accuracy"] else "-"
+        print(f"{r['row']:20s} {str(r['model']['top5']):>10s} {str(r['paper']['top5']):>10s} "
+              f"{str(r['model']['measured_top5']):>9s} {acc}")
+    print("\n".join(summary(results)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
