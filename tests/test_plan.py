@@ -118,3 +118,32 @@ def test_launch_geometry_counts_blocks():
     assert geo.stream_blocks == 3
     assert geo.nblocks == 45
     assert geo.stream_block_range(2) == (11, 13)
+
+
+@given(st.sampled_from([(128,), (256,), (16, 16), (16, 32), (32, 32), (16, 64), (8, 24)]),
+       st.integers(1, 4), st.integers(1, 8))
+def test_active_warp_fraction_counts_warps_with_a_thread_in_the_window(bs, r, level):
+    import math
+    from an5dpy.plan import active_warp_fraction
+    radius = (r,) * len(bs)
+    nthreads = math.prod(bs)
+    active = set()
+    for linear in range(nthreads):  # thread -> in-plane index, contiguous dimension last
+        index, rest = [], linear
+        for b in reversed(bs):
+            index.append(rest % b)
+            rest //= b
+        index.reverse()
+        if all(level * r <= i < b - level * r for i, b in zip(index, bs)):
+            active.add(linear // 32)
+    assert active_warp_fraction(bs, radius, level) == len(active) / math.ceil(nthreads / 32)
+
+
+def test_active_warp_fraction_examples():
+    from an5dpy.plan import active_warp_fraction
+    # 32x32, radius 1: rows 0 and 31 are whole idle warps at level 1
+    assert active_warp_fraction((32, 32), (1, 1), 1) == 30 / 32
+    # 2D blocks: one window of contiguous threads; 256 threads, level 1 leaves none idle
+    assert active_warp_fraction((256,), (1,), 1) == 1.0
+    # a window that is empty: no warp computes
+    assert active_warp_fraction((16, 16), (4, 4), 2) == 0.0
