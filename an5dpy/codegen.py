@@ -234,13 +234,7 @@ def levels_with_idle_warps(plan: BlockingPlan, degree: int) -> frozenset[int]:
     boundary cells select their boundary value instead.
     """
     return frozenset(level for level in range(1, degree + 1)
-                     if _has_idle_warp(plan.bs, plan.plane_radius, level))
-
-
-def _has_idle_warp(bs: tuple[int, ...], radius: tuple[int, ...], level: int) -> bool:
-    """Whether a block of ``bs`` threads has a warp with no thread in level ``level``'s
-    window."""
-    return active_warp_fraction(bs, radius, level) < 1.0
+                     if active_warp_fraction(plan.bs, plan.plane_radius, level) < 1.0)
 
 
 def _evaluate(dtype: str, expr: str, bit: int, skip: bool, boundary: str, centre: str

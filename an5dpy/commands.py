@@ -77,15 +77,16 @@ def register(subparsers) -> None:
         description="Enumerates bT, bS and sl (the paper's sets, extended for Hopper), prunes "
                     "plans over the GPU's limits or the register estimate, ranks the rest with "
                     "the performance model and, with --measure K, builds the top K plans and "
-                    "the model's best plan per bT and per bS with each register budget that "
-                    "binds, times each once on the present GPU and the fastest three again. "
+                    "a best plan per bT and per bS (on Hopper as the paper's terms alone rank "
+                    "them) with each register budget that binds, times each once on the "
+                    "present GPU and the fastest three again. "
                     "Results are cached.")
     _add_input(p)
     p.add_argument("--gpu", metavar="NAME|SPEC.json",
                    help="GPU to model (default: the present one; required without a GPU)")
     _add_sizes(p)
     p.add_argument("--measure", type=_positive, metavar="K", default=0,
-                   help="build and time the model's top K plans (and its best per bT and bS) "
+                   help="build and time the model's top K plans (and a best per bT and bS) "
                         "on the GPU (default: model only)")
     p.add_argument("--narrow", action="store_true",
                    help="measure only the model's top K plans (no sweep over bT and bS)")

@@ -236,31 +236,32 @@ def diverse_candidates(ranking: Sequence[tuple[BlockingPlan, float]], top: int =
 
 
 def paper_ranking(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float],
-                  plans: Iterable[BlockingPlan] | None = None
+                  plans: Iterable[BlockingPlan],
+                  ranking: Sequence[tuple[BlockingPlan, float]]
                   ) -> list[tuple[BlockingPlan, float]]:
     """The ranking by the paper's terms alone (no issue term; each plan at the register
-    estimate)."""
+    estimate): the model's ``ranking`` itself where the GPU has no issue term."""
+    if gpu.step_latency_cycles <= 0:
+        return list(ranking)
     return rank(info, replace(gpu, step_latency_cycles=0.0), env, plans)
 
 
-def tuning_candidates(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float],
-                      ranking: Sequence[tuple[BlockingPlan, float]],
-                      plans: Sequence[BlockingPlan], top: int = 5,
+def tuning_candidates(ranking: Sequence[tuple[BlockingPlan, float]],
+                      paper: Sequence[tuple[BlockingPlan, float]], top: int = 5,
                       extra: Sequence[BlockingPlan] = (), per_bt: bool = True,
                       per_bs: bool = True) -> list[BlockingPlan]:
-    """Plans to measure: the model's ``top`` plans, then :func:`diverse_candidates` (with
-    ``per_bt``/``per_bs``), then ``extra``, each plan once.
+    """Plans to measure: the model's ``top`` plans, then :func:`diverse_candidates` of the
+    paper's ranking (:func:`paper_ranking`; with ``per_bt``/``per_bs``), then ``extra``,
+    each plan once.
 
-    Where the model has its issue term (Hopper), the diverse picks come from the paper's
-    ranking (:func:`paper_ranking`): they found the fastest plan of most rows measured on
-    the H200 (artifact/H200), so with them the search never covers less than it did, and
-    the issue term's top plans are measured besides.
+    Where the model has its issue term (Hopper), the paper's per-bT and per-bS picks found
+    the fastest plan of most rows measured on the H200 (artifact/H200), so with them the
+    search never covers less than it did, and the issue term's top plans are measured
+    besides. Elsewhere the two rankings are the same.
     """
     chosen = [p for p, _ in ranking[:top]]
     if per_bt or per_bs:
-        second = (paper_ranking(info, gpu, env, plans) if gpu.step_latency_cycles > 0
-                  else ranking)
-        chosen += diverse_candidates(second, top, per_bt=per_bt, per_bs=per_bs)
+        chosen += diverse_candidates(paper, top, per_bt=per_bt, per_bs=per_bs)
     chosen += extra
     return list(dict.fromkeys(chosen))
 
@@ -289,8 +290,8 @@ def tune(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], stem: 
         cached = _load_cache().get(key)
         if cached is not None:
             return result_from_json(info, cached)
-    chosen = tuning_candidates(info, gpu, env, ranking, plans, top, extra, per_bt=diverse,
-                               per_bs=diverse)
+    paper = paper_ranking(info, gpu, env, plans, ranking) if diverse else ranking
+    chosen = tuning_candidates(ranking, paper, top, extra, per_bt=diverse, per_bs=diverse)
     predicted = dict(ranking)
     run_env = with_steps(info, env, measure_steps) if measure_steps else dict(env)
     measured = measure_plans(info, chosen, caps, run_env, stem, predicted, repeats, progress)

@@ -186,11 +186,11 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
             # fewer model picks and no sweep over bT for them
             heavy = info.flops_per_cell > HEAVY_FLOPS
             ranking = [(p.plan, p.gflops) for p in ranked]
-            plans = tuning_candidates(info, gpu, env, ranking, space,
-                                      min(top, 3) if heavy else top, (sconf,),
+            paper = paper_ranking(info, gpu, env, space, ranking)
+            plans = tuning_candidates(ranking, paper, min(top, 3) if heavy else top, (sconf,),
                                       per_bt=not heavy and not narrow, per_bs=not narrow)
             # the paper's terms alone, for comparison with the model's top 5
-            paper_top5 = [p.describe() for p, _ in paper_ranking(info, gpu, env, space)[:5]]
+            paper_top5 = [p.describe() for p, _ in paper[:5]]
             jobs = submit_jobs(bench, info, plans, name.replace("-", "_"))
             rows.append((name, dtype, info, env, model, ranked, paper_top5, sconf, plans, jobs))
     for name, dtype, info, env, model, ranked, paper_top5, sconf, plans, jobs in rows:

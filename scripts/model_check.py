@@ -39,7 +39,7 @@ def check_row(row: dict, gpu) -> dict:
     from an5dpy.driver import load
     from an5dpy.model import Model
     from an5dpy.reference import resolve_params
-    from an5dpy.tune import candidate_plans, paper_ranking, rank
+    from an5dpy.tune import candidate_plans, paper_ranking
 
     program, info = load(os.path.join(C_INPUTS, row["stencil"] + ".c"),
                          (("SB_TYPE", row["dtype"]),))
@@ -50,9 +50,11 @@ def check_row(row: dict, gpu) -> dict:
         measured[m["describe"]] = max(measured.get(m["describe"], 0.0), m["gflops"])
     best = row["best"]
     out = {"row": f"{row['stencil']}/{row['dtype']}", "best": best["describe"]}
-    for label, ranking in (("model", rank(info, gpu, env, space)),
-                           ("paper", paper_ranking(info, gpu, env, space))):
-        order = [p.describe() for p, _ in ranking]
+    model = Model(info, gpu, env)
+    ranking = [(p.plan, p.gflops) for p in model.rank(space)]
+    for label, ranked in (("model", ranking),
+                          ("paper", paper_ranking(info, gpu, env, space, ranking))):
+        order = [p.describe() for p, _ in ranked]
         top5 = order[:5]
         out[label] = {
             "top5": best["describe"] in top5,
@@ -62,7 +64,7 @@ def check_row(row: dict, gpu) -> dict:
     plan = next((p for p in space if p.describe() == best["describe"]), None)
     regs = best.get("cap") or best.get("registers")
     try:
-        predicted = Model(info, gpu, env).predict(plan, regs).gflops if plan else 0.0
+        predicted = model.predict(plan, regs).gflops if plan else 0.0
     except Exception:  # noqa: BLE001 - a plan the model cannot place has no accuracy
         predicted = 0.0
     out["accuracy"] = best["gflops"] / predicted if predicted > 0 else None

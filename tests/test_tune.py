@@ -215,19 +215,19 @@ def test_tuning_candidates_add_the_papers_diverse_picks_to_the_models_top_plans(
     _, info, env = bench("j2d5pt")
     space = candidate_plans(info, H200)
     ranking = rank(info, H200, env, space)  # with the issue term (Hopper)
-    paper = paper_ranking(info, H200, env, space)
+    paper = paper_ranking(info, H200, env, space, ranking)
     assert [p for p, _ in ranking[:5]] != [p for p, _ in paper[:5]]
     sconf = paper[-1][0]
-    chosen = tuning_candidates(info, H200, env, ranking, space, 5, (sconf,))
+    chosen = tuning_candidates(ranking, paper, 5, (sconf,))
     assert chosen[:5] == [p for p, _ in ranking[:5]]
     assert set(diverse_candidates(paper, 5)) <= set(chosen) and chosen[-1] == sconf
     assert len(chosen) == len(set(chosen))
     # narrow: the model's top plans and the extras only
-    narrow = tuning_candidates(info, H200, env, ranking, space, 5, (sconf,), per_bt=False,
-                               per_bs=False)
+    narrow = tuning_candidates(ranking, paper, 5, (sconf,), per_bt=False, per_bs=False)
     assert narrow == [p for p, _ in ranking[:5]] + [sconf]
     # GPUs without the issue term: the paper's ranking is the model's
     v100 = get_gpu("V100")
     space = candidate_plans(info, v100)
     plain = rank(info, v100, env, space)
-    assert tuning_candidates(info, v100, env, plain, space, 5) == diverse_candidates(plain, 5)
+    assert paper_ranking(info, v100, env, space, plain) == plain
+    assert tuning_candidates(plain, plain, 5) == diverse_candidates(plain, 5)
