@@ -29,6 +29,9 @@ THREAD_AXES = ("x", "y")  # in-plane dims from the contiguous one outwards
 REGISTERS_PER_SM = 65536
 #: Bytes of static shared memory a kernel may declare.
 STATIC_SMEM_LIMIT = 48 * 1024
+#: Most cells in one plane (the dimensions after the streamed one): kernels offset planes
+#: with a 32x32->64-bit multiply, and the launch refuses larger planes.
+PLANE_CELLS_MAX = 2 ** 31 - 1
 #: Threads per in-plane dimension (array order) of the naive baseline kernel.
 NAIVE_BLOCK = {2: (8, 32), 3: (8, 32)}
 
@@ -268,9 +271,9 @@ def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> l
         if level < d:
             # boundary cells: level 1 loads the odd buffer; level T >= 2 copies level T-2
             if level == 1:
-                params, bval = ("out", *ins, "q", "b"), "an5d_p_bo[(size_t)(q) * an5d_plane]"
+                params, bval = ("out", *ins, "q", "b"), "an5d_p_bo[AN5D_PLANE(q)]"
                 bparams, bbody = ("out", "q"), (
-                    f"out = an5d_in_array ? an5d_p_bo[(size_t)(q) * an5d_plane] : ({dtype})0;",)
+                    f"out = an5d_in_array ? an5d_p_bo[AN5D_PLANE(q)] : ({dtype})0;",)
                 gargs, bargs = ", ".join(("out", *ins)), "out, q"
             else:
                 params, bval = ("out", *ins, "prev", "q", "b"), "prev"
@@ -287,7 +290,7 @@ def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> l
                 "__syncthreads(); }",
                 f"else CALC{level}({gargs}, q, b);")))
         else:
-            store = f"if (an5d_act & {1 << level}u) an5d_p_st[(size_t)(q) * an5d_plane]"
+            store = f"if (an5d_act & {1 << level}u) an5d_p_st[AN5D_PLANE(q)]"
             if level in idle:
                 body = (*writes, "__syncthreads();", f"{store} = ({dtype})({expr});")
             else:
@@ -363,9 +366,9 @@ def _assoc_macros(printer: _Printer, info: StencilInfo, plan: BlockingPlan, d: i
         take = ("if (TAKE) {", f"  {_store_smem(printer, f'({dtype})(src)')}", "  __syncthreads();",
                 *sums, "} else if (GUARDED) __syncthreads();")
         finish = (f"if (FIN == 1) {{ const {acc_type} an5d_f = ({acc_type})(({dtype})({total})); "
-                  f"a0 = an5d_bnd ? ({acc_type}){bnd}[(size_t)(q) * an5d_plane] : an5d_f; }}",
-                  f"else if (FIN == 2) a0 = an5d_in_array ? ({acc_type}){bnd}[(size_t)(q) * "
-                  f"an5d_plane] : ({acc_type})0;")
+                  f"a0 = an5d_bnd ? ({acc_type}){bnd}[AN5D_PLANE(q)] : an5d_f; }}",
+                  f"else if (FIN == 2) a0 = an5d_in_array ? ({acc_type}){bnd}["
+                  f"AN5D_PLANE(q)] : ({acc_type})0;")
         arrives = f"AN5D_EXISTS((q) + {r})"
         if level < d:
             macros.append(Macro(f"ACC{level}", ("src", *accs, "q", "b", "TAKE", "FIN", "GUARDED"),
@@ -377,7 +380,7 @@ def _assoc_macros(printer: _Printer, info: StencilInfo, plan: BlockingPlan, d: i
         else:
             store = (f"if (DO_STORE) {{ if (an5d_act & {1 << level}u) a0 = ({acc_type})(({dtype})"
                      f"({total})); if (an5d_act & {1 << level}u) "
-                     f"an5d_p_st[(size_t)(q) * an5d_plane] = ({dtype})(a0); }}",)
+                     f"an5d_p_st[AN5D_PLANE(q)] = ({dtype})(a0); }}",)
             macros.append(Macro("ACC_STORE", ("src", *accs, "q", "b", "TAKE", "DO_STORE", "GUARDED"),
                                 (*take, *store)))
             macros.append(Macro("G_ACC_STORE", ("src", *accs, "q", "b"), (

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import re
 import shutil
@@ -26,10 +27,10 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from an5dpy.codegen import NAIVE_BLOCK, STATIC_SMEM_LIMIT
+from an5dpy.codegen import NAIVE_BLOCK, PLANE_CELLS_MAX, STATIC_SMEM_LIMIT
 from an5dpy.errors import CudaCompileError, UsageError
 from an5dpy.ir import StencilInfo
-from an5dpy.plan import BlockingPlan, LaunchGeometry, grid_extents, launch_plan
+from an5dpy.plan import BlockingPlan, DimExtent, LaunchGeometry, grid_extents, launch_plan
 
 
 @dataclass(frozen=True)
@@ -192,6 +193,14 @@ def device_arch() -> str:
 _C_SCALARS = {"float": np.float32, "double": np.float64, "int": np.int32, "long": np.int64}
 
 
+def check_plane_cells(dims: Sequence[DimExtent]) -> None:
+    """Refuse grids whose planes the kernels cannot offset, as the generated launch does."""
+    cells = math.prod(d.size for d in dims[1:])
+    if cells > PLANE_CELLS_MAX:
+        raise UsageError(f"a plane of the grid has {cells} cells; the kernels offset planes "
+                         f"with 32-bit products (at most {PLANE_CELLS_MAX} cells)")
+
+
 @dataclass
 class CupyRunner:
     """Runs a generated kernel module on cupy arrays, mirroring the generated host code."""
@@ -238,6 +247,7 @@ class CupyRunner:
         start = self.info.time.start_buffer(env)
         if any(d.length == 0 for d in dims):
             return
+        check_plane_cells(dims)
         sizes = self._grid_args(dims, env)
         for launch in launch_plan(steps, self.plan.bt, start):
             geo = LaunchGeometry(self.plan, launch.degree, dims)

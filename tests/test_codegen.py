@@ -196,6 +196,30 @@ def test_host_file_of_a_vla_parameter_compiles_as_c_and_says_so_to_cxx(tmp_path)
     assert "__cplusplus" not in bench("j2d5pt").outputs["j2d5pt_host.cu"]
 
 
+@pytest.mark.skipif(nvcc() is None, reason="needs nvcc (CI has it; no GPU needed)")
+def test_launch_refuses_planes_past_32_bit_offsets_before_touching_the_gpu(tmp_path):
+    # the refusal comes before any CUDA call, so the program runs on a machine without a GPU
+    t = bench("star3d1r", bt=2, bs="32x32")
+    for fname, text in t.outputs.items():
+        (tmp_path / fname).write_text(text)
+    (tmp_path / "main.c").write_text(
+        '#include <stdio.h>\n#include "star3d1r_kernel.hu"\n'
+        "int main(int argc, char **argv) {\n"
+        "  int n = atoi(argv[1]);\n"
+        "  cudaError_t e = an5d_star3d1r_launch(1, 0, 0, 0, 0, 1, n, n, 1, 1, 1, n - 2, 1, n - 2);\n"
+        '  printf("%d\\n", (int)e);\n  return 0;\n}\n')
+    build = subprocess.run([nvcc(), "-arch=sm_90", "-o", str(tmp_path / "probe"), str(tmp_path / "main.c"),
+                            str(tmp_path / "star3d1r_kernel.cu")], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    # 46341^2 cells per plane is just over 2^31 - 1 (46340^2 is under, and there the launch
+    # goes on to CUDA, which fails differently without a GPU); the stream has one interior
+    # plane because an empty one returns before the check
+    probe = subprocess.run([str(tmp_path / "probe"), "46341"], capture_output=True, text=True)
+    assert probe.stdout.strip() == "9", probe.stdout + probe.stderr  # cudaErrorInvalidConfiguration
+    assert "an5d_plane_offset" in t.outputs["star3d1r_kernel.cu"]
+    assert "plane offsets are 32-bit" not in bench("j2d5pt").outputs["j2d5pt_kernel.cu"]
+
+
 def test_templates_ship_in_the_wheel_and_load_from_an_install(tmp_path):
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
                     "-q", "-w", str(tmp_path / "dist"), REPO], check=True)
@@ -252,9 +276,9 @@ def test_idle_levels_branch_around_the_evaluation():
     # 16x16: no warp is idle at level 1 (every thread evaluates; only boundary cells
     # select), some are at level 2 (branch)
     small = macros((16, 16))
-    assert "out = an5d_bnd ? an5d_p_bo[(size_t)(q) * an5d_plane] : an5d_v;" in small["CALC1"]
+    assert "out = an5d_bnd ? an5d_p_bo[AN5D_PLANE(q)] : an5d_v;" in small["CALC1"]
     assert "an5d_act" not in small["CALC1"]
-    assert "if (an5d_act & 4u) an5d_p_st[(size_t)(q) * an5d_plane] = (float)(" in small["STORE"]
+    assert "if (an5d_act & 4u) an5d_p_st[AN5D_PLANE(q)] = (float)(" in small["STORE"]
     assert "an5d_v" not in small["STORE"]
     # 32x32: halo rows are whole warps at both levels
     large = macros((32, 32))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from an5dpy.runtime import BuildOptions, Cubin, parse_ptxas_report
 
 LOG = """\
@@ -44,3 +46,17 @@ def test_build_flags():
     exact = BuildOptions(arch="sm_80", exact=True, maxrregcount=64).flags()
     assert "-fmad=false" in exact and "--use_fast_math" not in exact
     assert "-arch=sm_80" in exact and "-maxrregcount=64" in exact
+
+
+def test_grids_whose_planes_overflow_32_bit_offsets_are_refused_like_the_launch_does():
+    from an5dpy.errors import UsageError
+    from an5dpy.plan import DimExtent
+    from an5dpy.runtime import check_plane_cells
+
+    def dims(*sizes):
+        return tuple(DimExtent(1, n - 2, n) for n in sizes)
+
+    check_plane_cells(dims(3, 46340, 46340))       # 2,147,395,600 cells: fits
+    check_plane_cells(dims(2 ** 31 - 1, 2 ** 31 - 1))  # 2D: the plane is one row
+    with pytest.raises(UsageError, match="2147488281 cells"):
+        check_plane_cells(dims(3, 46341, 46341))
