@@ -241,8 +241,8 @@ FIG8_DEGREES = {2: (1, 2, 3, 4, 5, 6, 8, 10, 12, 14, 16), 3: (1, 2, 3, 4, 5, 6, 
 
 def measure_fig8(out_dir: str, deadline: float, stencils=RAD1) -> None:
     """GFLOP/s vs bT for radius-1 stencils (float), the tuned bS/sl/mode fixed, the
-    register budget tuned per bT (paper section 7.3). Points of other stencils already in
-    fig8.jsonl are kept."""
+    register budget tuned per bT (paper section 7.3). Points already in fig8.jsonl are kept
+    for the stencils this run measures nothing of."""
     from an5dpy.bench import PAPER_SIZE, PAPER_STEPS
     from an5dpy.driver import load
     from an5dpy.errors import UsageError
@@ -274,7 +274,9 @@ def measure_fig8(out_dir: str, deadline: float, stencils=RAD1) -> None:
         if measured:
             results[(name, plan.bt)] = measured[0]["gflops"]
     path = os.path.join(out_dir, "fig8.jsonl")
-    kept = [d for d in map(json.loads, open(path)) if d["stencil"] not in stencils] \
+    # a stencil's earlier points give way only to new ones (a deadline may cut the sweep)
+    fresh = {name for name, _ in results}
+    kept = [d for d in map(json.loads, open(path)) if d["stencil"] not in fresh] \
         if os.path.exists(path) else []
     with open(path, "w") as f:
         for d in kept:

@@ -46,14 +46,17 @@ def test_tune_measures_the_diverse_candidates_and_caches_the_result(capsys):
     from an5dpy.gpus import get_gpu
     from an5dpy.reference import resolve_params
     from an5dpy.runtime import device_name
-    from an5dpy.tune import FINALISTS, diverse_candidates, rank, tune
+    from an5dpy.tune import (FINALISTS, candidate_plans, paper_ranking, rank, tune,
+                             tuning_candidates)
 
     program, info = load(os.path.join(C_INPUTS, "star2d1r.c"), (("SB_TYPE", "float"),))
     env = resolve_params(program, {"compsize": 2000, "timestep": 40})
     gpu = get_gpu(device_name())
     result = tune(info, gpu, env, "star2d1r", top=2, caps=(None, 32), measure_steps=12,
                   repeats=3, progress=False)
-    expected = diverse_candidates(rank(info, gpu, env), 2)
+    plans = candidate_plans(info, gpu)
+    ranking = rank(info, gpu, env, plans)
+    expected = tuning_candidates(ranking, paper_ranking(info, gpu, env, plans, ranking), 2)
     plans = {m.plan for m in result.measured}
     assert plans == set(expected)  # every candidate was built and timed
     for m in result.measured:
