@@ -155,7 +155,8 @@ class ConstantTable:
     2.0); any other costs two uniform-register moves each time nvcc rematerialises it,
     which it does inside the unrolled loops: in a 9-point double stencil a quarter of
     the instructions per level were such moves. An operand from constant memory costs
-    at most a constant load that nvcc keeps in a uniform register. The values are the literals as written, so results do not change.
+    at most a constant load that nvcc keeps in a uniform register. The values are the
+    literals as written, so results do not change.
     """
 
     def __init__(self, name: str):

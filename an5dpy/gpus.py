@@ -168,9 +168,9 @@ KiB = 1024
 
 
 #: A Hopper block's cycles per streaming step at least (GpuSpec.step_latency_cycles):
-#: fitted to the H200 measurements of artifact/H200 (every candidate of the 42 rows), where
-#: it made the model rank the measured plans best; about a global load's round trip plus
-#: a barrier per level.
+#: fitted to H200 measurements (every candidate of the 42 artifact rows), where it made the
+#: model rank the measured plans best (on the re-measured artifact/H200 too, 1500 ranks
+#: worse); about a global load's round trip plus a barrier per level.
 HOPPER_STEP_LATENCY = 1000
 
 

@@ -54,10 +54,10 @@ spill instructions for a register budget below the estimate), and an SM spends
 ``max(latency + W/S, B*W/S)`` cycles per step of its ``B`` resident blocks (``W``
 warp-instructions per block and step, ``S`` schedulers). :meth:`Model.rank` then predicts
 each plan at its best register budget too (fewer registers: more resident blocks, but
-spills). On the H200 measurements of ``artifact/H200`` this ranks the measured plans of
-30 of 42 rows with the fastest in the top 5 (the paper's terms alone: 21) and lifts the
-accuracy (measured / predicted, at the registers they ran with) of the tuned plans from
-0.54 to 0.87.
+spills). On the H200 measurements of ``artifact/H200`` its top 5 holds the fastest
+measured plan on 26 of 42 rows (the paper's terms alone: 13), and the accuracy (measured /
+predicted, at the registers they ran with) of the tuned plans is 0.92 in geomean (0.54
+with the paper's terms alone on the earlier kernels).
 
 Choices where the paper is vague are listed in :data:`MODEL_NOTES`.
 """

@@ -306,9 +306,14 @@ def tune(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], stem: 
 FINALISTS = 3
 
 
+def own_kernel(cubin, plan: BlockingPlan):
+    """ptxas' resources of the kernel of the plan's own degree (None if not reported)."""
+    return cubin.kernel(f"_kernel_d{plan.bt}")
+
+
 def own_registers(cubin, plan: BlockingPlan) -> int | None:
     """ptxas' register count for the kernel of the plan's own degree."""
-    own = cubin.kernel(f"_kernel_d{plan.bt}")
+    own = own_kernel(cubin, plan)
     return own.registers if own else None
 
 

@@ -96,7 +96,7 @@ class Bench:
         """GFLOP/s, seconds per run, steps used, registers, spills."""
         from an5dpy.bench import gflops, time_runs
         from an5dpy.runtime import CupyRunner
-        from an5dpy.tune import with_steps
+        from an5dpy.tune import own_kernel, with_steps
         model, cubin = built
         runner = CupyRunner(info, plan, cubin, model.prefix, ())
         grid = self.grid(info, env, plan.dtype)
@@ -108,8 +108,7 @@ class Bench:
         run_env = with_steps(info, env, steps)
         times = time_runs(lambda: run(grid, run_env), repeats, 1)
         median = sorted(times)[len(times) // 2]
-        kernel = "naive" if naive else f"_kernel_d{plan.bt}"
-        own = cubin.kernel(kernel)
+        own = cubin.kernel("naive") if naive else own_kernel(cubin, plan)
         return (gflops(info, run_env, median), median, steps, own.registers if own else None,
                 bool(own and own.spills))
 
@@ -144,7 +143,7 @@ def screen_and_confirm(bench, info, env, jobs, label, finalists=None):
     """Screen every build with short runs, then time the finalists (default: the tuner's
     FINALISTS) as reported runs (an5dpy.tune.screen). Returns the measured entries,
     fastest first (finalists carry their reported numbers)."""
-    from an5dpy.tune import FINALISTS, screen
+    from an5dpy.tune import FINALISTS, own_kernel, screen
 
     def failed(plan, cap, e):
         print(f"  {label} {plan.describe()} cap {cap}: {type(e).__name__}: {e}", flush=True)
@@ -159,7 +158,7 @@ def screen_and_confirm(bench, info, env, jobs, label, finalists=None):
             g, sec, steps, regs, spills = s.final
         else:
             g, sec, steps = s.gflops, None, None
-            own = s.built[1].kernel(f"_kernel_d{s.plan.bt}")
+            own = own_kernel(s.built[1], s.plan)
             regs, spills = (own.registers, own.spills) if own else (None, False)
         out.append({"plan": s.plan, "cap": s.cap, "gflops": g, "seconds": sec,
                     "steps": steps, "registers": regs, "spills": bool(spills),
@@ -312,6 +311,7 @@ def render(out_dir: str) -> None:
     for r in rows:
         b = r["best"]
         p = b["plan"]
+        top5_share = model_top5_fraction(r)
         table.append({
             "stencil": r["stencil"], "dtype": r["dtype"], "bt": p["bt"], "bs": p["bs_text"],
             "sl": p["sl"] or "-", "opt": p["opt"], "regs": b["cap"] or "-",
@@ -323,8 +323,7 @@ def render(out_dir: str) -> None:
             "tuned_over_original": round(b["gflops"] / r["original_h200"], 3),
             "tuned_over_naive": round(b["gflops"] / r["naive_gflops"], 3),
             "best_in_model_top5": r["best_in_model_top5"],
-            "model_top5_over_tuned": (round(model_top5_fraction(r), 3)
-                                      if model_top5_fraction(r) is not None else ""),
+            "model_top5_over_tuned": "" if top5_share is None else round(top5_share, 3),
             "steps": b["steps"]})
     with open(os.path.join(out_dir, "table5.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields)
@@ -358,6 +357,7 @@ def render(out_dir: str) -> None:
             f"{t[k]:,}" if isinstance(t[k], int) and not isinstance(t[k], bool) else str(t[k])
             for k in fields) + " |")
     lines.append("")
+    summary = len(lines)
     for dtype in ("float", "double"):
         sel = [t for t in table if t["dtype"] == dtype]
         if not sel:
@@ -370,12 +370,12 @@ def render(out_dir: str) -> None:
                      f"{sum(t['tuned_gflops'] >= (t['sconf_gflops'] or 0) for t in sel)}/{len(sel)}")
     hits = sum(t["best_in_model_top5"] for t in table)
     lines.append(f"- best measured plan within the model's top 5: {hits}/{len(table)} rows")
-    kept = [t["model_top5_over_tuned"] for t in table if t["model_top5_over_tuned"] != ""]
-    if kept:
+    shares = [t["model_top5_over_tuned"] for t in table if t["model_top5_over_tuned"] != ""]
+    if shares:
         lines.append(f"- the model's top 5 holds a plan within 3% of the tuned one on "
-                     f"{sum(k >= 0.97 for k in kept)}/{len(kept)} rows (within 10%: "
-                     f"{sum(k >= 0.9 for k in kept)}); geomean top 5 / tuned: "
-                     f"{geomean(kept):.3f}")
+                     f"{sum(k >= 0.97 for k in shares)}/{len(shares)} rows (within 10%: "
+                     f"{sum(k >= 0.9 for k in shares)}); geomean top 5 / tuned: "
+                     f"{geomean(shares):.3f}")
     paper = [r["best_in_paper_top5"] for r in rows if "best_in_paper_top5" in r]
     if paper:
         lines.append(f"- within the top 5 of the paper's terms alone: {sum(paper)}/"
@@ -384,7 +384,7 @@ def render(out_dir: str) -> None:
                  f"{geomean(t['model_accuracy'] for t in table if t['model_accuracy']):.3f}")
     with open(os.path.join(out_dir, "table5.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
-    print("\n".join(lines[-7:]))
+    print("\n".join(lines[summary:]))
     plot(out_dir, rows, gpu)
 
 

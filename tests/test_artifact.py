@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-import os
-
 import pytest
-
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from script_support import load_script
 
 
 @pytest.fixture(scope="module")
 def artifact():
-    spec = importlib.util.spec_from_file_location(
-        "artifact_script", os.path.join(REPO, "scripts", "artifact.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("artifact")
 
 
 def row(best, measured, top5):

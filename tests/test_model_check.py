@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 
 import pytest
+from script_support import load_script
 
 from an5dpy.bench import PAPER_SIZE, PAPER_STEPS
 from an5dpy.driver import load
@@ -20,11 +20,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 @pytest.fixture(scope="module")
 def model_check():
-    spec = importlib.util.spec_from_file_location(
-        "model_check", os.path.join(REPO, "scripts", "model_check.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("model_check")
 
 
 def fake_row(measured_as):

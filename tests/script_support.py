@@ -1,0 +1,16 @@
+"""Test support: the scripts of scripts/ as modules (they are not a package)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+SCRIPTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts")
+
+
+def load_script(name: str):
+    """scripts/<name>.py, imported as the module ``name``."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(SCRIPTS, f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
