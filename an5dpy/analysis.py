@@ -568,10 +568,11 @@ def count_flops(expr: Expr) -> int:
 def op_mix(info: StencilInfo | Expr) -> dict:
     """Operation mix of the update, for the performance model.
 
-    Returns ``{"add", "mul", "div", "calls", "fma", "flops"}``:
+    Returns ``{"add", "mul", "div", "double_div", "calls", "fma", "flops"}``:
 
     * ``add``: floating binary ``+`` and ``-`` nodes; ``mul``: floating ``*``; ``div``:
-      floating ``/``; ``calls``: ``{function name: count}``; ``flops`` = add + mul + div +
+      floating ``/`` (``double_div`` of them in double: no fast-math reciprocal, a
+      Newton-Raphson sequence on the GPU); ``calls``: ``{function name: count}``; ``flops`` = add + mul + div +
       number of calls (equals :attr:`StencilInfo.flops_per_cell`).
     * ``fma``: an estimate of the multiply-adds nvcc contracts.  A floating ``+``/``-``
       node with at least one operand that is *directly* (no cast in between) a ``*`` node of
@@ -581,7 +582,7 @@ def op_mix(info: StencilInfo | Expr) -> dict:
       contraction is then ``add + mul + div - fma`` (plus the calls).
     """
     expr = info.update if isinstance(info, StencilInfo) else info
-    add = mul = div = fma = 0
+    add = mul = div = double_div = fma = 0
     calls: Counter[str] = Counter()
     for e in walk(expr):
         if isinstance(e, Binary) and is_floating(e.ctype):
@@ -594,7 +595,9 @@ def op_mix(info: StencilInfo | Expr) -> dict:
                 mul += 1
             elif e.op == "/":
                 div += 1
+                double_div += e.ctype == "double"
         elif isinstance(e, Call):
             calls[e.func] += 1
-    return {"add": add, "mul": mul, "div": div, "calls": dict(calls), "fma": fma,
+    return {"add": add, "mul": mul, "div": div, "double_div": double_div,
+            "calls": dict(calls), "fma": fma,
             "flops": add + mul + div + sum(calls.values())}

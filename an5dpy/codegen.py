@@ -20,13 +20,11 @@ import jinja2
 from an5dpy.cexpr import c_expr
 from an5dpy.errors import InternalError
 from an5dpy.ir import Cast, Const, Read, StencilInfo, common_type, is_floating
-from an5dpy.plan import BlockingPlan, active_warp_fraction
+from an5dpy.plan import BlockingPlan, active_warp_fraction, budget_min_blocks
 from an5dpy.schedule import (Accumulate, Boundary, Calc, KernelSchedule, Load, Op, Phase,
                              Schedule, Store, Sync)
 
 THREAD_AXES = ("x", "y")  # in-plane dims from the contiguous one outwards
-#: Registers per multiprocessor (every GPU from Kepler to Hopper).
-REGISTERS_PER_SM = 65536
 #: Bytes of static shared memory a kernel may declare.
 STATIC_SMEM_LIMIT = 48 * 1024
 #: Most cells in one plane (the dimensions after the streamed one): kernels offset planes
@@ -116,8 +114,7 @@ class RenderModel:
         kernels that have launch bounds)."""
         if not self.max_registers:
             return str(self.nthreads)
-        blocks = max(1, REGISTERS_PER_SM // (self.max_registers * self.nthreads))
-        return f"{self.nthreads}, {blocks}"
+        return f"{self.nthreads}, {budget_min_blocks(self.max_registers, self.nthreads)}"
 
     @property
     def dynamic_smem(self) -> bool:

@@ -171,7 +171,7 @@ KiB = 1024
 #: fitted to H200 measurements (every candidate of the 42 artifact rows), where it made the
 #: model rank the measured plans best (on the re-measured artifact/H200 too, 1500 ranks
 #: worse); about a global load's round trip plus a barrier per level.
-HOPPER_STEP_LATENCY = 1000
+HOPPER_STEP_LATENCY = 1200
 
 
 def _hopper(name: str, gmem: float, source: str) -> GpuSpec:

@@ -76,7 +76,8 @@ from an5dpy.errors import UsageError
 from an5dpy.gpus import GpuSpec, get_gpu
 from an5dpy.ir import AssocForm, Binary, Cast, Expr, StencilInfo, Unary, common_type
 from an5dpy.plan import (WARP_SIZE, BlockingPlan, DimExtent, LaunchGeometry,
-                         active_warp_fraction, grid_extents, launch_degrees, make_plan)
+                         active_warp_fraction, budget_register_limit, grid_extents,
+                         launch_degrees, make_plan)
 from an5dpy.schedule import BlockRanges
 
 BOTTLENECKS = ("compute", "shared", "global", "issue")
@@ -85,9 +86,27 @@ BOTTLENECKS = ("compute", "shared", "global", "issue")
 #: and stores and the barrier: the boundary select, address arithmetic and loop control,
 #: as counted in the inner loops' SASS on sm_90 (about 7-9 in 2D and 15-22 in 3D kernels).
 LEVEL_OVERHEAD = {2: 8, 3: 14}
-#: Instructions per level added for each register a budget takes below the estimate
-#: (spill loads and stores).
-SPILL_INSTRUCTIONS = 1.0
+#: Instructions per level added for each register a budget's limit falls short of the
+#: registers the kernel needs without spilling (spill loads and stores).
+SPILL_INSTRUCTIONS = 2.0
+#: Registers a kernel needs without spilling, besides its plane registers (one 32-bit
+#: register per float value, two per double): nvcc's temporaries, addresses and loop state,
+#: and in mode assoc ASSOC_TEMPORARIES more for the partial sums. Lower than the paper's
+#: estimate, which has one more register per level: the kernels of a budget below it
+#: often build without a spill (ptxas, sm_90).
+SPILL_FREE_BASE = {"float": 20, "double": 30}
+ASSOC_TEMPORARIES = 10
+#: A division in double (fast math gives float divisions a reciprocal, not double ones):
+#: issue slots of its Newton-Raphson sequence (a reciprocal estimate and about six FP64
+#: operations, counted twice as FP64 issues at half rate; sm_90 SASS), and the cycles it
+#: adds to a level's dependency chain.
+DOUBLE_DIVISION_INSTRUCTIONS = 20
+DOUBLE_DIVISION_LATENCY = 100
+#: Cycles from one dependent arithmetic instruction to the next (FFMA / DFMA latency).
+DEPENDENT_LATENCY = {"float": 4, "double": 8}
+#: Share of a block's own issue time per step that its step latency does not cover: the
+#: next plane's loads are in flight while the block computes, so most of it overlaps.
+EXPOSED_ISSUE = 0.3
 #: Register budgets besides none that the tuner builds, and that the model weighs where it
 #: models instruction issue (GpuSpec.step_latency_cycles > 0).
 REGISTER_BUDGETS = (32, 64, 96)
@@ -182,6 +201,7 @@ class OpMix:
     mul: int
     add: int
     other: int
+    double_divisions: int = 0  # of the MULs: divisions in double (see DOUBLE_DIVISION_*)
 
     @staticmethod
     def of(info: StencilInfo, mode: str | None = None) -> "OpMix":
@@ -201,7 +221,7 @@ class OpMix:
         calls = sum(m["calls"].values())
         # fast math: x / y becomes x * (1/y) with a hoisted constant reciprocal -> a MUL
         return OpMix(fma=m["fma"], mul=m["mul"] - m["fma"] + m["div"],
-                     add=m["add"] - m["fma"], other=calls)
+                     add=m["add"] - m["fma"], other=calls, double_divisions=m["double_div"])
 
     @property
     def instructions(self) -> int:
@@ -216,7 +236,7 @@ class OpMix:
 
     def to_json(self) -> dict:
         return {"fma": self.fma, "mul": self.mul, "add": self.add, "other": self.other,
-                "eff_alu": self.eff_alu}
+                "double_divisions": self.double_divisions, "eff_alu": self.eff_alu}
 
 
 def assoc_expression(form: AssocForm) -> Expr:
@@ -292,6 +312,14 @@ class Occupancy:
     def to_json(self) -> dict:
         return {"blocks_per_sm": self.blocks_per_sm, "limited_by": self.limited_by,
                 "regs_per_thread": self.regs_per_thread, "smem_per_block": self.smem_per_block}
+
+
+def spill_free_registers(plan: BlockingPlan, degree: int | None = None) -> int:
+    """Registers per thread the kernel of ``degree`` needs without spilling (see
+    :data:`SPILL_FREE_BASE`)."""
+    words = plan.word_bytes // 4
+    extra = ASSOC_TEMPORARIES if plan.opt == "assoc" else 0
+    return words * plan.registers_per_thread(degree) + SPILL_FREE_BASE[plan.dtype] + extra
 
 
 def round_up(n: int, k: int) -> int:
@@ -679,26 +707,43 @@ class Model:
 
     def level_instructions(self, plan: BlockingPlan, degree: int,
                            regs: int | None = None) -> float:
-        """Instructions a thread issues per level op (see :meth:`_with_issue`)."""
+        """Instructions a thread issues per level op (see :meth:`_with_issue`).
+
+        ``regs``: a register budget; its limit (:func:`budget_register_limit`) below
+        :func:`spill_free_registers` costs :data:`SPILL_INSTRUCTIONS` per register.
+        """
         mix = self._mix[plan.opt]
-        short = max(0, plan.register_estimate(degree) - regs) if regs is not None else 0
+        short = 0
+        if regs is not None:
+            short = max(0, spill_free_registers(plan, degree)
+                        - budget_register_limit(regs, plan.nthreads))
         return (mix.instructions * (2 if plan.dtype == "double" else 1)
+                + DOUBLE_DIVISION_INSTRUCTIONS * mix.double_divisions
                 + self._reads[plan.opt] + plan.smem_planes + 1
                 + LEVEL_OVERHEAD[plan.ndim] + SPILL_INSTRUCTIONS * short)
+
+    def level_latency(self, plan: BlockingPlan) -> float:
+        """Cycles of a level op's dependency chain: the update's arithmetic one
+        instruction after another (nvcc keeps the written order of the sums), and each
+        double division's Newton-Raphson sequence."""
+        mix = self._mix[plan.opt]
+        return (DEPENDENT_LATENCY[plan.dtype] * mix.instructions
+                + DOUBLE_DIVISION_LATENCY * mix.double_divisions)
 
     def _with_issue(self, cost: LaunchCost, plan: BlockingPlan, regs: int | None
                     ) -> LaunchCost:
         """The issue term (Hopper, beyond the paper): the kernels are bound by issuing
-        instructions, and a block's streaming step cannot take less than the GPU's step
-        latency (a global load's round trip and one barrier per level).
+        instructions, and a block's streaming step cannot take less than its latency.
 
         Every thread of a warp with a thread in a level's window executes the level op
         (:func:`an5dpy.plan.active_warp_fraction`): :meth:`level_instructions` each, the
-        update's arithmetic counted twice in double (half-rate FP64 pipes), plus shared
-        loads, stores, the barrier, :data:`LEVEL_OVERHEAD` and :data:`SPILL_INSTRUCTIONS`
-        per register below the estimate. With ``W`` warp-instructions per block and step,
-        ``S`` schedulers and ``B`` resident blocks, an SM takes
-        ``max(latency + W/S, B*W/S)`` cycles per step of its blocks.
+        update's arithmetic counted twice in double (half-rate FP64 pipes), plus double
+        divisions, shared loads, stores, the barrier, :data:`LEVEL_OVERHEAD` and spill
+        instructions. With ``W`` warp-instructions per block and step, ``S`` schedulers
+        and ``B`` resident blocks, an SM takes ``max(latency + e*W/S, B*W/S)`` cycles per
+        step of its blocks: ``latency`` = the GPU's step latency (a global load's round
+        trip) + ``d`` x :meth:`level_latency` (each level's chain ends at a barrier), and
+        ``e`` = :data:`EXPOSED_ISSUE` (the block computes while its next loads fly).
         """
         gpu, d = self.gpu, cost.degree
         per_level = self.level_instructions(plan, d, regs)
@@ -709,7 +754,8 @@ class Model:
         block_steps = cost.levels[0].total / plan.nthreads
         per_step = instructions / block_steps / gpu.schedulers_per_sm
         resident = cost.occupancy.blocks_per_sm
-        cycles = max(gpu.step_latency_cycles + per_step, resident * per_step)
+        latency = gpu.step_latency_cycles + d * self.level_latency(plan)
+        cycles = max(latency + EXPOSED_ISSUE * per_step, resident * per_step)
         time_issue = (block_steps / (gpu.sm_count * resident) * cycles
                       / (gpu.clock_mhz * 1e6))
         return replace(cost, block_steps=block_steps, warp_instructions=instructions,

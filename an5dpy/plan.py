@@ -362,3 +362,27 @@ def active_warp_fraction(bs: tuple[int, ...], radius: tuple[int, ...], level: in
         active.add(linear // WARP_SIZE)
     return len(active) / math.ceil(math.prod(bs) / WARP_SIZE)
 
+
+
+#: 32-bit registers of an SM (every GPU from P100 to H200 has 64K).
+REGISTERS_PER_SM = 65536
+#: ptxas allocates a thread's registers in steps of this many.
+REGISTER_GRANULE = 8
+MAX_REGISTERS_PER_THREAD = 255
+
+
+def budget_min_blocks(budget: int, nthreads: int) -> int:
+    """The blocks per SM that ``__launch_bounds__`` asks for to hold each of ``nthreads``
+    threads to ``budget`` registers (how a register budget reaches ptxas)."""
+    return max(1, REGISTERS_PER_SM // (budget * nthreads))
+
+
+def budget_register_limit(budget: int, nthreads: int) -> int:
+    """Registers per thread ptxas may use under a budget's launch bounds: what
+    :func:`budget_min_blocks` blocks leave each thread, down to the allocation granule.
+    It can exceed the budget (a budget of 96 with 512 threads asks for 1 block, which may
+    use 128)."""
+    per_thread = REGISTERS_PER_SM // (budget_min_blocks(budget, nthreads) * nthreads)
+    if per_thread >= MAX_REGISTERS_PER_THREAD:
+        return MAX_REGISTERS_PER_THREAD
+    return per_thread // REGISTER_GRANULE * REGISTER_GRANULE

@@ -113,16 +113,14 @@ class Bench:
                 bool(own and own.spills))
 
 
-def predicted(model, plan, regs) -> float:
-    """The model's GFLOP/s with the registers the kernel got (ptxas), or with the paper's
-    estimate when that many registers would leave no block on an SM in the model."""
+def predicted(model, plan, cap) -> float:
+    """The model's GFLOP/s for ``plan`` built with register budget ``cap`` (None: none),
+    as the tuner ranks it; 0 where the model cannot place it on an SM."""
     from an5dpy.errors import UsageError
-    for r in (regs, None):
-        try:
-            return model.predict(plan, r).gflops
-        except UsageError:
-            continue
-    return 0.0
+    try:
+        return model.predict(plan, cap).gflops
+    except UsageError:
+        return 0.0
 
 
 #: Candidates are screened with runs this long (seconds); the tuner's FINALISTS are then
@@ -211,7 +209,7 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
             plan = m.pop("plan")
             measured.append({"plan": plan.to_json(), "describe": plan.describe(), **m,
                              "sconf": plan == sconf,
-                             "predicted": predicted(model, plan, m["cap"] or m["registers"])})
+                             "predicted": predicted(model, plan, m["cap"])})
         sconf_built = next(f.result() for p, c, f in jobs if p == sconf and c is None)
         # Sconf is reported as built without a budget, from a reported run: a finalist's
         # run where it was one, else one more
@@ -223,7 +221,7 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
             sconf_run = {"plan": sconf.to_json(), "describe": sconf.describe(), "cap": None,
                          "gflops": sconf_g, "seconds": sconf_s, "steps": sconf_steps,
                          "registers": sconf_regs, "spills": sconf_spills, "final": True,
-                         "sconf": True, "predicted": predicted(model, sconf, sconf_regs)}
+                         "sconf": True, "predicted": predicted(model, sconf, None)}
         naive_g, _, naive_steps, _, _ = bench.time(info, sconf, sconf_built, env, naive=True)
         # the tuned result is the best finalist or Sconf (both timed as reported runs)
         best = max([m for m in measured if m["final"]] + [sconf_run], key=lambda m: m["gflops"])
@@ -242,6 +240,95 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
               f"{row['original_h200']:7,} x{best['gflops'] / row['original_h200']:.3f} "
               f"[{len(measured)} runs, {time.time() - start:.0f}s]", flush=True)
     bench.pool.shutdown(wait=False, cancel_futures=True)  # builds of rows past the deadline
+
+
+def row_context(row, gpu):
+    """The stencil of a measured row, its run parameters, the current model and its
+    ranking of the search space."""
+    from an5dpy.bench import PAPER_SIZE, PAPER_STEPS
+    from an5dpy.driver import load
+    from an5dpy.model import Model
+    from an5dpy.reference import resolve_params
+    from an5dpy.tune import candidate_plans
+
+    program, info = load(os.path.join(C_INPUTS, row["stencil"] + ".c"),
+                         (("SB_TYPE", row["dtype"]),))
+    env = resolve_params(program, {"compsize": PAPER_SIZE[info.ndim], "timestep": PAPER_STEPS})
+    model = Model(info, gpu, env)
+    space = candidate_plans(info, gpu)
+    return info, env, model, space, model.rank(space)
+
+
+def rescore(row: dict, model, ranked, space=None, gpu=None, env=None) -> dict:
+    """``row`` with the model's fields redone by ``model`` (its ranking ``ranked``): each
+    measured entry's prediction, the tuned plan (the fastest reported run, Sconf's
+    included), the model's top 5 and whether it holds the tuned plan; with ``space``,
+    ``gpu`` and ``env`` also the paper's terms' top 5. The measurements stay as they are."""
+    from an5dpy.plan import make_plan
+    from an5dpy.tune import paper_ranking
+
+    def plan_of(entry):
+        p = entry["plan"]
+        return make_plan(model.info, bt=p["bt"], bs=tuple(p["bs"]), sl=p["sl"], opt=p["opt"])
+
+    out = dict(row)
+    out["measured"] = [{**m, "predicted": predicted(model, plan_of(m), m["cap"])}
+                       for m in row["measured"]]
+    sconf = dict(row["sconf"], predicted=predicted(model, plan_of(row["sconf"]), None))
+    out["sconf"] = sconf
+    out["best"] = max([m for m in out["measured"] if m["final"]] + [sconf],
+                      key=lambda m: m["gflops"])
+    out["model_top5"] = [p.plan.describe() for p in ranked[:5]]
+    out["best_in_model_top5"] = out["best"]["describe"] in out["model_top5"]
+    out["candidates"] = len(ranked)
+    if space is not None:
+        ranking = [(p.plan, p.gflops) for p in ranked]
+        out["paper_top5"] = [p.describe() for p, _ in
+                             paper_ranking(model.info, gpu, env, space, ranking)[:5]]
+        out["best_in_paper_top5"] = out["best"]["describe"] in out["paper_top5"]
+    return out
+
+
+def write_rows(out_dir: str, rows) -> None:
+    """Replace DIR/rows.jsonl (atomically)."""
+    path = os.path.join(out_dir, "rows.jsonl")
+    with open(path + ".tmp", "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+    os.replace(path + ".tmp", path)
+
+
+def supplement_rows(out_dir: str, deadline: float, measure: bool = True) -> None:
+    """After a change of the model: rescore every row of DIR/rows.jsonl with it and, with
+    ``measure``, first time the plans of its top 5 that the row never measured (each with
+    every register budget that binds; the fastest three of them as reported runs), so
+    that the table's top-5 column speaks of measured plans only. Rows past the deadline
+    are rescored without new runs."""
+    from an5dpy.gpus import get_gpu
+
+    rows = [json.loads(line) for line in open(os.path.join(out_dir, "rows.jsonl"))]
+    gpu = get_gpu(rows[0]["gpu"])
+    bench = Bench() if measure else None
+    out = []
+    for row in rows:
+        info, env, model, space, ranked = row_context(row, gpu)
+        seen = {m["describe"] for m in row["measured"]}
+        fresh = [p.plan for p in ranked[:5] if p.plan.describe() not in seen]
+        if fresh and measure and time.time() < deadline:
+            jobs = submit_jobs(bench, info, fresh, row["stencil"].replace("-", "_"))
+            added = []
+            for m in screen_and_confirm(bench, info, env, jobs,
+                                        f"{row['stencil']} {row['dtype']}"):
+                plan = m.pop("plan")
+                added.append({"plan": plan.to_json(), "describe": plan.describe(), **m,
+                              "sconf": False, "supplement": True})
+            row = dict(row, measured=row["measured"] + added,
+                       plans_measured=row.get("plans_measured", 0) + len(fresh))
+            print(f"{row['stencil']:10s} {row['dtype']:6s} measured {len(fresh)} more plans "
+                  f"({len(added)} builds)", flush=True)
+        out.append(rescore(row, model, ranked, space, gpu, env))
+    if bench is not None:
+        bench.pool.shutdown(wait=False, cancel_futures=True)
+    write_rows(out_dir, out)
 
 
 FIG8_DEGREES = {2: (1, 2, 3, 4, 5, 6, 8, 10, 12, 14, 16), 3: (1, 2, 3, 4, 5, 6, 7, 8)}
@@ -433,6 +520,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.join(REPO, "artifact"))
     ap.add_argument("--render-only", metavar="DIR", help="render DIR/rows.jsonl and stop")
+    ap.add_argument("--supplement", metavar="DIR", help="after a model change: measure the "
+                    "plans of the model's top 5 that DIR/rows.jsonl lacks, rescore every "
+                    "row with the model and render")
+    ap.add_argument("--rescore", metavar="DIR", help="rescore DIR/rows.jsonl with the "
+                    "current model (no GPU, no new runs) and render")
     ap.add_argument("--stencils", help="comma-separated subset (default: all 21)")
     ap.add_argument("--dtypes", default="float,double")
     ap.add_argument("--top", type=int, default=5, help="model-ranked plans measured per row "
@@ -448,6 +540,11 @@ def main() -> int:
     args = ap.parse_args()
     if args.render_only:
         render(args.render_only)
+        return 0
+    if args.supplement or args.rescore:
+        out_dir = args.supplement or args.rescore
+        supplement_rows(out_dir, time.time() + 60 * args.minutes, measure=bool(args.supplement))
+        render(out_dir)
         return 0
     from an5dpy.runtime import device_name
     out_dir = os.path.join(args.out, gpu_slug(device_name()))

@@ -13,7 +13,7 @@ with the paper's terms alone. Per row and in total it reports:
   only mean "not measured": run the artifact again to know);
 * ``measured top5``: the fastest plan is among the 5 measured plans the model ranks
   highest (how well it orders what was measured);
-* ``accuracy``: tuned / model for the tuned plan at the registers it ran with.
+* ``accuracy``: tuned / model for the tuned plan at the register budget it was built with.
 
 Use it to judge a model change against existing measurements before spending GPU time.
 """
@@ -62,9 +62,8 @@ def check_row(row: dict, gpu) -> dict:
             "measured_top5": best["describe"] in [d for d in order if d in measured][:5],
         }
     plan = next((p for p in space if p.describe() == best["describe"]), None)
-    regs = best.get("cap") or best.get("registers")
     try:
-        predicted = model.predict(plan, regs).gflops if plan else 0.0
+        predicted = model.predict(plan, best.get("cap")).gflops if plan else 0.0
     except Exception:  # noqa: BLE001 - a plan the model cannot place has no accuracy
         predicted = 0.0
     out["accuracy"] = best["gflops"] / predicted if predicted > 0 else None

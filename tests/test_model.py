@@ -26,7 +26,7 @@ from an5dpy.errors import UsageError
 from an5dpy.gpus import KNOWN_GPUS
 from an5dpy.model import (Model, OpMix, ThreadCounts, benchmark_grid, occupancy,
                           plane_dim_counts, predict, predict_config, smem_reads_per_thread,
-                          stream_counts, stream_counts_direct)
+                          spill_free_registers, stream_counts, stream_counts_direct)
 from an5dpy.plan import BlockingPlan, DimExtent, LaunchGeometry, make_plan
 from an5dpy.simulate import ThreadGrid
 
@@ -130,8 +130,10 @@ def test_hand_case_issue_term(star2d):
     # 1 barrier + 8 (2D overhead) = 17 per thread and level. bS = 8 is one warp, active at
     # both levels; warps over the launch: (120 + 72) / 32 = 6 -> 6 * 17 = 102
     # warp-instructions; block steps: 120 level-0 slots / 8 threads = 15 (3 blocks x 5
-    # planes); per step 102 / 15 / 4 schedulers = 1.7 cycles; 32 resident blocks:
-    # max(1000 + 1.7, 32 * 1.7) = 1001.7 cycles; time = 15 / (80 SMs * 32) * 1001.7 / 1530 MHz
+    # planes); per step 102 / 15 / 4 schedulers = 1.7 cycles. Latency: 1000 + 2 levels x
+    # (5 dependent FP32 instructions x 4 cycles) = 1040; 32 resident blocks:
+    # max(1040 + 0.3 * 1.7, 32 * 1.7) = 1040.51 cycles;
+    # time = 15 / (80 SMs * 32) * 1040.51 / 1530 MHz
     from dataclasses import replace as with_
     gpu = with_(V100, step_latency_cycles=1000)
     dims = (DimExtent(1, 3, 5), DimExtent(1, 10, 12))
@@ -140,20 +142,39 @@ def test_hand_case_issue_term(star2d):
     assert m.level_instructions(plan2d(2, 8), 2) == 17
     assert c.warp_instructions == pytest.approx(102)
     assert c.block_steps == 15
-    assert c.step_cycles == pytest.approx(1001.7)
-    assert c.time_issue == pytest.approx(15 / (80 * 32) * 1001.7 / 1530e6)
+    assert m.level_latency(plan2d(2, 8)) == 20
+    assert c.step_cycles == pytest.approx(1040.51)
+    assert c.time_issue == pytest.approx(15 / (80 * 32) * 1040.51 / 1530e6)
     assert c.bottleneck == "issue" and c.seconds == pytest.approx(c.time_issue / c.eff_sm)
     # the other terms are the paper's, unchanged
     paper = Model(star2d, V100, dims, 4).launch_cost(plan2d(2, 8), 2)
     assert (c.time_comp, c.time_sm, c.time_gm) == (paper.time_comp, paper.time_sm,
                                                    paper.time_gm)
     assert paper.time_issue == 0 and paper.bottleneck != "issue"
-    # a budget of 16 registers, 12 below the estimate (2*3 + 2 + 20 = 28): 12 spill
-    # instructions per level -> 6 * 29 / 15 / 4 = 2.9 cycles per step
+    # a budget of 16 registers: launch bounds of 65536 / (16 * 8) = 512 blocks leave each
+    # thread 16, 10 below the 2*3 plane registers + 20 the kernel needs without spilling:
+    # 2 spill instructions per register -> 6 * 37 / 15 / 4 = 3.7 cycles per step
+    assert spill_free_registers(plan2d(2, 8), 2) == 26
     spilled = m.launch_cost(plan2d(2, 8), 2, 16)
-    assert spilled.step_cycles == pytest.approx(1002.9)
+    assert spilled.step_cycles == pytest.approx(1040 + 0.3 * 3.7)
     # so little work per step that even 32 resident blocks leave the latency exposed
     assert c.step_cycles > 32 * 102 / 15 / 4
+
+
+def test_double_division_costs_issue_and_latency(j2d5pt):
+    # j2d5pt: (5 weighted terms) / 6.5 -> 4 FMA + 1 MUL + the division (1 MUL in the mix)
+    double = _load("j2d5pt", "double")[1]
+    grid = benchmark_grid(j2d5pt, 64)
+    single, twice = Model(j2d5pt, "H200", grid, 4), Model(double, "H200", grid, 4)
+    assert single.mix("nondiag").double_divisions == 0
+    assert twice.mix("nondiag").double_divisions == 1
+    p32 = make_plan(j2d5pt, bt=2, bs=(128,), sl=128)
+    p64 = make_plan(double, bt=2, bs=(128,), sl=128)
+    # float: 6 + 2 reads + 1 store + 1 barrier + 8; double: FP64 counted twice, + 20
+    assert single.level_instructions(p32, 2) == 18
+    assert twice.level_instructions(p64, 2) == 2 * 6 + 20 + 2 + 1 + 1 + 8
+    # chains: 6 x 4 cycles in float; 6 x 8 + 100 for the division in double
+    assert single.level_latency(p32) == 24 and twice.level_latency(p64) == 148
 
 
 def test_rank_weighs_register_budgets_where_issue_is_modelled(j2d5pt):

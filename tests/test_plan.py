@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from an5dpy.errors import UsageError
-from an5dpy.plan import (DimExtent, LaunchGeometry, degrees_needed, format_block_size,
+from an5dpy.plan import (DimExtent, LaunchGeometry, budget_min_blocks,
+                         budget_register_limit, degrees_needed, format_block_size,
                          launch_degrees, launch_plan, make_plan, parse_block_size)
 from ir_builders import StencilSpec, box_offsets, build_program, star_offsets
 from an5dpy.analysis import analyze
@@ -147,3 +148,13 @@ def test_active_warp_fraction_examples():
     assert active_warp_fraction((256,), (1,), 1) == 1.0
     # a window that is empty: no warp computes
     assert active_warp_fraction((16, 16), (4, 4), 2) == 0.0
+
+
+def test_budget_register_limit_follows_launch_bounds():
+    # a budget becomes __launch_bounds__(threads, blocks): ptxas may then use what the
+    # blocks leave a thread, in steps of 8 (96 with 512 threads asks for 1 block: 128)
+    assert budget_register_limit(64, 512) == 64 and budget_register_limit(96, 512) == 128
+    assert budget_register_limit(96, 128) == 96  # 5 blocks: 102 -> 96
+    assert budget_register_limit(32, 32) == 32  # 64 blocks of one warp
+    assert budget_register_limit(255, 128) == 255  # 2 blocks would leave 256: capped
+    assert budget_min_blocks(96, 512) == 1 and budget_min_blocks(32, 256) == 8
