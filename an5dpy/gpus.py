@@ -167,10 +167,10 @@ def _dtype(dtype: str) -> str:
 KiB = 1024
 
 
-#: A Hopper block's cycles per streaming step at least (GpuSpec.step_latency_cycles):
-#: fitted to H200 measurements (every candidate of the 42 artifact rows), where it made the
-#: model rank the measured plans best (on the re-measured artifact/H200 too, 1500 ranks
-#: worse); about a global load's round trip plus a barrier per level.
+#: A Hopper block's cycles per streaming step at least, before its levels' dependency
+#: chains (GpuSpec.step_latency_cycles; an5dpy.model's issue term): about a global load's
+#: round trip. Fitted with the issue term's other constants to H200 measurements (every
+#: candidate of the 42 artifact rows), where it made the model rank the measured plans best.
 HOPPER_STEP_LATENCY = 1200
 
 
