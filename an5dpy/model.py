@@ -60,10 +60,9 @@ best register budget too (fewer registers: more resident blocks, but spills).
 
 The constants of the issue term were fitted to the H200 measurements of
 ``artifact/H200`` (every measured candidate of the 42 rows): there its top 5 holds the
-fastest measured plan on 34 of 42 rows (the paper's terms alone: 13); fitted on 20
-stencils and scored on the 21st, in turn, it ranks the fastest among each row's measured
-plans into its top 5 on 32 of 42. It is pessimistic: the tuned plans run 1.4x its
-prediction in geomean (the norm charges partly overlapping resources in full).
+fastest measured plan on 35 of 42 rows (the paper's terms alone: 13; in-sample, as the
+constants were fitted there). It is pessimistic: the tuned plans run 1.39x its prediction
+in geomean (the norm charges partly overlapping resources in full).
 
 Choices where the paper is vague are listed in :data:`MODEL_NOTES`.
 """

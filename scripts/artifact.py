@@ -418,7 +418,9 @@ def render(out_dir: str) -> None:
         w.writerows(table)
     lines = [f"# Table 5 on {gpu}", "",
              "Tuned: the fastest measured plan. Candidates: the model's top 5 plans (on "
-             "Hopper with its issue term, each plan at its best register budget), the best "
+             "Hopper with its issue term, each plan at its best register budget; where the "
+             "model changed after a row was measured, `--supplement` measured the current "
+             "model's top-5 plans the row lacked, marked `supplement` in rows.jsonl), the best "
              "plan for every bT and every bS that the paper's terms alone predict within "
              "half of their best (top 3 and no bT sweep for stencils of more than 200 "
              "FLOP/cell), and Sconf; "
@@ -426,7 +428,7 @@ def render(out_dir: str) -> None:
              "binds (ptxas gave the plan more registers without it). Every build is timed "
              "once with a short run (about 0.05 s); the three fastest and Sconf are timed "
              "again as reported runs. Model: the performance model's prediction for the "
-             "tuned plan. Accuracy = tuned / model. Original AN5D: its kernels on an H200 "
+             "tuned plan at the register budget it was built with. Accuracy = tuned / model. Original AN5D: its kernels on an H200 "
              "(reference numbers of issue 5). GFLOP/s = interior cells x FLOP/cell x steps "
              "/ time (CUDA events, median of 2 after a warm-up, transfers excluded); sizes "
              "16384^2 / 512^3; each reported run has the step count (at most 1000) that "
