@@ -572,8 +572,9 @@ def op_mix(info: StencilInfo | Expr) -> dict:
 
     * ``add``: floating binary ``+`` and ``-`` nodes; ``mul``: floating ``*``; ``div``:
       floating ``/`` (``double_div`` of them in double: no fast-math reciprocal, a
-      Newton-Raphson sequence on the GPU); ``calls``: ``{function name: count}``; ``flops`` = add + mul + div +
-      number of calls (equals :attr:`StencilInfo.flops_per_cell`).
+      Newton-Raphson sequence on the GPU); ``calls``: ``{function name: count}``;
+      ``flops`` = add + mul + div + number of calls (equals
+      :attr:`StencilInfo.flops_per_cell`).
     * ``fma``: an estimate of the multiply-adds nvcc contracts.  A floating ``+``/``-``
       node with at least one operand that is *directly* (no cast in between) a ``*`` node of
       the same type can be fused into one FMA.  Each add/sub absorbs at most one multiply

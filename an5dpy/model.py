@@ -142,14 +142,14 @@ MODEL_NOTES = (
     "matches the paper's box-stencil numbers). Division counts as a multiply (fast math, "
     "section 5), math calls as OTHER, for float and double alike in the paper's terms "
     "(which also ignore slow double division; the issue term charges it, "
-    "DOUBLE_DIVISION_INSTRUCTIONS and _LATENCY). Common subexpressions are not merged (gradient2d is "
-    "predicted ~25% below the paper, which counts nvcc's CSE).",
+    "DOUBLE_DIVISION_INSTRUCTIONS and _LATENCY). Common subexpressions are not merged "
+    "(gradient2d is predicted ~25% below the paper, which counts nvcc's CSE).",
     "Registers: the paper's empirical lower bound (section 6.3) rounded up to 8, unless "
-    "given (one count or per degree, e.g. from ptxas). The paper's terms model neither "
+    "given (a budget, one or per degree). The paper's terms model neither "
     "spilling nor latency at low occupancy; the issue term (GPUs with a step latency) "
     "charges both, spills against spill_free_registers (below the paper's estimate) at "
-    "the limit a budget's launch bounds give ptxas (plan.budget_register_limit). Shared memory per block is Table 1's footprint (no per-block "
-    "reservation).",
+    "the limit a budget's launch bounds give ptxas (plan.budget_register_limit). Shared "
+    "memory per block is Table 1's footprint (no per-block reservation).",
     "eff_SM = waves / ceil(waves), waves = blocks / (blocks per SM x SMs); each launch of "
     "the launch plan is costed by its own degree.",
 )
@@ -776,8 +776,11 @@ class Model:
     def predict(self, plan: BlockingPlan, regs: Registers = None) -> Prediction:
         """The prediction for ``plan``; raises UsageError when it cannot run on the GPU.
 
-        ``regs``: registers per thread, one count for every kernel or ``{degree: count}``
-        (e.g. ptxas' report of each kernel); degrees not given use the paper's estimate.
+        ``regs``: a register budget per thread (``--regs``: the kernels' launch bounds),
+        one for every kernel or ``{degree: budget}``; occupancy takes it as each thread's
+        registers, and the issue term charges spills where its launch-bound limit is
+        below :func:`spill_free_registers`. Degrees not given use the paper's estimate
+        and no spills.
         """
         if plan.ndim != self.info.ndim:
             raise UsageError(f"plan is {plan.ndim}D, the stencil {self.info.ndim}D")
@@ -848,8 +851,9 @@ def predict(info: StencilInfo, plan: BlockingPlan, gpu: GpuSpec | str, sizes,
     """Predict the run of ``steps`` time steps of ``info`` with ``plan`` on ``gpu``.
 
     ``sizes``: DimExtents (array order) or the scop's parameter values (then ``steps``
-    defaults to the time loop's trip count). ``regs``: registers per thread, for all
-    kernels or ``{degree: count}`` (default: the paper's estimate for each degree). ``halo_computes``: see :class:`Model`.
+    defaults to the time loop's trip count). ``regs``: a register budget for all kernels
+    or ``{degree: budget}`` (default: none, the paper's estimate for each degree; see
+    :meth:`Model.predict`). ``halo_computes``: see :class:`Model`.
     """
     return Model(info, gpu, sizes, steps, halo_computes).predict(plan, regs)
 
@@ -885,6 +889,8 @@ def format_prediction(p: Prediction, gpu: GpuSpec | None = None) -> str:
                  f"({degrees})")
     lines.append(f"predicted {p.gflops:,.1f} GFLOP/s, {p.seconds * 1e3:.3f} ms, bottleneck: "
                  f"{p.bottleneck}")
+    if p.time_issue:
+        lines.append("  (each launch takes the Euclidean norm of its four times, not the largest)")
     bw_sm = f" at {gpu.smem_gbs(plan.dtype):,.0f} GB/s" if gpu else ""
     bw_gm = f" at {gpu.gmem_gbs(plan.dtype):,.0f} GB/s" if gpu else ""
     peak = f" of {gpu.peak_gflops(plan.dtype):,.0f} GFLOP/s peak" if gpu else ""

@@ -363,7 +363,6 @@ def active_warp_fraction(bs: tuple[int, ...], radius: tuple[int, ...], level: in
     return len(active) / math.ceil(math.prod(bs) / WARP_SIZE)
 
 
-
 #: 32-bit registers of an SM (every GPU from P100 to H200 has 64K).
 REGISTERS_PER_SM = 65536
 #: ptxas allocates a thread's registers in steps of this many.

@@ -164,15 +164,29 @@ def screen_and_confirm(bench, info, env, jobs, label, finalists=None):
     return out
 
 
-def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume: set,
-                 narrow: bool = False) -> None:
-    from an5dpy.bench import PAPER_SIZE, PAPER_STEPS, sconf_plan
+def row_context(row, gpu):
+    """The stencil of a measured row, its run parameters, the current model and its
+    ranking of the search space."""
+    from an5dpy.bench import PAPER_SIZE, PAPER_STEPS
     from an5dpy.driver import load
-    from an5dpy.gpus import get_gpu
     from an5dpy.model import Model
     from an5dpy.reference import resolve_params
+    from an5dpy.tune import candidate_plans
+
+    program, info = load(os.path.join(C_INPUTS, row["stencil"] + ".c"),
+                         (("SB_TYPE", row["dtype"]),))
+    env = resolve_params(program, {"compsize": PAPER_SIZE[info.ndim], "timestep": PAPER_STEPS})
+    model = Model(info, gpu, env)
+    space = candidate_plans(info, gpu)
+    return info, env, model, space, model.rank(space)
+
+
+def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume: set,
+                 narrow: bool = False) -> None:
+    from an5dpy.bench import sconf_plan
+    from an5dpy.gpus import get_gpu
     from an5dpy.runtime import device_name
-    from an5dpy.tune import candidate_plans, paper_ranking, tuning_candidates
+    from an5dpy.tune import paper_ranking, tuning_candidates
 
     gpu = get_gpu(device_name())
     bench = Bench()
@@ -181,12 +195,8 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
         for dtype in dtypes:
             if (name, dtype) in resume:
                 continue
-            program, info = load(os.path.join(C_INPUTS, name + ".c"), (("SB_TYPE", dtype),))
-            env = resolve_params(program, {"compsize": PAPER_SIZE[info.ndim],
-                                           "timestep": PAPER_STEPS})
-            model = Model(info, gpu, env)
-            space = candidate_plans(info, gpu)
-            ranked = model.rank(space)
+            info, env, model, space, ranked = row_context(
+                {"stencil": name, "dtype": dtype}, gpu)
             sconf = sconf_plan(info)
             # heavy stencils (hundreds of FLOP per cell) build slowly and prefer bT 1-2:
             # fewer model picks and no sweep over bT for them
@@ -240,23 +250,6 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
               f"{row['original_h200']:7,} x{best['gflops'] / row['original_h200']:.3f} "
               f"[{len(measured)} runs, {time.time() - start:.0f}s]", flush=True)
     bench.pool.shutdown(wait=False, cancel_futures=True)  # builds of rows past the deadline
-
-
-def row_context(row, gpu):
-    """The stencil of a measured row, its run parameters, the current model and its
-    ranking of the search space."""
-    from an5dpy.bench import PAPER_SIZE, PAPER_STEPS
-    from an5dpy.driver import load
-    from an5dpy.model import Model
-    from an5dpy.reference import resolve_params
-    from an5dpy.tune import candidate_plans
-
-    program, info = load(os.path.join(C_INPUTS, row["stencil"] + ".c"),
-                         (("SB_TYPE", row["dtype"]),))
-    env = resolve_params(program, {"compsize": PAPER_SIZE[info.ndim], "timestep": PAPER_STEPS})
-    model = Model(info, gpu, env)
-    space = candidate_plans(info, gpu)
-    return info, env, model, space, model.rank(space)
 
 
 def rescore(row: dict, model, ranked, space=None, gpu=None, env=None) -> dict:
