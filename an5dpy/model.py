@@ -58,11 +58,12 @@ Euclidean norm of the four times rather than their maximum (the resources of one
 instruction stream do not overlap fully). :meth:`Model.rank` predicts each plan at its
 best register budget too (fewer registers: more resident blocks, but spills).
 
-The constants of the issue term were fitted to the H200 measurements of
-``artifact/H200`` (every measured candidate of the 42 rows): there its top 5 holds the
-fastest measured plan on 35 of 42 rows (the paper's terms alone: 13; in-sample, as the
-constants were fitted there). It is pessimistic: the tuned plans run 1.39x its prediction
-in geomean (the norm charges partly overlapping resources in full).
+The constants of the issue term were fitted to the H200 measurements of ``artifact/H200``
+(every measured candidate of the 42 rows): there its top 5 holds the fastest measured plan
+on 35 of 42 rows (the paper's terms alone: 13; in-sample, as the constants were fitted
+there; ``scripts/model_fit.py`` refits them and cross-validates the fit). It is
+pessimistic: the tuned plans run 1.39x its prediction in geomean (the norm charges partly
+overlapping resources in full).
 
 Choices where the paper is vague are listed in :data:`MODEL_NOTES`.
 """
