@@ -205,11 +205,9 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
             paper = paper_ranking(info, gpu, env, space, ranking)
             plans = tuning_candidates(ranking, paper, min(top, 3) if heavy else top, (sconf,),
                                       per_bt=not heavy and not narrow, per_bs=not narrow)
-            # the paper's terms alone, for comparison with the model's top 5
-            paper_top5 = [p.describe() for p, _ in paper[:5]]
             jobs = submit_jobs(bench, info, plans, name.replace("-", "_"))
-            rows.append((name, dtype, info, env, model, ranked, paper_top5, sconf, plans, jobs))
-    for name, dtype, info, env, model, ranked, paper_top5, sconf, plans, jobs in rows:
+            rows.append((name, dtype, info, env, model, space, ranked, sconf, plans, jobs))
+    for name, dtype, info, env, model, space, ranked, sconf, plans, jobs in rows:
         if time.time() > deadline:
             print(f"deadline: skipping {name} {dtype}", flush=True)
             continue
@@ -218,8 +216,7 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
         for m in screen_and_confirm(bench, info, env, jobs, f"{name} {dtype}"):
             plan = m.pop("plan")
             measured.append({"plan": plan.to_json(), "describe": plan.describe(), **m,
-                             "sconf": plan == sconf,
-                             "predicted": predicted(model, plan, m["cap"])})
+                             "sconf": plan == sconf})
         sconf_built = next(f.result() for p, c, f in jobs if p == sconf and c is None)
         # Sconf is reported as built without a budget, from a reported run: a finalist's
         # run where it was one, else one more
@@ -231,18 +228,16 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
             sconf_run = {"plan": sconf.to_json(), "describe": sconf.describe(), "cap": None,
                          "gflops": sconf_g, "seconds": sconf_s, "steps": sconf_steps,
                          "registers": sconf_regs, "spills": sconf_spills, "final": True,
-                         "sconf": True, "predicted": predicted(model, sconf, None)}
+                         "sconf": True}
         naive_g, _, naive_steps, _, _ = bench.time(info, sconf, sconf_built, env, naive=True)
-        # the tuned result is the best finalist or Sconf (both timed as reported runs)
-        best = max([m for m in measured if m["final"]] + [sconf_run], key=lambda m: m["gflops"])
-        top5 = [p.plan.describe() for p in ranked[:5]]
-        row = {"stencil": name, "dtype": dtype, "gpu": gpu.name, "best": best,
-               "sconf": sconf_run, "naive_gflops": naive_g,
-               "naive_steps": naive_steps, "model_top5": top5,
-               "best_in_model_top5": best["describe"] in top5, "paper_top5": paper_top5,
-               "best_in_paper_top5": best["describe"] in paper_top5,
-               "original_h200": ORIGINAL_H200[name][0 if dtype == "float" else 1],
-               "measured": measured, "candidates": len(ranked), "plans_measured": len(plans)}
+        # the model's fields (the tuned plan: the best finalist or Sconf, both timed as
+        # reported runs; predictions; the model's and the paper's terms' top 5)
+        row = rescore({"stencil": name, "dtype": dtype, "gpu": gpu.name, "sconf": sconf_run,
+                       "naive_gflops": naive_g, "naive_steps": naive_steps,
+                       "original_h200": ORIGINAL_H200[name][0 if dtype == "float" else 1],
+                       "measured": measured, "plans_measured": len(plans)},
+                      model, ranked, space, gpu, env)
+        best = row["best"]
         with open(os.path.join(out_dir, "rows.jsonl"), "a") as f:
             f.write(json.dumps(row) + "\n")
         print(f"{name:10s} {dtype:6s} tuned {best['gflops']:9,.0f} ({best['describe']}, regs "
