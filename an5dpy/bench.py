@@ -19,6 +19,16 @@ from an5dpy.plan import BlockingPlan, grid_extents, make_plan
 #: The paper's sizes (section 6.1): 16384^2 in 2D, 512^3 in 3D, 1000 steps.
 PAPER_SIZE = {2: 16384, 3: 512}
 PAPER_STEPS = 1000
+#: The benchmark harness' parameters (c_inputs/common.h).
+HARNESS_SIZE, HARNESS_STEPS = "compsize", "timestep"
+
+
+def paper_env(program, info: StencilInfo, steps: int = PAPER_STEPS) -> dict:
+    """A benchmark's scop parameters at the paper's size for its dimension, ``steps``
+    time steps (the harness' compsize and timestep; the others derived as the file
+    defines them)."""
+    from an5dpy.reference import resolve_params
+    return resolve_params(program, {HARNESS_SIZE: PAPER_SIZE[info.ndim], HARNESS_STEPS: steps})
 
 
 def sconf_plan(info: StencilInfo) -> BlockingPlan:

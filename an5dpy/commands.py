@@ -13,13 +13,10 @@ from __future__ import annotations
 import json
 from typing import Mapping
 
-from an5dpy.bench import PAPER_SIZE, PAPER_STEPS
+from an5dpy.bench import HARNESS_SIZE, HARNESS_STEPS, PAPER_SIZE, PAPER_STEPS
 from an5dpy.cli import _add_input, _add_plan, _check_dtype, _options, _param, _positive
 from an5dpy.errors import UsageError
 from an5dpy.ir import StencilInfo, StencilProgram, is_floating
-
-#: The benchmark harness' parameters (c_inputs/common.h) and the paper's sizes (section 6.1).
-HARNESS_SIZE, HARNESS_STEPS = "compsize", "timestep"
 
 
 def _add_sizes(p) -> None:

@@ -81,9 +81,9 @@ from an5dpy.analysis import op_mix
 from an5dpy.errors import UsageError
 from an5dpy.gpus import GpuSpec, get_gpu
 from an5dpy.ir import AssocForm, Binary, Cast, Expr, StencilInfo, Unary, common_type
-from an5dpy.plan import (WARP_SIZE, BlockingPlan, DimExtent, LaunchGeometry,
-                         active_warp_fraction, budget_register_limit, grid_extents,
-                         launch_degrees, make_plan)
+from an5dpy.plan import (REGISTER_GRANULE, WARP_SIZE, BlockingPlan, DimExtent,
+                         LaunchGeometry, active_warp_fraction, budget_register_limit,
+                         grid_extents, launch_degrees, make_plan)
 from an5dpy.schedule import BlockRanges
 
 BOTTLENECKS = ("compute", "shared", "global", "issue")
@@ -343,7 +343,7 @@ def occupancy(plan: BlockingPlan, gpu: GpuSpec, degree: int | None = None,
     means the plan cannot run on this GPU.
     """
     d = plan.bt if degree is None else degree
-    r = round_up(regs if regs is not None else plan.register_estimate(d), 8)
+    r = round_up(regs if regs is not None else plan.register_estimate(d), REGISTER_GRANULE)
     nthr = plan.nthreads
     smem = plan.smem_bytes
     limits = {

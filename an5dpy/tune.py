@@ -111,9 +111,11 @@ class TuneResult:
 
 
 def plan_from_json(info: StencilInfo, d: Mapping) -> BlockingPlan:
+    """A plan from its JSON: the tuner's (bS as text) or :meth:`BlockingPlan.to_json`'s
+    (bS as a list, as artifact rows keep it)."""
     from an5dpy.plan import parse_block_size
-    return make_plan(info, bt=d["bt"], bs=parse_block_size(d["bs"], info.ndim), sl=d["sl"],
-                     opt=d["opt"], dtype=d["dtype"])
+    bs = parse_block_size(d["bs"], info.ndim) if isinstance(d["bs"], str) else tuple(d["bs"])
+    return make_plan(info, bt=d["bt"], bs=bs, sl=d["sl"], opt=d["opt"], dtype=d["dtype"])
 
 
 def result_from_json(info: StencilInfo, d: Mapping) -> TuneResult:

@@ -167,15 +167,14 @@ def screen_and_confirm(bench, info, env, jobs, label, finalists=None):
 def row_context(row, gpu):
     """The stencil of a measured row, its run parameters, the current model and its
     ranking of the search space."""
-    from an5dpy.bench import PAPER_SIZE, PAPER_STEPS
+    from an5dpy.bench import paper_env
     from an5dpy.driver import load
     from an5dpy.model import Model
-    from an5dpy.reference import resolve_params
     from an5dpy.tune import candidate_plans
 
     program, info = load(os.path.join(C_INPUTS, row["stencil"] + ".c"),
                          (("SB_TYPE", row["dtype"]),))
-    env = resolve_params(program, {"compsize": PAPER_SIZE[info.ndim], "timestep": PAPER_STEPS})
+    env = paper_env(program, info)
     model = Model(info, gpu, env)
     space = candidate_plans(info, gpu)
     return info, env, model, space, model.rank(space)
@@ -252,17 +251,14 @@ def rescore(row: dict, model, ranked, space=None, gpu=None, env=None) -> dict:
     measured entry's prediction, the tuned plan (the fastest reported run, Sconf's
     included), the model's top 5 and whether it holds the tuned plan; with ``space``,
     ``gpu`` and ``env`` also the paper's terms' top 5. The measurements stay as they are."""
-    from an5dpy.plan import make_plan
-    from an5dpy.tune import paper_ranking
+    from an5dpy.tune import paper_ranking, plan_from_json
 
-    def plan_of(entry):
-        p = entry["plan"]
-        return make_plan(model.info, bt=p["bt"], bs=tuple(p["bs"]), sl=p["sl"], opt=p["opt"])
+    def predicted_for(entry, cap):
+        return predicted(model, plan_from_json(model.info, entry["plan"]), cap)
 
     out = dict(row)
-    out["measured"] = [{**m, "predicted": predicted(model, plan_of(m), m["cap"])}
-                       for m in row["measured"]]
-    sconf = dict(row["sconf"], predicted=predicted(model, plan_of(row["sconf"]), None))
+    out["measured"] = [{**m, "predicted": predicted_for(m, m["cap"])} for m in row["measured"]]
+    sconf = dict(row["sconf"], predicted=predicted_for(row["sconf"], None))
     out["sconf"] = sconf
     out["best"] = max([m for m in out["measured"] if m["final"]] + [sconf],
                       key=lambda m: m["gflops"])
@@ -326,11 +322,10 @@ def measure_fig8(out_dir: str, deadline: float, stencils=RAD1) -> None:
     """GFLOP/s vs bT for radius-1 stencils (float), the tuned bS/sl/mode fixed, the
     register budget tuned per bT (paper section 7.3). Points already in fig8.jsonl are kept
     for the stencils this run measures nothing of."""
-    from an5dpy.bench import PAPER_SIZE, PAPER_STEPS
+    from an5dpy.bench import paper_env
     from an5dpy.driver import load
     from an5dpy.errors import UsageError
     from an5dpy.plan import make_plan
-    from an5dpy.reference import resolve_params
 
     rows = [json.loads(line) for line in open(os.path.join(out_dir, "rows.jsonl"))]
     tuned = {(r["stencil"], r["dtype"]): r["best"] for r in rows}
@@ -341,7 +336,7 @@ def measure_fig8(out_dir: str, deadline: float, stencils=RAD1) -> None:
             continue
         best = tuned[(name, "float")]["plan"]
         program, info = load(os.path.join(C_INPUTS, name + ".c"), (("SB_TYPE", "float"),))
-        env = resolve_params(program, {"compsize": PAPER_SIZE[info.ndim], "timestep": PAPER_STEPS})
+        env = paper_env(program, info)
         for bt in FIG8_DEGREES[info.ndim]:
             try:
                 plan = make_plan(info, bt=bt, bs=tuple(best["bs"]), sl=best["sl"], opt=best["opt"])

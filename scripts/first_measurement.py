@@ -18,9 +18,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from an5dpy.bench import PAPER_SIZE, PAPER_STEPS, bench_plan, sconf_plan  # noqa: E402
+from an5dpy.bench import PAPER_SIZE, PAPER_STEPS, bench_plan, paper_env, sconf_plan  # noqa: E402
 from an5dpy.driver import load  # noqa: E402
-from an5dpy.reference import resolve_params  # noqa: E402
 from an5dpy.runtime import device_name  # noqa: E402
 
 C_INPUTS = os.path.join(os.path.dirname(HERE), "c_inputs")
@@ -39,7 +38,7 @@ def main() -> int:
     rows = []
     for name in ("j2d5pt", "star3d1r"):
         program, info = load(os.path.join(C_INPUTS, name + ".c"), (("SB_TYPE", "float"),))
-        env = resolve_params(program, {"compsize": PAPER_SIZE[info.ndim], "timestep": args.steps})
+        env = paper_env(program, info, args.steps)
         plan = sconf_plan(info)
         blocked = bench_plan(info, plan, env, name)
         naive = bench_plan(info, plan, env, name, naive=True)

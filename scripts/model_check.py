@@ -35,15 +35,14 @@ C_INPUTS = os.path.join(REPO, "c_inputs")
 
 def check_row(row: dict, gpu) -> dict:
     """The model's and the paper's terms' view of one measured row."""
-    from an5dpy.bench import PAPER_SIZE, PAPER_STEPS
+    from an5dpy.bench import paper_env
     from an5dpy.driver import load
     from an5dpy.model import Model
-    from an5dpy.reference import resolve_params
     from an5dpy.tune import candidate_plans, paper_ranking
 
     program, info = load(os.path.join(C_INPUTS, row["stencil"] + ".c"),
                          (("SB_TYPE", row["dtype"]),))
-    env = resolve_params(program, {"compsize": PAPER_SIZE[info.ndim], "timestep": PAPER_STEPS})
+    env = paper_env(program, info)
     space = candidate_plans(info, gpu)
     measured: dict[str, float] = {}
     for m in row["measured"]:

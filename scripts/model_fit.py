@@ -57,10 +57,9 @@ class Row:
 
 def load_rows(artifact_dir: str) -> tuple[str, list[Row]]:
     """The GPU name and the rows of DIR/rows.jsonl."""
-    from an5dpy.bench import PAPER_SIZE, PAPER_STEPS
+    from an5dpy.bench import paper_env
     from an5dpy.driver import load
-    from an5dpy.plan import make_plan
-    from an5dpy.reference import resolve_params
+    from an5dpy.tune import plan_from_json
 
     with open(os.path.join(artifact_dir, "rows.jsonl")) as f:
         raw = [json.loads(line) for line in f if line.strip()]
@@ -68,15 +67,11 @@ def load_rows(artifact_dir: str) -> tuple[str, list[Row]]:
     for r in raw:
         program, info = load(os.path.join(C_INPUTS, r["stencil"] + ".c"),
                              (("SB_TYPE", r["dtype"]),))
-        env = resolve_params(program, {"compsize": PAPER_SIZE[info.ndim],
-                                       "timestep": PAPER_STEPS})
-        plans = {}
-        for m in r["measured"]:
-            p = m["plan"]
-            plans.setdefault(m["describe"], make_plan(info, bt=p["bt"], bs=tuple(p["bs"]),
-                                                      sl=p["sl"], opt=p["opt"]))
+        env = paper_env(program, info)
+        plans = {m["describe"]: m["plan"] for m in r["measured"]}
         rows.append(Row(f"{r['stencil']}/{r['dtype']}", r["stencil"], info, env,
-                        tuple(plans.values()), r["best"]["describe"]))
+                        tuple(plan_from_json(info, p) for p in plans.values()),
+                        r["best"]["describe"]))
     return (raw[0]["gpu"] if raw else ""), rows
 
 

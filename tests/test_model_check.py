@@ -8,11 +8,10 @@ import os
 import pytest
 from script_support import load_script
 
-from an5dpy.bench import PAPER_SIZE, PAPER_STEPS
+from an5dpy.bench import paper_env
 from an5dpy.driver import load
 from an5dpy.gpus import get_gpu
 from an5dpy.model import Model
-from an5dpy.reference import resolve_params
 from an5dpy.tune import candidate_plans
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -28,7 +27,7 @@ def fake_row(measured_as):
     ``measured_as(rank, predicted)`` GFLOP/s."""
     gpu = get_gpu("H200")
     program, info = load(os.path.join(REPO, "c_inputs", "j2d5pt.c"), (("SB_TYPE", "float"),))
-    env = resolve_params(program, {"compsize": PAPER_SIZE[2], "timestep": PAPER_STEPS})
+    env = paper_env(program, info)
     ranked = Model(info, gpu, env).rank(candidate_plans(info, gpu))[:8]
     measured = [{"describe": p.plan.describe(), "cap": p.registers, "registers": None,
                  "gflops": measured_as(k, p.gflops)} for k, p in enumerate(ranked)]
