@@ -1,3 +1,3 @@
-from an5dpy.cli import main
+from an5dpy.cli.main import main
 
 raise SystemExit(main())

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from an5dpy.analysis import analyze
-from an5dpy.codegen import RenderModel, render_header, render_host, render_kernel, render_model
+from an5dpy.analysis.stencil import analyze
+from an5dpy.cuda.codegen import RenderModel, render_header, render_host, render_kernel, render_model
 from an5dpy.errors import UnsupportedInput
 from an5dpy.frontend import read_program, read_source_text
 from an5dpy.ir import StencilInfo, StencilProgram
-from an5dpy.plan import BlockingPlan, make_plan, parse_block_size
-from an5dpy.schedule import Schedule, build_schedule, static_head_degrees
+from an5dpy.blocking.plan import BlockingPlan, make_plan, parse_block_size
+from an5dpy.blocking.schedule import Schedule, build_schedule, static_head_degrees
 
 Defines = tuple[tuple[str, str | None], ...]
 

@@ -6,7 +6,7 @@
 
 For each of the 21 benchmarks x float/double at the paper's sizes (16384^2 / 512^3, 1000
 steps): the tuner ranks the search space with the performance model; the model's top
-plans, its best plan per bT and per bS (an5dpy.tune.diverse_candidates) and the paper's
+plans, its best plan per bT and per bS (an5dpy.perf.tune.diverse_candidates) and the paper's
 Sconf plan are built with each register budget that binds, timed once with a short run,
 and the fastest three timed again; the best is the "tuned" result. Sconf and the naive
 one-kernel-per-step baseline are timed too. Reported runs are timed with CUDA events
@@ -78,14 +78,14 @@ class Bench:
     """Builds in a thread pool (nvcc runs on the CPUs while the GPU times earlier rows)."""
 
     def __init__(self):
-        from an5dpy.runtime import BuildOptions, device_arch
+        from an5dpy.cuda.runtime import BuildOptions, device_arch
         self.options = BuildOptions(arch=device_arch())
         self.pool = concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 4)
         self._grid = (None, None)
 
     def grid(self, info, env, dtype):
         """The device grid of the current row (made once per row, not per plan)."""
-        from an5dpy.bench import device_grid
+        from an5dpy.perf.bench import device_grid
         key = (id(info), dtype)
         if self._grid[0] != key:
             self._grid = (None, None)  # free the previous row's grid first
@@ -94,9 +94,9 @@ class Bench:
 
     def time(self, info, plan, built, env, naive=False, repeats=2, min_run_s=MIN_RUN_S):
         """GFLOP/s, seconds per run, steps used, registers, spills."""
-        from an5dpy.bench import gflops, time_runs
-        from an5dpy.runtime import CupyRunner
-        from an5dpy.tune import own_kernel, with_steps
+        from an5dpy.perf.bench import gflops, time_runs
+        from an5dpy.cuda.runtime import CupyRunner
+        from an5dpy.perf.tune import own_kernel, with_steps
         model, cubin = built
         runner = CupyRunner(info, plan, cubin, model.prefix, ())
         grid = self.grid(info, env, plan.dtype)
@@ -132,16 +132,16 @@ HEAVY_FLOPS = 200
 
 def submit_jobs(bench, info, plans, stem):
     """(plan, budget, future build) for every plan and each of the tuner's budgets (CAPS)
-    that binds, on the bench's pool (an5dpy.tune.submit_builds)."""
-    from an5dpy.tune import CAPS, submit_builds
+    that binds, on the bench's pool (an5dpy.perf.tune.submit_builds)."""
+    from an5dpy.perf.tune import CAPS, submit_builds
     return submit_builds(bench.pool, info, plans, CAPS, stem, bench.options)
 
 
 def screen_and_confirm(bench, info, env, jobs, label, finalists=None):
     """Screen every build with short runs, then time the finalists (default: the tuner's
-    FINALISTS) as reported runs (an5dpy.tune.screen). Returns the measured entries,
+    FINALISTS) as reported runs (an5dpy.perf.tune.screen). Returns the measured entries,
     fastest first (finalists carry their reported numbers)."""
-    from an5dpy.tune import FINALISTS, own_kernel, screen
+    from an5dpy.perf.tune import FINALISTS, own_kernel, screen
 
     def failed(plan, cap, e):
         print(f"  {label} {plan.describe()} cap {cap}: {type(e).__name__}: {e}", flush=True)
@@ -167,10 +167,10 @@ def screen_and_confirm(bench, info, env, jobs, label, finalists=None):
 def row_context(row, gpu):
     """The stencil of a measured row, its run parameters, the current model and its
     ranking of the search space."""
-    from an5dpy.bench import paper_env
+    from an5dpy.perf.bench import paper_env
     from an5dpy.driver import load
-    from an5dpy.model import Model
-    from an5dpy.tune import candidate_plans
+    from an5dpy.perf.model import Model
+    from an5dpy.perf.tune import candidate_plans
 
     program, info = load(os.path.join(C_INPUTS, row["stencil"] + ".c"),
                          (("SB_TYPE", row["dtype"]),))
@@ -182,10 +182,10 @@ def row_context(row, gpu):
 
 def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume: set,
                  narrow: bool = False) -> None:
-    from an5dpy.bench import sconf_plan
-    from an5dpy.gpus import get_gpu
-    from an5dpy.runtime import device_name
-    from an5dpy.tune import paper_ranking, tuning_candidates
+    from an5dpy.perf.bench import sconf_plan
+    from an5dpy.perf.gpus import get_gpu
+    from an5dpy.cuda.runtime import device_name
+    from an5dpy.perf.tune import paper_ranking, tuning_candidates
 
     gpu = get_gpu(device_name())
     bench = Bench()
@@ -251,7 +251,7 @@ def rescore(row: dict, model, ranked, space=None, gpu=None, env=None) -> dict:
     measured entry's prediction, the tuned plan (the fastest reported run, Sconf's
     included), the model's top 5 and whether it holds the tuned plan; with ``space``,
     ``gpu`` and ``env`` also the paper's terms' top 5. The measurements stay as they are."""
-    from an5dpy.tune import paper_ranking, plan_from_json
+    from an5dpy.perf.tune import paper_ranking, plan_from_json
 
     def predicted_for(entry, cap):
         return predicted(model, plan_from_json(model.info, entry["plan"]), cap)
@@ -287,7 +287,7 @@ def supplement_rows(out_dir: str, deadline: float, measure: bool = True) -> None
     every register budget that binds; the fastest three of them as reported runs), so
     that the table's top-5 column speaks of measured plans only. Rows past the deadline
     are rescored without new runs."""
-    from an5dpy.gpus import get_gpu
+    from an5dpy.perf.gpus import get_gpu
 
     rows = [json.loads(line) for line in open(os.path.join(out_dir, "rows.jsonl"))]
     gpu = get_gpu(rows[0]["gpu"])
@@ -322,10 +322,10 @@ def measure_fig8(out_dir: str, deadline: float, stencils=RAD1) -> None:
     """GFLOP/s vs bT for radius-1 stencils (float), the tuned bS/sl/mode fixed, the
     register budget tuned per bT (paper section 7.3). Points already in fig8.jsonl are kept
     for the stencils this run measures nothing of."""
-    from an5dpy.bench import paper_env
+    from an5dpy.perf.bench import paper_env
     from an5dpy.driver import load
     from an5dpy.errors import UsageError
-    from an5dpy.plan import make_plan
+    from an5dpy.blocking.plan import make_plan
 
     rows = [json.loads(line) for line in open(os.path.join(out_dir, "rows.jsonl"))]
     tuned = {(r["stencil"], r["dtype"]): r["best"] for r in rows}
@@ -531,7 +531,7 @@ def main() -> int:
         supplement_rows(out_dir, time.time() + 60 * args.minutes, measure=bool(args.supplement))
         render(out_dir)
         return 0
-    from an5dpy.runtime import device_name
+    from an5dpy.cuda.runtime import device_name
     out_dir = os.path.join(args.out, gpu_slug(device_name()))
     os.makedirs(out_dir, exist_ok=True)
     rows_file = os.path.join(out_dir, "rows.jsonl")

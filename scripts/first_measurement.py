@@ -18,9 +18,9 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from an5dpy.bench import PAPER_SIZE, PAPER_STEPS, bench_plan, paper_env, sconf_plan  # noqa: E402
+from an5dpy.perf.bench import PAPER_SIZE, PAPER_STEPS, bench_plan, paper_env, sconf_plan  # noqa: E402
 from an5dpy.driver import load  # noqa: E402
-from an5dpy.runtime import device_name  # noqa: E402
+from an5dpy.cuda.runtime import device_name  # noqa: E402
 
 C_INPUTS = os.path.join(os.path.dirname(HERE), "c_inputs")
 

@@ -35,10 +35,10 @@ C_INPUTS = os.path.join(REPO, "c_inputs")
 
 def check_row(row: dict, gpu) -> dict:
     """The model's and the paper's terms' view of one measured row."""
-    from an5dpy.bench import paper_env
+    from an5dpy.perf.bench import paper_env
     from an5dpy.driver import load
-    from an5dpy.model import Model
-    from an5dpy.tune import candidate_plans, paper_ranking
+    from an5dpy.perf.model import Model
+    from an5dpy.perf.tune import candidate_plans, paper_ranking
 
     program, info = load(os.path.join(C_INPUTS, row["stencil"] + ".c"),
                          (("SB_TYPE", row["dtype"]),))
@@ -87,7 +87,7 @@ def summary(results: list[dict]) -> list[str]:
 
 
 def main(argv=None) -> int:
-    from an5dpy.gpus import get_gpu
+    from an5dpy.perf.gpus import get_gpu
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("artifact_dir", help="folder with rows.jsonl (e.g. artifact/H200)")
     ap.add_argument("--gpu", help="GPU of the model (default: the rows' GPU)")

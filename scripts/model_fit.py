@@ -5,8 +5,8 @@
     python scripts/model_fit.py artifact/H200 --cross-validate   # and fit 20, score the 21st
     python scripts/model_fit.py artifact/H200 --latency 1000,1200 --exposed 0.4 --spill 3
 
-For every setting of the grid (the GPU's step latency in cycles, an5dpy.model.EXPOSED_ISSUE
-and an5dpy.model.SPILL_INSTRUCTIONS) the model ranks each row's measured plans, each at its
+For every setting of the grid (the GPU's step latency in cycles, an5dpy.perf.model.EXPOSED_ISSUE
+and an5dpy.perf.model.SPILL_INSTRUCTIONS) the model ranks each row's measured plans, each at its
 best register budget as the tuner ranks them. A row scores when its fastest measured plan
 is among the 5 ranked highest. Only measured plans are ranked, so a plan that no run
 measured cannot decide a score (scripts/model_check.py ranks the whole space).
@@ -57,9 +57,9 @@ class Row:
 
 def load_rows(artifact_dir: str) -> tuple[str, list[Row]]:
     """The GPU name and the rows of DIR/rows.jsonl."""
-    from an5dpy.bench import paper_env
+    from an5dpy.perf.bench import paper_env
     from an5dpy.driver import load
-    from an5dpy.tune import plan_from_json
+    from an5dpy.perf.tune import plan_from_json
 
     with open(os.path.join(artifact_dir, "rows.jsonl")) as f:
         raw = [json.loads(line) for line in f if line.strip()]
@@ -78,7 +78,7 @@ def load_rows(artifact_dir: str) -> tuple[str, list[Row]]:
 @contextlib.contextmanager
 def constants(setting: Setting, gpu):
     """The model with ``setting``'s constants (restored after); yields the GPU spec."""
-    from an5dpy import model
+    from an5dpy.perf import model
     saved = model.EXPOSED_ISSUE, model.SPILL_INSTRUCTIONS
     model.EXPOSED_ISSUE, model.SPILL_INSTRUCTIONS = setting.exposed, setting.spill
     try:
@@ -89,7 +89,7 @@ def constants(setting: Setting, gpu):
 
 def hits(rows: list[Row], setting: Setting, gpu) -> tuple[bool, ...]:
     """Per row: whether the model with ``setting`` ranks its fastest plan in its top 5."""
-    from an5dpy.model import Model
+    from an5dpy.perf.model import Model
     out = []
     with constants(setting, gpu) as spec:
         for row in rows:
@@ -118,8 +118,8 @@ def floats(text: str) -> list[float]:
 
 
 def main(argv=None) -> int:
-    from an5dpy import model
-    from an5dpy.gpus import get_gpu
+    from an5dpy.perf import model
+    from an5dpy.perf.gpus import get_gpu
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("artifact_dir", help="folder with rows.jsonl (e.g. artifact/H200)")

@@ -37,9 +37,9 @@ def tuned_configs(table: str) -> dict:
 
 
 def options_for(name: str, dtype: str, config: str, table: dict):
-    from an5dpy.bench import sconf_plan
+    from an5dpy.perf.bench import sconf_plan
     from an5dpy.driver import Options, load
-    from an5dpy.plan import format_block_size
+    from an5dpy.blocking.plan import format_block_size
     defines = (("SB_TYPE", dtype),)
     if config == "tuned":
         row = table[(name, dtype)]
@@ -55,7 +55,7 @@ def options_for(name: str, dtype: str, config: str, table: dict):
 
 def job(name: str, dtype: str, out: str, config: str, table: dict, compile_: bool, arch: str):
     from an5dpy.driver import translate, write_outputs
-    from an5dpy.runtime import nvcc_path
+    from an5dpy.cuda.runtime import nvcc_path
     options = options_for(name, dtype, config, table)
     target = os.path.join(out, f"{name}-{dtype}")
     os.makedirs(target, exist_ok=True)

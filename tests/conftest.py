@@ -25,7 +25,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 def pytest_collection_modifyitems(config, items):
     if not any(item.get_closest_marker("gpu") for item in items):
         return
-    from an5dpy.runtime import cupy_available
+    from an5dpy.cuda.runtime import cupy_available
     ok, why = cupy_available()
     if ok:
         return

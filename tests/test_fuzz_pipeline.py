@@ -41,9 +41,10 @@ from pathlib import Path
 
 import pytest
 
-from an5dpy import driver, show
+from an5dpy import driver
+from an5dpy.cli import show
 from an5dpy.errors import EXIT_BAD_INPUT, An5dError, UnsupportedInput
-from an5dpy.schedule import format_schedule
+from an5dpy.blocking.schedule import format_schedule
 
 REPO = Path(__file__).resolve().parent.parent
 REGRESSIONS = REPO / "tests" / "data" / "fuzz_pipeline"
@@ -623,7 +624,7 @@ def sim_params(program, seed: int) -> dict[str, str]:
 
 def run_sim(case: Case, src: str, result) -> Outcome:
     """The translated schedule, run by the simulator, must agree with gcc's loop nest."""
-    from an5dpy.verify import verify_file
+    from an5dpy.check.verify import verify_file
     params = sim_params(result.program, case.sim_seed)
     report = verify_file(src, case.options(), backend="sim", params=params, seed=case.sim_seed)
     c = report.comparison

@@ -13,7 +13,7 @@ import pytest
 from an5dpy import ir
 from an5dpy.frontend import read_program_text
 from an5dpy.frontend.literals import int_range
-from an5dpy.reference import build_reference
+from an5dpy.check.reference import build_reference
 
 SCALARS = {"x": ("float", 1.75), "d": ("double", -0.3), "n": ("int", 3), "s": ("short", 7),
            "u": ("unsigned int", 5), "l": ("long", -4), "c": ("signed char", -2)}

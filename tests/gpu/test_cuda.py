@@ -4,7 +4,7 @@ Every c_input x float/double x three configurations: odd grid sizes, step counts
 divisible by bT, stream division, a grid smaller than one block, and every mode the
 stencil qualifies for across the three. Exact builds (no fast math, -fmad=false) must be
 bit-identical to gcc in modes nondiag/none; assoc and fast-math builds get the tolerance
-of an5dpy.verify. All modules are compiled up front in parallel.
+of an5dpy.check.verify. All modules are compiled up front in parallel.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 from an5dpy.driver import load
-from an5dpy.plan import grid_extents, make_plan
-from an5dpy.reference import build_reference, resolve_params
-from an5dpy.verify import compare, must_be_identical, random_grid, result_buffer, tolerance
+from an5dpy.blocking.plan import grid_extents, make_plan
+from an5dpy.check.reference import build_reference, resolve_params
+from an5dpy.check.verify import compare, must_be_identical, random_grid, result_buffer, tolerance
 
 pytestmark = pytest.mark.gpu
 
@@ -98,12 +98,12 @@ CASES = cases()
 
 
 def build(case: Case):
-    from an5dpy.runtime import BuildOptions, device_arch
+    from an5dpy.cuda.runtime import BuildOptions, device_arch
     prog, info = program(case.name, case.dtype)
     plan = make_plan(info, bt=case.bt, bs=case.bs, sl=case.sl, opt=case.mode)
-    from an5dpy.codegen import render_header, render_kernel, render_model
-    from an5dpy.runtime import compile_cubin, workdir
-    from an5dpy.schedule import build_schedule, static_head_degrees
+    from an5dpy.cuda.codegen import render_header, render_kernel, render_model
+    from an5dpy.cuda.runtime import compile_cubin, workdir
+    from an5dpy.blocking.schedule import build_schedule, static_head_degrees
     schedule = build_schedule(plan, static_heads=static_head_degrees(plan, info.flops_per_cell))
     stem = case.name.replace("-", "_")
     model = render_model(info, plan, schedule, stem)
@@ -157,7 +157,7 @@ def test_case_count():
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_generated_cuda_matches_gcc(case, modules):
-    from an5dpy.runtime import CupyRunner
+    from an5dpy.cuda.runtime import CupyRunner
     prog, info = program(case.name, case.dtype)
     plan, model, cubin = modules[case]
     runner = CupyRunner(info, plan, cubin, model.prefix, ())
@@ -176,7 +176,7 @@ def test_generated_cuda_matches_gcc(case, modules):
 
 
 def test_naive_baseline_matches_gcc(modules):
-    from an5dpy.runtime import CupyRunner
+    from an5dpy.cuda.runtime import CupyRunner
     for case in [c for c in CASES if c.name in ("j2d5pt", "star3d1r")][:4]:
         prog, info = program(case.name, case.dtype)
         plan, model, cubin = modules[case]
@@ -199,8 +199,8 @@ def test_naive_baseline_matches_gcc(modules):
                                         ("star3d1r", ["-s", "200", "-t", "21", "-c", "-n", "2"])])
 def test_generated_program_with_the_harness(tmp_path, name, args):
     """The acceptance command: translate, nvcc host + kernel with common.h, run with -c."""
-    from an5dpy.cli import translate_main
-    from an5dpy.runtime import nvcc_path
+    from an5dpy.cli.main import translate_main
+    from an5dpy.cuda.runtime import nvcc_path
     src = tmp_path / f"{name}.c"
     src.write_text(open(os.path.join(C_INPUTS, f"{name}.c")).read())
     (tmp_path / "common.h").write_text(open(os.path.join(C_INPUTS, "common.h")).read())

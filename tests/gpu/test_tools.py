@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from an5dpy.cli import main
+from an5dpy.cli.main import main
 
 pytestmark = pytest.mark.gpu
 
@@ -43,10 +43,10 @@ def test_bench_times_the_plan_sconf_and_the_naive_baseline(capsys):
 
 def test_tune_measures_the_diverse_candidates_and_caches_the_result(capsys):
     from an5dpy.driver import load
-    from an5dpy.gpus import get_gpu
-    from an5dpy.reference import resolve_params
-    from an5dpy.runtime import device_name
-    from an5dpy.tune import (FINALISTS, candidate_plans, paper_ranking, rank, tune,
+    from an5dpy.perf.gpus import get_gpu
+    from an5dpy.check.reference import resolve_params
+    from an5dpy.cuda.runtime import device_name
+    from an5dpy.perf.tune import (FINALISTS, candidate_plans, paper_ranking, rank, tune,
                              tuning_candidates)
 
     program, info = load(os.path.join(C_INPUTS, "star2d1r.c"), (("SB_TYPE", "float"),))

@@ -1,0 +1,387 @@
+"""Blocking plans: the user's options checked against the stencil and the GPU.
+
+A :class:`BlockingPlan` fixes everything about the N.5D blocking that does not depend on
+the run-time grid size: temporal degree ``bt``, threads per in-plane dimension ``bs``,
+stream-block length ``sl``, the optimisation mode, and what follows from them (halo,
+compute region, registers, shared memory; AN5D paper section 4.1 and Table 1).
+:class:`LaunchGeometry` adds the run-time sizes: blocks per dimension and stream blocks.
+
+Dimension order everywhere is the array's: streaming dimension first, contiguous last.
+The command line writes ``--bs`` contiguous dimension first (``--bs 64x16`` = 64 threads
+along x), as the paper's tables do; :func:`parse_block_size` and :func:`format_block_size`
+convert.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Mapping
+
+from an5dpy.errors import UsageError
+from an5dpy.ir import WORD_BYTES, StencilInfo
+
+MODES = ("nondiag", "assoc", "none")
+
+
+@dataclass(frozen=True)
+class DeviceLimits:
+    """The per-block and per-thread limits a plan must respect (Hopper by default)."""
+
+    max_threads_per_block: int = 1024
+    max_smem_per_block: int = 227 * 1024
+    max_regs_per_thread: int = 255
+    max_regs_per_block: int = 65536
+
+
+HOPPER_LIMITS = DeviceLimits()
+
+
+@dataclass(frozen=True)
+class BlockingPlan:
+    ndim: int
+    dtype: str
+    radius: tuple[int, ...]  # per array dimension, streaming first
+    bt: int
+    bs: tuple[int, ...]  # threads per in-plane dimension (array order)
+    sl: int | None  # stored planes per stream block; None = no stream division
+    opt: str
+    #: Largest offsets read below / above along the streaming dimension (<= radius). The
+    #: pipeline is timed with the symmetric radius; planes beyond the reach are never read.
+    stream_reach: tuple[int, int] | None = None
+
+    @property
+    def reach(self) -> tuple[int, int]:
+        r = self.radius[0]
+        return self.stream_reach if self.stream_reach is not None else (r, r)
+
+    @property
+    def stream_radius(self) -> int:
+        return self.radius[0]
+
+    @property
+    def plane_radius(self) -> tuple[int, ...]:
+        return self.radius[1:]
+
+    @property
+    def word_bytes(self) -> int:
+        return WORD_BYTES[self.dtype]
+
+    @property
+    def nthreads(self) -> int:
+        return math.prod(self.bs)
+
+    def halo(self, degree: int | None = None) -> tuple[int, ...]:
+        d = self.bt if degree is None else degree
+        return tuple(d * r for r in self.plane_radius)
+
+    def compute_region(self, degree: int | None = None) -> tuple[int, ...]:
+        """Columns per in-plane dimension a block stores (bS - 2 * degree * r)."""
+        return tuple(b - 2 * h for b, h in zip(self.bs, self.halo(degree)))
+
+    @property
+    def ring(self) -> int:
+        """Register slots per time level: 2r + 1."""
+        return 2 * self.stream_radius + 1
+
+    def registers_per_thread(self, degree: int | None = None) -> int:
+        """Plane registers the schedule allocates (not counting nvcc's temporaries)."""
+        d = self.bt if degree is None else degree
+        if self.opt == "assoc":
+            return 1 + d * self.ring  # one loaded plane, an accumulator ring per level
+        return d * self.ring  # rings of levels 0 .. d-1; level d is stored directly
+
+    @property
+    def smem_planes(self) -> int:
+        """Planes per shared buffer: the centre plane, or all 2r+1 inputs in mode none."""
+        return self.ring if self.opt == "none" else 1
+
+    @property
+    def smem_row_shape(self) -> tuple[int, ...]:
+        """One buffer plane: the block's threads padded by the in-plane radius on each
+        side, so halo threads may read their neighbours without a bounds check."""
+        return tuple(b + 2 * r for b, r in zip(self.bs, self.plane_radius))
+
+    @property
+    def smem_words(self) -> int:
+        """Table 1 of the paper: two buffers (double buffering) of a word per thread per
+        plane (plus the padding of :attr:`smem_row_shape`)."""
+        return 2 * self.smem_planes * math.prod(self.smem_row_shape)
+
+    @property
+    def smem_bytes(self) -> int:
+        return self.smem_words * self.word_bytes
+
+    def register_estimate(self, degree: int | None = None) -> int:
+        """The paper's empirical lower bound on registers per thread (section 6.3)."""
+        d = self.bt if degree is None else degree
+        if self.dtype == "double":
+            return 2 * d * self.ring + d + 30
+        return d * self.ring + d + 20
+
+    def describe(self) -> str:
+        sl = "off" if self.sl is None else str(self.sl)
+        return (f"bt={self.bt} bs={format_block_size(self.bs)} sl={sl} opt={self.opt} "
+                f"dtype={self.dtype}")
+
+    def to_json(self) -> dict:
+        return {
+            "bt": self.bt, "bs": list(self.bs), "bs_text": format_block_size(self.bs),
+            "sl": self.sl, "opt": self.opt, "dtype": self.dtype, "radius": list(self.radius),
+            "halo": list(self.halo()), "compute_region": list(self.compute_region()),
+            "nthreads": self.nthreads, "registers_per_thread": self.registers_per_thread(),
+            "register_estimate": self.register_estimate(), "smem_bytes": self.smem_bytes,
+        }
+
+
+def parse_block_size(text: str, ndim: int) -> tuple[int, ...]:
+    """``"128"`` (2D) or ``"32x16"`` (3D, contiguous dimension first) to array order."""
+    try:
+        parts = [int(p) for p in text.lower().split("x")]
+    except ValueError:
+        raise UsageError(f"--bs {text!r}: expected B1 or B1xB2 with positive integers") from None
+    if len(parts) != ndim - 1:
+        want = "one size (B1)" if ndim == 2 else "two sizes (B1xB2, contiguous dimension first)"
+        raise UsageError(f"--bs {text!r}: a {ndim}D stencil needs {want}")
+    if any(p < 1 for p in parts):
+        raise UsageError(f"--bs {text!r}: sizes must be positive")
+    return tuple(reversed(parts))
+
+
+def format_block_size(bs: tuple[int, ...]) -> str:
+    return "x".join(str(b) for b in reversed(bs))
+
+
+def default_block_size(ndim: int) -> tuple[int, ...]:
+    return (256,) if ndim == 2 else (32, 32)
+
+
+def make_plan(info: StencilInfo, bt: int = 4, bs: tuple[int, ...] | None = None,
+              sl: int | None = None, opt: str | None = None, dtype: str | None = None,
+              limits: DeviceLimits = HOPPER_LIMITS) -> BlockingPlan:
+    """Build and validate a plan; raises UsageError naming what is impossible."""
+    if dtype is not None and dtype != info.dtype:
+        raise UsageError(f"the plan's element type {dtype} differs from the array's "
+                         f"({info.dtype}): the type comes from the C source (-D, --dtype)")
+    dtype = info.dtype
+    opt = opt or info.opt
+    bs = tuple(bs) if bs is not None else default_block_size(info.ndim)
+    if opt not in MODES:
+        raise UsageError(f"--opt {opt!r}: choose one of {', '.join(MODES)}")
+    if dtype not in WORD_BYTES:
+        raise UsageError(f"--dtype {dtype!r}: choose float or double")
+    plan = BlockingPlan(info.ndim, dtype, info.radius, int(bt), bs, sl, opt,
+                        (info.dims[0].reach_lo, info.dims[0].reach_hi))
+    check_plan(plan, info, limits)
+    return plan
+
+
+def check_plan(plan: BlockingPlan, info: StencilInfo,
+               limits: DeviceLimits = HOPPER_LIMITS) -> None:
+    if plan.bt < 1:
+        raise UsageError(f"--bt {plan.bt}: the temporal degree must be at least 1")
+    if len(plan.bs) != info.ndim - 1:
+        raise UsageError(f"--bs {format_block_size(plan.bs)}: a {info.ndim}D stencil needs "
+                         f"{info.ndim - 1} block size(s)")
+    if plan.sl is not None and plan.sl < 1:
+        raise UsageError(f"--sl {plan.sl}: the stream-block length must be at least 1")
+    for b, r, c in zip(plan.bs, plan.plane_radius, plan.compute_region()):
+        if c < 1:
+            raise UsageError(
+                f"--bs {format_block_size(plan.bs)} with --bt {plan.bt}: a block of {b} threads "
+                f"has no compute region left after the halo of 2*bT*r = {2 * plan.bt * r} "
+                f"(need bS > 2*bT*r)")
+    if plan.nthreads > limits.max_threads_per_block:
+        raise UsageError(f"--bs {format_block_size(plan.bs)}: {plan.nthreads} threads per block "
+                         f"exceed the limit of {limits.max_threads_per_block}")
+    if plan.opt == "nondiag" and not info.diagonal_free:
+        raise UsageError("--opt nondiag needs a diagonal-access-free stencil (reads off the "
+                         "centre column of other planes need shared memory): use assoc or none")
+    if plan.opt == "assoc" and not info.associative:
+        raise UsageError("--opt assoc needs an associative stencil (a sum of terms that each "
+                         "read one streaming plane): use none")
+    if plan.smem_bytes > limits.max_smem_per_block:
+        raise UsageError(f"plan {plan.describe()} needs {plan.smem_bytes} bytes of shared memory "
+                         f"per block, over the limit of {limits.max_smem_per_block}")
+    if plan.register_estimate() > limits.max_regs_per_thread:
+        raise UsageError(f"plan {plan.describe()} needs about {plan.register_estimate()} "
+                         f"registers per thread, over the limit of {limits.max_regs_per_thread}")
+
+
+# --------------------------------------------------------------------------- run-time geometry
+
+
+@dataclass(frozen=True)
+class DimExtent:
+    """Interior ``[lower, upper]`` and array size of one dimension for concrete sizes."""
+
+    lower: int
+    upper: int
+    size: int
+
+    @property
+    def length(self) -> int:
+        return max(0, self.upper - self.lower + 1)
+
+
+@dataclass(frozen=True)
+class LaunchGeometry:
+    """Blocks of one launch of temporal degree ``degree`` over a concrete grid."""
+
+    plan: BlockingPlan
+    degree: int
+    dims: tuple[DimExtent, ...]  # array order
+
+    @property
+    def stream(self) -> DimExtent:
+        return self.dims[0]
+
+    @property
+    def plane_dims(self) -> tuple[DimExtent, ...]:
+        return self.dims[1:]
+
+    @property
+    def plane_blocks(self) -> tuple[int, ...]:
+        return tuple(-(-d.length // c) if d.length else 0
+                     for d, c in zip(self.plane_dims, self.plan.compute_region(self.degree)))
+
+    @property
+    def stream_length(self) -> int:
+        """Stored planes per stream block (the whole stream without stream division)."""
+        return self.plan.sl if self.plan.sl is not None else max(1, self.stream.length)
+
+    @property
+    def stream_blocks(self) -> int:
+        n = self.stream.length
+        return -(-n // self.stream_length) if n else 0
+
+    @property
+    def nblocks(self) -> int:
+        return math.prod(self.plane_blocks) * self.stream_blocks
+
+    def stream_block_range(self, index: int) -> tuple[int, int]:
+        """Planes ``[S0, S1)`` that stream block ``index`` stores."""
+        s0 = self.stream.lower + index * self.stream_length
+        return s0, min(s0 + self.stream_length, self.stream.upper + 1)
+
+
+def grid_extents(info: StencilInfo, env: Mapping[str, int]) -> tuple[DimExtent, ...]:
+    return tuple(DimExtent(d.lower.evaluate(env), d.upper.evaluate(env), d.extent.evaluate(env))
+                 for d in info.dims)
+
+
+def launch_geometry(plan: BlockingPlan, degree: int,
+                    dims: tuple[DimExtent, ...]) -> LaunchGeometry:
+    return LaunchGeometry(plan, degree, dims)
+
+
+# --------------------------------------------------------------------------- launch plan
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One kernel launch: ``degree`` time steps from buffer ``source`` into the other.
+
+    ``boundary_even`` is the buffer the C program reads at this launch's first time step.
+    Boundary cells are never written, so each buffer keeps its own boundary values, and
+    the C program's time ``t`` sees those of buffer ``(start + t) % 2``. After a launch of
+    even degree the data no longer sits in that buffer, so the kernel takes boundary
+    values of even levels from ``boundary_even`` and of odd levels from the other buffer,
+    wherever the data is.
+    """
+
+    degree: int
+    source: int  # buffer read (0 or 1); the other buffer is written
+    boundary_even: int
+
+
+def launch_degrees(steps: int, bt: int) -> tuple[int, ...]:
+    """Temporal degrees of the launches that advance ``steps`` time steps.
+
+    Every launch reads one buffer and writes the other, so after n launches the result
+    sits in buffer ``start ^ (n % 2)``, while the C program leaves it in
+    ``start ^ (steps % 2)``: n must have the parity of ``steps`` (paper section 4.3).
+    Fewest launches: ``ceil(steps / bt)``, plus one when the parity is off; full-degree
+    launches first, then the remainder. The emitted C host code computes the same
+    sequence (see templates/host.cu.j2) and tests check that they agree.
+    """
+    if steps < 0 or bt < 1:
+        raise ValueError("steps must be >= 0 and bt >= 1")
+    n = -(-steps // bt)
+    if n % 2 != steps % 2:
+        n += 1
+    degrees = []
+    remaining = steps
+    for i in range(n):
+        later = n - i - 1
+        d = min(bt, remaining - later)
+        degrees.append(d)
+        remaining -= d
+    return tuple(degrees)
+
+
+def launch_plan(steps: int, bt: int, start_buffer: int = 0) -> tuple[Launch, ...]:
+    launches = []
+    src, time = start_buffer, 0
+    for d in launch_degrees(steps, bt):
+        launches.append(Launch(d, src, (start_buffer + time) % 2))
+        src ^= 1
+        time += d
+    return tuple(launches)
+
+
+def degrees_needed(bt: int) -> tuple[int, ...]:
+    """Every degree some step count's launch plan uses (the kernels the host needs)."""
+    seen: set[int] = set()
+    for steps in range(0, 4 * bt + 4):
+        seen.update(launch_degrees(steps, bt))
+    return tuple(sorted(seen))
+
+
+WARP_SIZE = 32
+
+
+@lru_cache(maxsize=None)
+def active_warp_fraction(bs: tuple[int, ...], radius: tuple[int, ...], level: int) -> float:
+    """The share of a block's warps with a thread inside level ``level``'s window.
+
+    A thread computes level L only if every in-plane index lies in [L*r, bS - L*r); warps
+    are runs of 32 threads in linear order, the contiguous dimension fastest (``bs`` in
+    array order). The kernels branch around the evaluation where some warp is idle
+    (:func:`an5dpy.cuda.codegen.levels_with_idle_warps`) and the model charges only the active
+    warps. The same for every degree, so computed once per level.
+    """
+    window = [range(level * r, b - level * r) for b, r in zip(bs, radius)]
+    active = set()
+    for index in itertools.product(*window):
+        linear = 0
+        for i, b in zip(index, bs):
+            linear = linear * b + i
+        active.add(linear // WARP_SIZE)
+    return len(active) / math.ceil(math.prod(bs) / WARP_SIZE)
+
+
+#: 32-bit registers of an SM (every GPU from P100 to H200 has 64K).
+REGISTERS_PER_SM = 65536
+#: ptxas allocates a thread's registers in steps of this many.
+REGISTER_GRANULE = 8
+MAX_REGISTERS_PER_THREAD = 255
+
+
+def budget_min_blocks(budget: int, nthreads: int) -> int:
+    """The blocks per SM that ``__launch_bounds__`` asks for to hold each of ``nthreads``
+    threads to ``budget`` registers (how a register budget reaches ptxas)."""
+    return max(1, REGISTERS_PER_SM // (budget * nthreads))
+
+
+def budget_register_limit(budget: int, nthreads: int) -> int:
+    """Registers per thread ptxas may use under a budget's launch bounds: what
+    :func:`budget_min_blocks` blocks leave each thread, down to the allocation granule.
+    It can exceed the budget (a budget of 96 with 512 threads asks for 1 block, which may
+    use 128)."""
+    per_thread = REGISTERS_PER_SM // (budget_min_blocks(budget, nthreads) * nthreads)
+    if per_thread >= MAX_REGISTERS_PER_THREAD:
+        return MAX_REGISTERS_PER_THREAD
+    return per_thread // REGISTER_GRANULE * REGISTER_GRANULE

@@ -1,0 +1,262 @@
+"""The gcc oracle: the user's own loop nest, compiled by the host C compiler.
+
+Every backend is checked against this. The scop's preprocessed text is pasted verbatim into
+a function that receives the grid buffer and the parameters; gcc compiles it without FMA
+contraction or fast-math, so each operation rounds exactly as C's abstract machine says.
+
+    kernel = build_reference(program)
+    params = resolve_params(program, {"compsize": "64", "timestep": "10"})
+    kernel.run(grid, params)            # grid: numpy array of shape (2, *extents)
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import math
+import numbers
+import os
+import subprocess
+import tempfile
+from typing import Mapping
+
+import numpy as np
+
+from an5dpy import ir
+from an5dpy.errors import InternalError, UsageError
+from an5dpy.frontend.literals import int_range, round_to_float32
+from an5dpy.ir import StencilProgram
+
+#: Flags that make gcc evaluate exactly what C says: no FMA contraction, no fast-math.
+REFERENCE_CFLAGS = ("-O2", "-std=gnu99", "-ffp-contract=off", "-fno-fast-math", "-fPIC",
+                    "-shared")
+
+_CTYPES = {
+    "float": ctypes.c_float, "double": ctypes.c_double,
+    "int": ctypes.c_int, "unsigned int": ctypes.c_uint,
+    "long": ctypes.c_long, "unsigned long": ctypes.c_ulong,
+    "long long": ctypes.c_longlong, "unsigned long long": ctypes.c_ulonglong,
+    "char": ctypes.c_byte,  # signed on x86-64
+    "signed char": ctypes.c_byte, "unsigned char": ctypes.c_ubyte,
+    "short": ctypes.c_short, "unsigned short": ctypes.c_ushort,
+    "_Bool": ctypes.c_bool, "bool": ctypes.c_bool,
+}
+
+_NUMPY_DTYPES = {"float": np.float32, "double": np.float64}
+
+_ENTRY = "an5d_reference"
+_BUFFER = "an5d_buf"
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def _parse_value(param: ir.Param, text: str | int | float) -> int | float:
+    """A -P value as the C parameter will hold it (floats rounded to the C type)."""
+    name, ctype = param.name, param.ctype
+    if ir.is_floating(ctype):
+        try:
+            value = float(text)
+        except (TypeError, ValueError):
+            raise UsageError(f"parameter '{name}' is a {ctype}; '{text}' is not a number") \
+                from None
+        return round_to_float32(value) if ctype == "float" and math.isfinite(value) else value
+    value: int | None = None
+    if isinstance(text, numbers.Integral):  # int, bool, numpy integers
+        value = int(text)
+    elif isinstance(text, numbers.Real) and float(text).is_integer():
+        value = int(text)
+    elif isinstance(text, str):
+        for base in (10, 0):
+            try:
+                value = int(text.strip(), base)
+                break
+            except ValueError:
+                continue
+    if value is None:
+        raise UsageError(f"parameter '{name}' is an {ctype}; '{text}' is not an integer")
+    low, high = int_range(ctype)
+    if not low <= value <= high:
+        raise UsageError(f"parameter '{name}' = {value} does not fit its C type {ctype} "
+                         f"([{low}, {high}])")
+    return value
+
+
+def resolve_params(program: StencilProgram,
+                   given: Mapping[str, str | int | float]) -> dict[str, int | float]:
+    """Values of every parameter: the given ones (``-P``), declared constants, and those
+    derived from definitions (``int dimsize = compsize + 2;``)."""
+    known = {p.name: p for p in program.params}
+    unknown = [name for name in given if name not in known]
+    if unknown:
+        names = ", ".join(known) or "none"
+        raise UsageError(f"unknown parameter '{unknown[0]}' (the program's parameters are: "
+                         f"{names})")
+    values: dict[str, int | float] = {n: _parse_value(known[n], v) for n, v in given.items()}
+    for p in program.params:
+        if p.value is None:
+            continue
+        constant = _parse_value(p, p.value)
+        if p.name in values and values[p.name] != constant:
+            raise UsageError(f"parameter '{p.name}' is a constant ({constant}) in the program; "
+                             f"-P {p.name}={given[p.name]} contradicts it")
+        values[p.name] = constant
+    _derive(program, values)
+    given_derived = [p for p in program.params if p.definition is not None and p.name in given]
+    for p in given_derived:
+        expected = _evaluate_definition(p, values)
+        if expected is not None and expected != values[p.name]:
+            raise UsageError(f"parameter '{p.name}' is defined as {p.definition} = {expected} "
+                             f"but -P gives {values[p.name]}")
+    for p in program.params:
+        if p.name not in values:
+            missing = _first_missing(program, p, values)
+            raise UsageError(f"missing value for parameter '{missing}' (give -P "
+                             f"{missing}=VALUE)")
+    return {p.name: values[p.name] for p in program.params}
+
+
+def _evaluate_definition(param: ir.Param, values: Mapping[str, int | float]) -> int | None:
+    try:
+        return param.definition.evaluate({k: int(v) for k, v in values.items()
+                                           if k in param.definition.variables})
+    except KeyError:
+        return None
+
+
+def _derive(program: StencilProgram, values: dict[str, int | float]) -> None:
+    changed = True
+    while changed:  # definitions may chain (n = m + 1, m = k * 2): iterate to a fixed point
+        changed = False
+        for p in program.params:
+            if p.name in values or p.definition is None:
+                continue
+            value = _evaluate_definition(p, values)
+            if value is not None:
+                values[p.name] = _parse_value(p, value)
+                changed = True
+
+
+def _first_missing(program: StencilProgram, param: ir.Param,
+                   values: Mapping[str, int | float], seen: frozenset[str] = frozenset()) -> str:
+    """The parameter to ask for: ``param`` itself, or what its definition needs."""
+    if param.definition is None or param.name in seen:
+        return param.name
+    known = {p.name: p for p in program.params}
+    for name in param.definition.variables:
+        if name not in values:
+            if name not in known:
+                return name
+            return _first_missing(program, known[name], values, seen | {param.name})
+    return param.name
+
+
+# --------------------------------------------------------------------------- C source
+
+
+def reference_source(program: StencilProgram) -> str:
+    """The C file that wraps the scop: one function taking the buffer and the parameters."""
+    array = program.array
+    dims = "".join(f"[{extent.c_str()}]" for extent in array.extents)
+    params = "".join(f", {p.ctype} {p.name}" for p in program.params)
+    loops = (program.time_loop,) + tuple(program.space_loops)
+    undeclared = [loop.var for loop in loops if not loop.declared_in_init]
+    lines = [
+        "#include <math.h>",
+        "#include <stdbool.h>",
+        "#include <stddef.h>",
+        "#include <stdint.h>",
+        "#include <sys/types.h>",
+        "",
+        f"void {_ENTRY}(void *{_BUFFER}{params})",
+        "{",
+        f"  {array.elem_type} (*{array.name}){dims} = ({array.elem_type} (*){dims}){_BUFFER};",
+    ]
+    if undeclared:
+        lines.append(f"  int {', '.join(undeclared)};")
+    lines.append(f"#line {program.scop.pragma_start.line + 1} "
+                 f"\"{_c_string(program.scop.pragma_start.file)}\"")
+    lines.append(program.scop.preprocessed_text.rstrip("\n"))
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _c_string(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+# --------------------------------------------------------------------------- the kernel
+
+
+class ReferenceKernel:
+    """The scop compiled as a shared library; :meth:`run` advances a grid in place."""
+
+    def __init__(self, program: StencilProgram, cc: str = "gcc", workdir: str | None = None):
+        self.program = program
+        self.source = reference_source(program)
+        # The directory lives as long as the kernel: the loaded library is mapped from it.
+        self._tmp = tempfile.TemporaryDirectory(prefix="an5d-ref-", dir=workdir)
+        c_file = os.path.join(self._tmp.name, "reference.c")
+        lib_file = os.path.join(self._tmp.name, "reference.so")
+        with open(c_file, "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.write(self.source)
+        command = [cc, *REFERENCE_CFLAGS, "-o", lib_file, c_file, "-lm"]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise InternalError(f"cannot run the reference compiler '{cc}': {exc}") from None
+        if done.returncode != 0:
+            # The user's file compiled before it reached us, so this is our bug.
+            raise InternalError(f"gcc failed to compile the reference kernel "
+                                f"({' '.join(command)}):\n{done.stderr}\n--- source ---\n"
+                                f"{self.source}")
+        self._lib = ctypes.CDLL(lib_file)
+        self._function = getattr(self._lib, _ENTRY)
+        self._function.restype = None
+        self._function.argtypes = [ctypes.c_void_p] + [_CTYPES[p.ctype]
+                                                        for p in program.params]
+
+    def grid_shape(self, params: Mapping[str, int | float]) -> tuple[int, ...]:
+        env = {k: int(v) for k, v in params.items() if isinstance(v, (int, np.integer))}
+        return (2,) + tuple(extent.evaluate(env) for extent in self.program.array.extents)
+
+    def run(self, grid: np.ndarray, params: Mapping[str, int | float]) -> None:
+        """Run the loop nest on ``grid`` (both time buffers), updating it in place."""
+        values = resolve_params(self.program, params)
+        array = self.program.array
+        dtype = np.dtype(_NUMPY_DTYPES[array.elem_type])
+        shape = self.grid_shape(values)
+        if not isinstance(grid, np.ndarray):
+            raise UsageError(f"the grid must be a numpy array, not {type(grid).__name__}")
+        if grid.dtype != dtype:
+            raise UsageError(f"grid has dtype {grid.dtype}; '{array.name}' holds "
+                             f"{array.elem_type} ({dtype})")
+        if tuple(grid.shape) != shape:
+            raise UsageError(f"grid has shape {tuple(grid.shape)}; with these parameters "
+                             f"'{array.name}' needs {shape} (2 time buffers x extents)")
+        if not grid.flags.c_contiguous or not grid.flags.writeable:
+            raise UsageError("the grid must be a writeable C-contiguous numpy array")
+        args = [_CTYPES[p.ctype](values[p.name]) for p in self.program.params]
+        self._function(ctypes.c_void_p(grid.ctypes.data), *args)
+
+
+_CACHE: dict[str, ReferenceKernel] = {}
+
+
+def _cache_key(program: StencilProgram, cc: str) -> str:
+    array = program.array
+    parts = [cc, program.scop.preprocessed_text, program.scop.pragma_start.file,
+             str(program.scop.pragma_start.line), array.name, array.elem_type,
+             repr(array.extents), repr([(p.name, p.ctype) for p in program.params]),
+             repr([(loop.var, loop.declared_in_init)
+                   for loop in (program.time_loop,) + tuple(program.space_loops)])]
+    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def build_reference(program: StencilProgram, cc: str = "gcc") -> ReferenceKernel:
+    """The (per-process cached) reference kernel of ``program``."""
+    key = _cache_key(program, cc)
+    kernel = _CACHE.get(key)
+    if kernel is None:
+        kernel = _CACHE[key] = ReferenceKernel(program, cc)
+    return kernel

@@ -1,0 +1,394 @@
+"""A numpy interpreter of the blocking schedule: the GPU's work, done on the CPU.
+
+It runs a whole launch plan over the grid the way the generated kernels do: every thread
+block of a launch at once (stream blocks that follow the same control flow are executed
+together, all in-plane blocks and threads as array axes), registers as arrays, the two
+shared-memory buffers per block, loads guarded at the array edge, halo threads, boundary
+loads by buffer parity, and the stores of the compute region.
+
+To prove that nothing reads what it must not, values nobody may consume are NaN: registers
+before their first write, cells outside the array, shared memory outside the block, and
+the results of halo threads (the GPU copies the centre value there; if a valid cell ever
+consumed one, a NaN would reach the result). The interpreter also checks the double-buffer
+discipline (no shared buffer is written while another op may still read it) and that each
+launch stores every interior cell exactly once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Mapping
+
+import numpy as np
+
+from an5dpy.errors import InternalError
+from an5dpy.check.evaluate import compile_expr, numpy_type
+from an5dpy.ir import Cast, Read, StencilInfo
+from an5dpy.blocking.plan import (BlockingPlan, DimExtent, Launch, LaunchGeometry, grid_extents,
+                         launch_plan)
+from an5dpy.blocking.schedule import (Accumulate, BlockRanges, Boundary, Calc, KernelSchedule, Load,
+                             ResolvedOp, Schedule, Store, Sync, block_trace, build_schedule)
+
+
+def simulate(info: StencilInfo, plan: BlockingPlan, grid: np.ndarray,
+             env: Mapping[str, int | float], schedule: Schedule | None = None) -> np.ndarray:
+    """Run the C program's time loop on ``grid`` (shape ``(2, *extents)``) as the GPU would.
+
+    ``env`` holds the scop's parameters (sizes, step count, scalar coefficients). Returns
+    the new grid; the input is not modified.
+    """
+    dims = grid_extents(info, env)
+    expected = (2, *(d.size for d in dims))
+    if grid.shape != expected:
+        raise InternalError(f"grid shape {grid.shape} does not match the extents {expected}")
+    schedule = schedule or build_schedule(plan)
+    scalars = dict(env)
+    kernels = _Kernels(info, plan, scalars)
+    out = np.array(grid, dtype=numpy_type(plan.dtype), copy=True)
+    for launch in launch_plan(info.time.steps(env), plan.bt, info.time.start_buffer(env)):
+        run_launch(kernels, schedule.kernel(launch.degree), dims, out, launch)
+    return out
+
+
+class _Kernels:
+    """The update expression compiled for each register/shared-memory mode."""
+
+    def __init__(self, info: StencilInfo, plan: BlockingPlan, scalars: Mapping[str, float]):
+        self.info = info
+        self.plan = plan
+        self.dtype = numpy_type(plan.dtype)
+        self.update = compile_expr(info.update, scalars)
+        if plan.opt == "assoc":
+            form = info.assoc
+            self.acc_type = numpy_type(form.sum_type)
+            if np.dtype(self.acc_type).itemsize < np.dtype(self.dtype).itemsize:
+                self.acc_type = self.dtype
+            by_plane: dict[int, list] = {}
+            for dz, term in form.terms:
+                by_plane.setdefault(dz, []).append(compile_expr(_as(term, form.sum_type), scalars))
+            self.partials = {dz: fns for dz, fns in sorted(by_plane.items())}
+            self.first_plane = min(self.partials)
+            self.post = None
+            if form.post is not None:
+                op, k = form.post
+                self.post = (op, compile_expr(k, scalars), k.ctype, form.sum_type)
+            self.sum_type = numpy_type(form.sum_type)
+
+
+def _as(expr, ctype):
+    return expr if expr.ctype == ctype else Cast(ctype, expr.coord, expr, True)
+
+
+# --------------------------------------------------------------------------- threads
+
+
+@dataclass
+class ThreadGrid:
+    """In-plane coordinates and masks of every thread of every in-plane block.
+
+    Arrays have shape ``(nb_1, .., nb_n, bs_1, .., bs_n)``: block indices, then thread
+    indices, so shared-memory neighbours are shifts along the last n axes.
+    """
+
+    shape: tuple[int, ...]
+    coords: list[np.ndarray]
+    in_array: np.ndarray
+    interior: np.ndarray
+    boundary: np.ndarray
+    active: list[np.ndarray]  # per level 0..d: interior and inside that level's window
+
+    @staticmethod
+    def of(geo: LaunchGeometry) -> "ThreadGrid":
+        plan, d = geo.plan, geo.degree
+        nblocks, bs = geo.plane_blocks, plan.bs
+        n = len(bs)
+        shape = (*nblocks, *bs)
+        coords, tids = [], []
+        for e, (dim, nb, b, c, h) in enumerate(zip(geo.plane_dims, nblocks, bs,
+                                                   plan.compute_region(d), plan.halo(d))):
+            bshape = [1] * (2 * n)
+            bshape[e] = nb
+            tshape = [1] * (2 * n)
+            tshape[n + e] = b
+            bi = np.arange(nb).reshape(bshape)
+            ti = np.arange(b).reshape(tshape)
+            coords.append(np.broadcast_to(dim.lower - h + bi * c + ti, shape))
+            tids.append(np.broadcast_to(ti, shape))
+        in_array = np.ones(shape, bool)
+        interior = np.ones(shape, bool)
+        for x, dim in zip(coords, geo.plane_dims):
+            in_array &= (x >= 0) & (x < dim.size)
+            interior &= (x >= dim.lower) & (x <= dim.upper)
+        active = []
+        for level in range(d + 1):
+            m = interior.copy()
+            for t, b, r in zip(tids, bs, plan.plane_radius):
+                m &= (t >= level * r) & (t < b - level * r)
+            active.append(m)
+        return ThreadGrid(shape, coords, in_array, interior, in_array & ~interior, active)
+
+
+def neighbour(values: np.ndarray, offset: tuple[int, ...]) -> np.ndarray:
+    """Each thread's view of the value ``offset`` threads away in its own block (NaN outside)."""
+    if not any(offset):
+        return values
+    n = len(offset)
+    out = np.full_like(values, np.nan)
+    dst = [slice(None)] * values.ndim
+    src = [slice(None)] * values.ndim
+    for e, o in enumerate(offset):
+        axis = values.ndim - n + e
+        size = values.shape[axis]
+        if abs(o) >= size:
+            return out
+        if o >= 0:
+            dst[axis], src[axis] = slice(0, size - o), slice(o, size)
+        else:
+            dst[axis], src[axis] = slice(-o, size), slice(0, size + o)
+    out[tuple(dst)] = values[tuple(src)]
+    return out
+
+
+# --------------------------------------------------------------------------- launches
+
+
+@lru_cache(maxsize=4096)
+def _trace(kernel: KernelSchedule, key: tuple[int, ...]):
+    s0, s1, lo, hi, d, r, below, above = key
+    return block_trace(kernel, BlockRanges(0, s0, s1, lo, hi, d, r, below, above))
+
+
+def _trace_key(rng: BlockRanges) -> tuple[int, ...]:
+    """Local geometry with far-away boundaries clamped, so equal blocks share one trace."""
+    top = rng.s1 + rng.d * rng.r
+    return (rng.s0, rng.s1, max(rng.lo, -rng.r - 1), min(rng.hi, top), rng.d, rng.r,
+            rng.below, rng.above)
+
+
+def run_launch(kernels: _Kernels, kernel: KernelSchedule, dims: tuple[DimExtent, ...],
+               grid: np.ndarray, launch: Launch) -> None:
+    plan = kernels.plan
+    geo = LaunchGeometry(plan, kernel.degree, dims)
+    if geo.nblocks == 0:
+        return
+    threads = ThreadGrid.of(geo)
+    groups: dict[tuple, list[int]] = {}
+    zlo, zhi = geo.stream.lower, geo.stream.upper
+    for b in range(geo.stream_blocks):
+        s0, s1 = geo.stream_block_range(b)
+        rng = BlockRanges.of(s0, s1, zlo, zhi, kernel.degree, plan.stream_radius, plan.reach)
+        groups.setdefault(_trace_key(rng), []).append(rng.base)
+    writes = np.zeros(grid.shape[1:], np.int32)
+    for key, bases in groups.items():
+        _Group(kernels, kernel, threads, grid, launch, np.array(bases), writes).run(
+            _trace(kernel, key))
+    interior = tuple(slice(d.lower, d.upper + 1) for d in dims)
+    if not (writes[interior] == 1).all() or writes.sum() != writes[interior].sum():
+        raise InternalError("a launch did not store every interior cell exactly once "
+                            f"(degree {kernel.degree}, {plan.describe()})")
+
+
+class _Group:
+    """Stream blocks that run the same trace, executed together."""
+
+    def __init__(self, kernels: _Kernels, kernel: KernelSchedule, threads: ThreadGrid,
+                 grid: np.ndarray, launch: Launch, bases: np.ndarray, writes: np.ndarray):
+        self.k = kernels
+        self.kernel = kernel
+        self.t = threads
+        self.grid = grid
+        self.src = launch.source
+        self.bnd = (launch.boundary_even, launch.boundary_even ^ 1)  # by level parity
+        self.bases = bases
+        self.writes = writes
+        self.shape = (len(bases), *threads.shape)
+        self.regs: dict = {}
+        self.smem: list[np.ndarray | None] = [None, None]
+        self.pending_read: int | None = None  # buffer read since the last barrier
+        self.r = kernel.radius
+        self.nplane = len(threads.coords)
+        # gather indices for one plane of every block
+        self.coords = [np.broadcast_to(np.clip(x, 0, grid.shape[2 + e] - 1), self.shape)
+                       for e, x in enumerate(threads.coords)]
+
+    # -- memory
+    def reg(self, reg) -> np.ndarray:
+        value = self.regs.get(reg)
+        if value is None:
+            value = np.full(self.shape, np.nan, self._reg_dtype(reg))
+        return value
+
+    def _reg_dtype(self, reg):
+        if self.kernel.mode == "assoc" and reg.level > 0:
+            return self.k.acc_type
+        return self.k.dtype
+
+    def load(self, buffer: int, plane: int) -> np.ndarray:
+        z = (self.bases + plane).reshape((-1,) + (1,) * len(self.t.shape))
+        if ((z < 0) | (z >= self.grid.shape[1])).any():
+            raise InternalError(f"load of plane {plane} outside the array")
+        z = np.broadcast_to(z, self.shape)
+        values = self.grid[buffer][(z, *self.coords)].astype(self.k.dtype)
+        values[:, ~self.t.in_array] = np.nan
+        return values
+
+    def load_level0(self, op: Load) -> np.ndarray:
+        """Interior cells from the data (source) buffer, boundary cells by parity."""
+        if op.boundary:
+            return self.boundary_value(0, op.plane)
+        values = self.load(self.src, op.plane)
+        if self.bnd[0] != self.src and self.t.boundary.any():
+            values = np.where(self.t.boundary, self.load(self.bnd[0], op.plane), values)
+        return values
+
+    def boundary_value(self, level: int, plane: int) -> np.ndarray:
+        """Values of time level ``level`` at boundary cells: the buffer of that parity."""
+        return self.load(self.bnd[level & 1], plane)
+
+    def write_smem(self, buf: int, values: np.ndarray) -> None:
+        if self.pending_read == buf:
+            raise InternalError(f"shared buffer {buf} rewritten while it may still be read")
+        self.smem[buf] = values
+
+    def barrier(self) -> None:
+        self.pending_read = None
+
+    def reads_done(self, buf: int) -> None:
+        self.pending_read = buf
+
+    # -- ops
+    def run(self, trace) -> None:
+        with np.errstate(all="ignore"):
+            for _, ops in trace:
+                for rop in ops:
+                    self.execute(rop)
+
+    def execute(self, rop: ResolvedOp) -> None:
+        op = rop.op
+        if op is None or isinstance(op, Sync):
+            if rop.barrier:
+                self.barrier()
+            return
+        if isinstance(op, Load):
+            self.regs[op.out] = self.load_level0(op)
+        elif isinstance(op, Boundary):
+            if op.prev is not None:  # the level T-2 copy: same buffer parity
+                self.regs[op.out] = self.reg(op.prev).copy()
+            else:
+                self.regs[op.out] = self.boundary_value(op.level, op.plane)
+            if rop.barrier:  # a guarded position keeps its barrier
+                self.barrier()
+        elif isinstance(op, (Calc, Store)):
+            value = self.stencil(op.level, op.ins, op.buf)
+            if isinstance(op, Calc):
+                prev = self.reg(op.prev) if op.prev is not None else None
+                self.regs[op.out] = self.finish(op.level, op.plane, value, prev)
+            else:
+                self.store(op.plane, value)
+        elif isinstance(op, Accumulate):
+            self.accumulate(op, rop)
+        else:
+            raise InternalError(f"unknown op {op!r}")
+
+    def stencil(self, level: int, ins, buf: int) -> np.ndarray:
+        """Write the inputs to shared buffer ``buf``, barrier, evaluate the update."""
+        r = self.r
+        inputs = [self.reg(reg) for reg in ins]
+        mode = self.kernel.mode
+        if mode == "none":
+            self.write_smem(buf, np.stack(inputs))
+        else:
+            self.write_smem(buf, inputs[r])
+        self.barrier()
+        shared = self.smem[buf]
+        cache: dict = {}
+
+        def read(node: Read) -> np.ndarray:
+            dz, plane_off = node.offset[0], node.offset[1:]
+            key = node.offset
+            if key not in cache:
+                if mode == "none":
+                    cache[key] = neighbour(shared[dz + r], plane_off)
+                elif dz != 0:
+                    if any(plane_off):
+                        raise InternalError("nondiag schedule used for a diagonal access")
+                    cache[key] = inputs[dz + r]
+                else:
+                    cache[key] = neighbour(shared, plane_off)
+            return cache[key]
+
+        value = self.k.update(read)
+        self.reads_done(buf)
+        return np.broadcast_to(np.asarray(value, self.k.dtype), self.shape)
+
+    def finish(self, level: int, plane: int, value: np.ndarray,
+               prev: np.ndarray | None = None) -> np.ndarray:
+        """Active threads keep their result, boundary cells take the level's buffer value
+        (``prev``, the level T-2 register, when given; else a load), halo threads get NaN
+        (never consumed)."""
+        active, bnd = self.t.active[level], self.t.boundary
+        out = np.where(active, value, np.nan).astype(value.dtype)
+        if bnd.any():
+            bval = prev if prev is not None else self.boundary_value(level, plane)
+            out = np.where(bnd, bval, out)
+        return out
+
+    def store(self, plane: int, value: np.ndarray) -> None:
+        mask = np.broadcast_to(self.t.active[self.kernel.degree], self.shape)
+        z = np.broadcast_to((self.bases + plane).reshape((-1,) + (1,) * len(self.t.shape)),
+                            self.shape)
+        idx = (z[mask], *(c[mask] for c in self.coords))
+        dst = self.src ^ 1
+        self.grid[dst][idx] = value[mask]
+        np.add.at(self.writes, idx, 1)
+
+    def accumulate(self, op: Accumulate, rop: ResolvedOp) -> None:
+        k, r = self.k, self.r
+        level = op.level
+        accs = [self.reg(a) for a in op.accs]
+        if op.consume:
+            arriving = self.reg(op.src).astype(k.dtype)
+            self.write_smem(op.buf, arriving)
+            self.barrier()
+            shared = self.smem[op.buf]
+            cache: dict = {}
+
+            def read(node: Read) -> np.ndarray:
+                if node.offset not in cache:
+                    cache[node.offset] = neighbour(shared, node.offset[1:])
+                return cache[node.offset]
+
+            active = self.t.active[level]
+            for dz, fns in k.partials.items():
+                partial = fns[0](read)
+                for fn in fns[1:]:
+                    partial = partial + fn(read)
+                partial = np.broadcast_to(np.asarray(partial, k.sum_type), self.shape)
+                j = r - dz  # output plane op.plane + j receives offset dz from this arrival
+                if dz == k.first_plane:
+                    new = partial.astype(k.acc_type)
+                else:
+                    new = (accs[j].astype(k.sum_type) + partial).astype(k.acc_type)
+                accs[j] = np.where(active, new, accs[j])
+            self.reads_done(op.buf)
+        elif rop.barrier:
+            self.barrier()
+        if op.complete == "boundary":
+            accs[0] = self.boundary_value(level, op.plane).astype(k.acc_type)
+        elif op.complete == "calc":
+            total = accs[0].astype(k.sum_type)
+            if k.post is not None:
+                post_op, const, const_type, sum_type = k.post
+                from an5dpy.ir import common_type
+                ctype = common_type(sum_type, const_type)
+                t = numpy_type(ctype)
+                c = np.asarray(const(None), t)
+                total = total.astype(t)
+                total = total * c if post_op == "*" else total / c
+            value = np.asarray(total).astype(k.dtype)
+            accs[0] = self.finish(level, op.plane, value).astype(k.acc_type)
+        for reg, value in zip(op.accs, accs):
+            self.regs[reg] = value
+        if op.store:
+            self.store(op.plane, accs[0].astype(k.dtype))

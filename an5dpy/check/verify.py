@@ -1,0 +1,189 @@
+"""Differential verification: a backend against the gcc oracle on random data.
+
+Both time buffers, boundaries included, get independent random values in [0.5, 1.5). The
+oracle (the user's loop nest compiled by gcc, :mod:`an5dpy.check.reference`) and the backend run
+the same step count; the buffer where the C program leaves its result is compared cell by
+cell. (The other buffer holds an earlier time level; which one depends on the launch plan.)
+
+When results must be bit-identical (DESIGN.md section 5): modes ``nondiag`` and ``none``,
+on the simulator or a GPU build without fast math and with ``-fmad=false``, as long as the
+update uses only + - * /, casts and correctly rounded math functions (sqrt, fabs, ...).
+Otherwise a relative tolerance applies, derived from the unit roundoff ``u`` of the
+element type, the operations per cell ``k`` and the step count ``T``: each step rounds
+each of its ``k`` operations once more (or reorders a sum of up to ``k`` terms), each
+differing by at most a few ulp; errors of an averaging stencil add up at most linearly
+over time, so ``tol = 8 * u * k * T``. The error of a cell is relative to its value, or to
+the mean magnitude of the grid where the value is smaller (where terms cancel).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+
+from an5dpy.errors import UsageError
+from an5dpy.check.evaluate import is_exact
+from an5dpy.ir import StencilInfo, WORD_BYTES
+from an5dpy.blocking.plan import BlockingPlan
+
+UNIT_ROUNDOFF = {"float": 2.0 ** -24, "double": 2.0 ** -53}
+
+
+def must_be_identical(info: StencilInfo, plan: BlockingPlan, exact_build: bool) -> bool:
+    return exact_build and plan.opt != "assoc" and is_exact(info.update)
+
+
+def tolerance(info: StencilInfo, plan: BlockingPlan, steps: int) -> float:
+    """``8 u k T`` with u the unit roundoff of the narrowest floating type the update
+    computes in (a double stencil calling sqrtf rounds like float there)."""
+    from an5dpy.ir import walk
+    types = {n.ctype for n in walk(info.update) if n.ctype in UNIT_ROUNDOFF} | {plan.dtype}
+    u = max(UNIT_ROUNDOFF[t] for t in types)
+    ops = max(1, info.flops_per_cell)
+    return 8.0 * u * ops * max(1, steps)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    passed: bool
+    bit_identical: bool
+    max_abs: float
+    max_rel: float
+    tolerance: float | None  # None: bit-identical results were required
+    cells: int
+
+    def lines(self) -> list[str]:
+        need = ("bit-identical results" if self.tolerance is None
+                else f"relative error <= {self.tolerance:.3g}")
+        return [
+            "PASS" if self.passed else "FAIL",
+            f"max abs error: {self.max_abs:.6g}",
+            f"max rel error: {self.max_rel:.6g}",
+            f"bit-identical: {'yes' if self.bit_identical else 'no'}",
+            f"required: {need} ({self.cells} cells compared)",
+        ]
+
+
+def compare(result: np.ndarray, reference: np.ndarray, tol: float | None) -> Comparison:
+    result = np.asarray(result)
+    reference = np.asarray(reference)
+    identical = bool(np.array_equal(result.view(np.uint8), reference.view(np.uint8))) \
+        if result.dtype == reference.dtype and result.shape == reference.shape else False
+    with np.errstate(all="ignore"):
+        got, want = result.astype(np.float64), reference.astype(np.float64)
+        # Equal infinities and NaN in both agree (a stencil that overflows does so in both).
+        same = (got == want) | (np.isnan(got) & np.isnan(want))
+        diff = np.where(same, 0.0, np.abs(got - want))
+        magnitude = np.abs(want)
+        finite_values = magnitude[np.isfinite(magnitude)]
+        # Relative to the cell's value, or to the grid's mean magnitude where the value is
+        # smaller: rounding errors scale with the terms summed, and a cell whose terms
+        # cancel (a Laplacian, c*A - A) is near zero while its error is not.
+        top = float(finite_values.max()) if finite_values.size else 0.0
+        floor = top * float(np.mean(finite_values / top)) if top > 0 else 0.0
+        rel = diff / np.maximum(np.maximum(magnitude, floor), np.finfo(np.float64).tiny)
+        rel[~same & ~(np.isfinite(got) & np.isfinite(want))] = np.inf  # inf vs -inf, ...
+    finite = bool((np.isfinite(got) == np.isfinite(want)).all())
+    max_abs = float(np.nanmax(diff)) if diff.size else 0.0
+    max_rel = float(np.nanmax(rel)) if rel.size else 0.0
+    if np.isnan(diff).any() and not identical:
+        max_abs = max_rel = float("nan")
+    if tol is None:
+        passed = identical
+    else:
+        passed = identical or (finite and max_rel <= tol)
+    return Comparison(passed, identical, max_abs, max_rel, tol, int(result.size))
+
+
+def random_grid(shape: tuple[int, ...], dtype: str, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    values = rng.random(shape, dtype=np.float64) + 0.5
+    return values.astype(np.float32 if WORD_BYTES[dtype] == 4 else np.float64)
+
+
+def result_buffer(info: StencilInfo, env: Mapping[str, int]) -> int:
+    return info.time.start_buffer(env) ^ (info.time.steps(env) % 2)
+
+
+# --------------------------------------------------------------------------- whole runs
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    info: StencilInfo
+    plan: BlockingPlan
+    backend: str
+    env: dict
+    comparison: Comparison
+    device: str | None = None
+    build: str | None = None
+
+    def lines(self) -> list[str]:
+        sizes = ", ".join(f"{k}={v}" for k, v in self.env.items())
+        config = [f"config: {self.plan.describe()}, backend {self.backend}"
+                  + (f" on {self.device}" if self.device else "")
+                  + (f" ({self.build})" if self.build else ""),
+                  f"parameters: {sizes}"]
+        return self.comparison.lines() + config
+
+
+#: Largest grid (both time buffers) ``an5d verify`` allocates; the oracle needs a copy.
+MAX_GRID_BYTES = 16 * 2 ** 30
+
+
+def _check_grid(info: StencilInfo, shape: tuple[int, ...], dtype: str, env) -> None:
+    """Parameter values that give no grid to verify on are the user's (exit 2), not ours."""
+    sizes = ", ".join(f"{d.var}: {n}" for d, n in zip(info.dims, shape[1:]))
+    given = ", ".join(f"{k}={v}" for k, v in env.items())
+    if any(n < 0 for n in shape):
+        raise UsageError(f"the parameters ({given}) give a negative array extent ({sizes})")
+    nbytes = WORD_BYTES[dtype] * int(np.prod(shape, dtype=object))
+    if nbytes > MAX_GRID_BYTES:
+        raise UsageError(f"the parameters ({given}) give a grid of {nbytes / 2 ** 30:.3g} GiB "
+                         f"({sizes}, two time buffers); verification allocates at most "
+                         f"{MAX_GRID_BYTES / 2 ** 30:.3g} GiB: give smaller sizes with -P")
+
+
+def verify_file(path: str, options, backend: str, params: Mapping[str, str],
+                exact: bool = False, seed: int = 0, arch: str | None = None) -> VerifyReport:
+    """``an5d verify``: run ``backend`` ('sim' or 'cuda') and the gcc oracle on random data."""
+    from an5dpy import driver
+    from an5dpy.blocking.plan import grid_extents
+    from an5dpy.check.reference import build_reference, resolve_params
+
+    if backend not in ("sim", "cuda"):
+        raise UsageError(f"--backend {backend!r}: choose sim or cuda")
+    program, info = driver.load(path, options.defines, options.include_dirs)
+    plan = driver.plan_for(info, options)
+    env = resolve_params(program, params)
+    if backend == "cuda":
+        from an5dpy.cuda.runtime import cupy_available
+        usable, why = cupy_available()
+        if not usable:  # the machine lacks a GPU or cupy: not our bug, not the input's
+            raise UsageError(f"--backend cuda needs a CUDA GPU and cupy: {why} "
+                             "(--backend sim runs the schedule on the CPU)")
+    shape = (2, *(d.size for d in grid_extents(info, env)))
+    _check_grid(info, shape, plan.dtype, env)
+    grid = random_grid(shape, plan.dtype, seed)
+    reference = grid.copy()
+    build_reference(program).run(reference, env)
+    device = build = None
+    if backend == "sim":
+        from an5dpy.check.simulate import simulate
+        result = simulate(info, plan, grid, env)
+        exact_build = True
+    else:
+        from an5dpy.cuda.runtime import BuildOptions, cuda_runner, device_arch, device_name
+        opts = BuildOptions(arch=arch or device_arch(), exact=exact)
+        runner = cuda_runner(info, plan, Path(path).stem, opts, options.smem_wrap)
+        result = runner.run_numpy(grid, env)
+        device, build = device_name(), " ".join(opts.flags())
+        exact_build = exact
+    b = result_buffer(info, env)
+    tol = None if must_be_identical(info, plan, exact_build) else \
+        tolerance(info, plan, info.time.steps(env))
+    return VerifyReport(info, plan, backend, dict(env), compare(result[b], reference[b], tol),
+                        device, build)

@@ -1,0 +1,308 @@
+"""Build generated CUDA with nvcc and run it from Python with cupy.
+
+* :class:`BuildOptions`: the performance build (``-O3 --use_fast_math``, as the paper) or
+  the exact build (no fast math, ``-fmad=false``: IEEE-exact + - * / and sqrt, so results
+  are bit-identical to the gcc oracle), optional ``-maxrregcount``. The generated kernels
+  carry ``__launch_bounds__``, for which nvcc ignores ``-maxrregcount``: a register budget
+  for them is a codegen option (``regs`` of :func:`build_kernels`, ``--regs``).
+* :func:`compile_cubin` compiles ``x_kernel.cu`` to a cubin and returns ptxas's
+  per-kernel report (registers, spills, shared memory); failures raise
+  :class:`CudaCompileError` with the whole log.
+* :class:`CupyRunner` launches the kernels on cupy arrays with the same launch plan and
+  block counts as the generated host code (:mod:`an5dpy.blocking.plan`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from an5dpy.cuda.codegen import NAIVE_BLOCK, PLANE_CELLS_MAX, STATIC_SMEM_LIMIT
+from an5dpy.errors import CudaCompileError, UsageError
+from an5dpy.ir import StencilInfo
+from an5dpy.blocking.plan import BlockingPlan, DimExtent, LaunchGeometry, grid_extents, launch_plan
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    arch: str = "sm_90"
+    exact: bool = False  # no fast math, no FMA contraction
+    maxrregcount: int | None = None
+    opt_level: str = "-O3"
+    extra: tuple[str, ...] = ()
+
+    def flags(self) -> list[str]:
+        flags = [self.opt_level, f"-arch={self.arch}"]
+        if self.exact:
+            flags += ["-fmad=false", "-prec-div=true", "-prec-sqrt=true", "-ftz=false"]
+        else:
+            flags.append("--use_fast_math")
+        if self.maxrregcount:
+            flags.append(f"-maxrregcount={self.maxrregcount}")
+        return flags + list(self.extra)
+
+    def key(self) -> str:
+        return " ".join(self.flags())
+
+
+def nvcc_path() -> str | None:
+    found = shutil.which("nvcc")
+    if found:
+        return found
+    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if home and Path(home, "bin", "nvcc").exists():
+            return str(Path(home, "bin", "nvcc"))
+    return None
+
+
+@dataclass(frozen=True)
+class KernelResources:
+    """ptxas's report for one kernel."""
+
+    name: str
+    registers: int
+    spill_stores: int = 0
+    spill_loads: int = 0
+    stack: int = 0
+    smem: int = 0
+
+    @property
+    def spills(self) -> bool:
+        return self.spill_stores > 0 or self.spill_loads > 0
+
+
+_ENTRY = re.compile(r"Compiling entry function '([^']+)'")
+_PROPS = re.compile(r"Function properties for ([\w$]+)")
+_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_USED = re.compile(r"Used (\d+) registers(?:.*?(\d+) bytes smem)?")
+
+
+def parse_ptxas_report(log: str) -> tuple[KernelResources, ...]:
+    """Per-kernel registers, spills and shared memory from ``nvcc -Xptxas -v`` output."""
+    current: dict[str, dict] = {}
+    order: list[str] = []
+    name = None
+    for line in log.splitlines():
+        if (m := _ENTRY.search(line)) or (m := _PROPS.search(line)):
+            name = m.group(1)
+            if name not in current:
+                current[name] = {}
+                order.append(name)
+        elif name and (m := _FRAME.search(line)):
+            current[name].update(stack=int(m.group(1)), spill_stores=int(m.group(2)),
+                                 spill_loads=int(m.group(3)))
+        elif name and (m := _USED.search(line)):
+            current[name].update(registers=int(m.group(1)), smem=int(m.group(2) or 0))
+    return tuple(KernelResources(n, **current[n]) for n in order if "registers" in current[n])
+
+
+def run_nvcc(args: Sequence[str], cwd: str | None = None) -> subprocess.CompletedProcess:
+    nvcc = nvcc_path()
+    if nvcc is None:
+        raise UsageError("nvcc not found (put it on PATH or set CUDA_HOME)")
+    cmd = (nvcc, *args)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
+    if proc.returncode != 0:
+        raise CudaCompileError(f"nvcc failed (exit {proc.returncode}): {' '.join(cmd)}",
+                               proc.stdout + proc.stderr, cmd)
+    return proc
+
+
+@dataclass(frozen=True)
+class Cubin:
+    path: str
+    resources: tuple[KernelResources, ...]
+    log: str
+
+    def kernel(self, suffix: str) -> KernelResources | None:
+        """ptxas' report of the kernel whose name ends with ``suffix`` (``_kernel_d4``)."""
+        return next((r for r in self.resources if r.name.endswith(suffix)), None)
+
+    def kernels(self, marker: str) -> tuple[KernelResources, ...]:
+        """The reports of every kernel whose name contains ``marker``."""
+        return tuple(r for r in self.resources if marker in r.name)
+
+
+def compile_cubin(kernel_cu: str | Path, options: BuildOptions = BuildOptions(),
+                  out_dir: str | Path | None = None) -> Cubin:
+    """Compile a generated ``x_kernel.cu`` (its header beside it) to a cubin."""
+    kernel_cu = Path(kernel_cu)
+    out_dir = Path(out_dir or kernel_cu.parent)
+    digest = hashlib.sha256((kernel_cu.read_text() + options.key()).encode()).hexdigest()[:16]
+    cubin = out_dir / f"{kernel_cu.stem}.{digest}.cubin"
+    proc = run_nvcc(["-cubin", *options.flags(), "-Xptxas", "-v", "-o", str(cubin),
+                     str(kernel_cu)])
+    log = proc.stdout + proc.stderr
+    return Cubin(str(cubin), parse_ptxas_report(log), log)
+
+
+def compile_program(sources: Sequence[str | Path], output: str | Path,
+                    options: BuildOptions = BuildOptions(), openmp: bool = True,
+                    include_dirs: Sequence[str] = (), defines: Sequence[str] = ()) -> str:
+    """Build an executable from the generated host and kernel files; returns the log."""
+    args = [*options.flags(), "-Xptxas", "-v"]
+    if openmp:
+        args += ["-Xcompiler", "-fopenmp"]
+    args += [f"-I{d}" for d in include_dirs] + [f"-D{d}" for d in defines]
+    args += ["-o", str(output), *map(str, sources)]
+    proc = run_nvcc(args)
+    return proc.stdout + proc.stderr
+
+
+# --------------------------------------------------------------------------- cupy
+
+
+def cupy_available() -> tuple[bool, str]:
+    """Whether cupy can run kernels here, and if not why (for pytest skip reasons)."""
+    try:
+        import cupy
+    except ImportError as e:
+        return False, f"cupy is not installed ({e})"
+    try:
+        n = cupy.cuda.runtime.getDeviceCount()
+    except Exception as e:  # noqa: BLE001 - any driver error means "no GPU here"
+        return False, f"no usable CUDA device ({e})"
+    if n < 1:
+        return False, "no CUDA device"
+    return True, ""
+
+
+def device_name() -> str:
+    import cupy
+    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+    name = props["name"]
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def device_arch() -> str:
+    """nvcc ``-arch`` value of the present GPU, e.g. ``sm_90``."""
+    import cupy
+    return f"sm_{cupy.cuda.Device().compute_capability}"
+
+
+_C_SCALARS = {"float": np.float32, "double": np.float64, "int": np.int32, "long": np.int64}
+
+
+def check_plane_cells(dims: Sequence[DimExtent]) -> None:
+    """Refuse grids whose planes the kernels cannot offset, as the generated launch does."""
+    cells = math.prod(d.size for d in dims[1:])
+    if cells > PLANE_CELLS_MAX:
+        raise UsageError(f"a plane of the grid has {cells} cells; the kernels offset planes "
+                         f"with 32-bit products (at most {PLANE_CELLS_MAX} cells)")
+
+
+@dataclass
+class CupyRunner:
+    """Runs a generated kernel module on cupy arrays, mirroring the generated host code."""
+
+    info: StencilInfo
+    plan: BlockingPlan
+    cubin: Cubin
+    prefix: str
+    scalar_names: tuple[str, ...]
+    block: tuple[int, ...] = field(init=False)
+
+    def __post_init__(self):
+        import cupy
+        self._cupy = cupy
+        self.module = cupy.RawModule(path=self.cubin.path)
+        self.kernels = {}
+        self.block = tuple(reversed(self.plan.bs))  # (x, y)
+
+    def kernel(self, degree: int):
+        if degree not in self.kernels:
+            fn = self.module.get_function(f"{self.prefix}_kernel_d{degree}")
+            if self.smem_bytes > STATIC_SMEM_LIMIT:
+                fn.max_dynamic_shared_size_bytes = self.smem_bytes
+            self.kernels[degree] = fn
+        return self.kernels[degree]
+
+    @property
+    def smem_bytes(self) -> int:
+        return self.plan.smem_bytes
+
+    def _grid_args(self, dims, env: Mapping[str, int | float]) -> list:
+        """The kernels' size arguments: extents, interior bounds, scalar parameters."""
+        args = [np.int32(d.size) for d in dims]
+        args += [np.int32(v) for d in dims for v in (d.lower, d.upper)]
+        for name in self.scalar_names:
+            ctype = self.info.program.param(name).ctype
+            args.append(_C_SCALARS[ctype](env[name]))
+        return args
+
+    def run(self, grid, env: Mapping[str, int | float]) -> None:
+        """Advance ``grid`` (a cupy array of shape (2, *extents)) as the scop does."""
+        dims = grid_extents(self.info, env)
+        steps = self.info.time.steps(env)
+        start = self.info.time.start_buffer(env)
+        if any(d.length == 0 for d in dims):
+            return
+        check_plane_cells(dims)
+        sizes = self._grid_args(dims, env)
+        for launch in launch_plan(steps, self.plan.bt, start):
+            geo = LaunchGeometry(self.plan, launch.degree, dims)
+            args = (grid[launch.source], grid[launch.source ^ 1], grid[launch.boundary_even],
+                    grid[launch.boundary_even ^ 1], *sizes)
+            shared = self.smem_bytes if self.smem_bytes > STATIC_SMEM_LIMIT else 0
+            self.kernel(launch.degree)((geo.nblocks,), self.block, args, shared_mem=shared)
+
+    def run_numpy(self, grid: np.ndarray, env: Mapping[str, int | float]) -> np.ndarray:
+        """Copy ``grid`` to the GPU, run, and return the result as a new numpy array."""
+        device_grid = self._cupy.asarray(grid)
+        self.run(device_grid, env)
+        return self._cupy.asnumpy(device_grid)
+
+    def run_naive(self, grid, env: Mapping[str, int | float]) -> None:
+        dims = grid_extents(self.info, env)
+        if any(d.length == 0 for d in dims):
+            return
+        fn = self.module.get_function(f"{self.prefix}_naive")
+        sizes = self._grid_args(dims, env)
+        by, bx = NAIVE_BLOCK[self.info.ndim]
+        block = (bx, by)
+        tiled = dims[-2:]  # 2D: both dimensions; 3D: the plane, one plane per blockIdx.z
+        blocks = (-(-tiled[1].length // bx), -(-tiled[0].length // by))
+        if self.info.ndim == 3:
+            blocks += (dims[0].length,)
+        src = self.info.time.start_buffer(env)
+        for _ in range(self.info.time.steps(env)):
+            fn(blocks, block, (grid[src], grid[src ^ 1], *sizes))
+            src ^= 1
+
+
+def workdir(prefix: str = "an5dpy-") -> str:
+    return tempfile.mkdtemp(prefix=prefix)
+
+
+def build_kernels(info: StencilInfo, plan: BlockingPlan, stem: str,
+                  options: BuildOptions = BuildOptions(), smem_wrap: bool = True,
+                  directory: str | None = None, regs: int | None = None):
+    """Generate the kernels of ``plan`` and build them with nvcc (no GPU needed):
+    returns the render model and the cubin."""
+    from an5dpy.cuda.codegen import render_header, render_kernel, render_model
+    from an5dpy.blocking.schedule import build_schedule, static_head_degrees
+
+    schedule = build_schedule(plan, static_heads=static_head_degrees(plan, info.flops_per_cell))
+    model = render_model(info, plan, schedule, stem, smem_wrap=smem_wrap, max_registers=regs)
+    directory = Path(directory or workdir())
+    (directory / f"{stem}_kernel.cu").write_text(render_kernel(model))
+    (directory / model.header).write_text(render_header(model))
+    return model, compile_cubin(directory / f"{stem}_kernel.cu", options)
+
+
+def cuda_runner(info: StencilInfo, plan: BlockingPlan, stem: str,
+                options: BuildOptions = BuildOptions(), smem_wrap: bool = True,
+                directory: str | None = None, regs: int | None = None) -> "CupyRunner":
+    """Generate the kernels of ``plan``, build them with nvcc and load them with cupy."""
+    model, cubin = build_kernels(info, plan, stem, options, smem_wrap, directory, regs)
+    return CupyRunner(info, plan, cubin, model.prefix, tuple(n for _, n in model.scalars))

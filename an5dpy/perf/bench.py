@@ -1,0 +1,123 @@
+"""Timing generated code on the GPU (``an5d bench``), as the paper measures (section 6).
+
+The grid stays on the device: host<->device transfers are excluded. Each timed run is the
+whole launch plan of the scop's step count, bracketed by CUDA events, after warm-up runs;
+the median of the repeats is reported. GFLOP/s counts as the paper's harness does:
+interior cells x FLOP/cell x steps / time.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+from an5dpy.errors import UsageError
+from an5dpy.ir import StencilInfo
+from an5dpy.blocking.plan import BlockingPlan, grid_extents, make_plan
+
+#: The paper's sizes (section 6.1): 16384^2 in 2D, 512^3 in 3D, 1000 steps.
+PAPER_SIZE = {2: 16384, 3: 512}
+PAPER_STEPS = 1000
+#: The benchmark harness' parameters (c_inputs/common.h).
+HARNESS_SIZE, HARNESS_STEPS = "compsize", "timestep"
+
+
+def paper_env(program, info: StencilInfo, steps: int = PAPER_STEPS) -> dict:
+    """A benchmark's scop parameters at the paper's size for its dimension, ``steps``
+    time steps (the harness' compsize and timestep; the others derived as the file
+    defines them)."""
+    from an5dpy.check.reference import resolve_params
+    return resolve_params(program, {HARNESS_SIZE: PAPER_SIZE[info.ndim], HARNESS_STEPS: steps})
+
+
+def sconf_plan(info: StencilInfo) -> BlockingPlan:
+    """The paper's Sconf (section 6.3): bT 4, 2D bS 128 with sl 128 and no associative
+    mode, 3D bS 32x32 without stream division. Where bT 4 leaves a 32x32 block no compute
+    region (radius-4 3D stencils), the largest legal bT is used."""
+    opt = info.opt
+    if info.ndim == 2 and opt == "assoc":
+        opt = "none"
+    bs, sl = ((128,), 128) if info.ndim == 2 else ((32, 32), None)
+    for bt in range(4, 0, -1):
+        try:
+            return make_plan(info, bt=bt, bs=bs, sl=sl, opt=opt)
+        except UsageError:
+            continue
+    raise UsageError("no Sconf plan fits this stencil")
+
+
+def interior_cells(info: StencilInfo, env: Mapping[str, int]) -> int:
+    return math.prod(d.length for d in grid_extents(info, env))
+
+
+def gflops(info: StencilInfo, env: Mapping[str, int], seconds: float) -> float:
+    steps = info.time.steps(env)
+    return interior_cells(info, env) * info.flops_per_cell * steps / seconds / 1e9
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    label: str
+    plan: BlockingPlan | None
+    regs: int | None  # max registers per thread over the kernels (ptxas)
+    spills: bool
+    times: tuple[float, ...]  # seconds per run
+    gflops: float
+    flags: str = ""
+
+    @property
+    def seconds(self) -> float:
+        ordered = sorted(self.times)
+        return ordered[len(ordered) // 2]
+
+    def to_json(self) -> dict:
+        return {"label": self.label, "plan": self.plan.to_json() if self.plan else None,
+                "regs": self.regs, "spills": self.spills, "times": list(self.times),
+                "median_s": self.seconds, "gflops": self.gflops, "flags": self.flags}
+
+
+def device_grid(info: StencilInfo, env: Mapping[str, int], dtype: str, seed: int = 0):
+    """Random values in [0.5, 1.5) in both buffers, made on the device."""
+    import cupy
+    shape = (2, *(d.size for d in grid_extents(info, env)))
+    rng = cupy.random.default_rng(seed)
+    grid = rng.random(shape, dtype=cupy.float64) + 0.5
+    return grid.astype(cupy.float32 if dtype == "float" else cupy.float64)
+
+
+def time_runs(run: Callable[[], None], repeats: int = 5, warmup: int = 1) -> tuple[float, ...]:
+    import cupy
+    for _ in range(warmup):
+        run()
+    cupy.cuda.Device().synchronize()
+    times = []
+    for _ in range(repeats):
+        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+        start.record()
+        run()
+        stop.record()
+        stop.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, stop) / 1000.0)
+    return tuple(times)
+
+
+def bench_plan(info: StencilInfo, plan: BlockingPlan, env: Mapping[str, int], stem: str,
+               maxrregcount: int | None = None, repeats: int = 5, label: str | None = None,
+               smem_wrap: bool = True, naive: bool = False, arch: str | None = None
+               ) -> BenchResult:
+    """Build the kernels of ``plan`` (performance flags) and time them, or the naive
+    baseline from the same module with ``naive=True``."""
+    from an5dpy.cuda.runtime import BuildOptions, cuda_runner, device_arch
+
+    options = BuildOptions(arch=arch or device_arch())
+    runner = cuda_runner(info, plan, stem, options, smem_wrap, regs=maxrregcount)
+    grid = device_grid(info, env, plan.dtype)
+    run = (lambda: runner.run_naive(grid, env)) if naive else (lambda: runner.run(grid, env))
+    times = time_runs(run, repeats)
+    mine = runner.cubin.kernels("naive" if naive else "kernel")
+    regs = max((r.registers for r in mine), default=None)
+    name = label or ("naive" if naive else plan.describe())
+    median = sorted(times)[len(times) // 2]
+    return BenchResult(name, None if naive else plan, regs, any(r.spills for r in mine),
+                       times, gflops(info, env, median), " ".join(options.flags()))

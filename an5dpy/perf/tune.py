@@ -1,0 +1,436 @@
+"""Model-guided tuning (AN5D paper section 6.3, extended for Hopper).
+
+1. Enumerate the space: bT 1-16 (2D) or 1-8 (3D); bS from {128, 256, 512, 1024} (2D) or
+   {16x16, 32x16, 32x32, 64x16} (3D, contiguous dimension first); sl from
+   {128, 256, 512, 1024} (2D) or {64, 128, 256, off} (3D); the stencil's default mode.
+2. Prune plans that cannot run: shared memory and threads over the GPU's limits, and the
+   paper's register estimate (bT(2r+1) + bT + 20 for float, 2bT(2r+1) + bT + 30 for
+   double) over 255 per thread or over the registers of an SM for one block.
+3. Rank the rest with the performance model (:mod:`an5dpy.perf.model`; on Hopper each plan at
+   its best register budget, as the model's issue term sees it).
+4. Build the top K, and the model's best plan per bT and per bS, with each register
+   budget in ``caps`` (none, 32, 64, 96: launch bounds that play the part of nvcc
+   -maxrregcount) where it binds; time each once on the GPU, time the fastest again and
+   report the best.
+
+Results are cached as JSON, keyed by the stencil (its update and loop bounds), dtype,
+sizes, step count, GPU, an5dpy version and a hash of the code generator
+(``$AN5D_CACHE_DIR``, default ``~/.cache/an5dpy``).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import json
+import os
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from an5dpy import __version__
+from an5dpy.cexpr import c_expr
+from an5dpy.errors import UsageError
+from an5dpy.perf.gpus import GpuSpec
+from an5dpy.ir import StencilInfo
+from an5dpy.perf.model import REGISTER_BUDGETS
+from an5dpy.blocking.plan import BlockingPlan, format_block_size, make_plan
+
+SPACE = {
+    2: {"bt": range(1, 17), "bs": ((128,), (256,), (512,), (1024,)),
+        "sl": (128, 256, 512, 1024)},
+    3: {"bt": range(1, 9), "bs": ((16, 16), (16, 32), (32, 32), (16, 64)),
+        "sl": (64, 128, 256, None)},
+}
+CAPS: tuple[int | None, ...] = (None, *REGISTER_BUDGETS)
+
+
+def candidate_plans(info: StencilInfo, gpu: GpuSpec, dtype: str | None = None
+                    ) -> list[BlockingPlan]:
+    """Every plan of the search space that can run on ``gpu``."""
+    space = SPACE[info.ndim]
+    limits = gpu.limits()
+    plans = []
+    for bt in space["bt"]:
+        for bs in space["bs"]:
+            for sl in space["sl"]:
+                try:
+                    plan = make_plan(info, bt=bt, bs=bs, sl=sl, dtype=dtype, limits=limits)
+                except UsageError:
+                    continue
+                if plan.register_estimate() * plan.nthreads > gpu.regs_per_sm:
+                    continue
+                plans.append(plan)
+    return plans
+
+
+@dataclass(frozen=True)
+class Measured:
+    plan: BlockingPlan
+    cap: int | None  # register budget the kernels were built with
+    gflops: float
+    seconds: float
+    registers: int | None  # ptxas' count for the plan's own degree
+    spills: bool
+    predicted: float  # the model's GFLOP/s for the plan
+
+    def label(self) -> str:
+        cap = "-" if self.cap is None else str(self.cap)
+        return f"{self.plan.describe()} regs {cap}"
+
+    def to_json(self) -> dict:
+        return {"bt": self.plan.bt, "bs": format_block_size(self.plan.bs), "sl": self.plan.sl,
+                "opt": self.plan.opt, "dtype": self.plan.dtype, "cap": self.cap,
+                "gflops": self.gflops, "seconds": self.seconds, "registers": self.registers,
+                "spills": self.spills, "predicted": self.predicted}
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    gpu: str
+    sizes: dict
+    steps: int
+    ranking: tuple[tuple[BlockingPlan, float], ...]  # the model's top plans, GFLOP/s
+    measured: tuple[Measured, ...] = ()
+    candidates: int = 0
+    measure_steps: int | None = None
+
+    @property
+    def best(self) -> Measured | None:
+        return max(self.measured, key=lambda m: m.gflops) if self.measured else None
+
+    def to_json(self) -> dict:
+        return {"gpu": self.gpu, "sizes": self.sizes, "steps": self.steps,
+                "measure_steps": self.measure_steps, "candidates": self.candidates,
+                "ranking": [{"bt": p.bt, "bs": format_block_size(p.bs), "sl": p.sl,
+                             "opt": p.opt, "dtype": p.dtype, "predicted": g}
+                            for p, g in self.ranking],
+                "measured": [m.to_json() for m in self.measured],
+                "best": self.best.to_json() if self.best else None}
+
+
+def plan_from_json(info: StencilInfo, d: Mapping) -> BlockingPlan:
+    """A plan from its JSON: the tuner's (bS as text) or :meth:`BlockingPlan.to_json`'s
+    (bS as a list, as artifact rows keep it)."""
+    from an5dpy.blocking.plan import parse_block_size
+    bs = parse_block_size(d["bs"], info.ndim) if isinstance(d["bs"], str) else tuple(d["bs"])
+    return make_plan(info, bt=d["bt"], bs=bs, sl=d["sl"], opt=d["opt"], dtype=d["dtype"])
+
+
+def result_from_json(info: StencilInfo, d: Mapping) -> TuneResult:
+    ranking = tuple((plan_from_json(info, r), r["predicted"]) for r in d["ranking"])
+    measured = tuple(Measured(plan_from_json(info, m), m["cap"], m["gflops"], m["seconds"],
+                              m["registers"], m["spills"], m["predicted"])
+                     for m in d["measured"])
+    return TuneResult(d["gpu"], d["sizes"], d["steps"], ranking, measured,
+                      d.get("candidates", 0), d.get("measure_steps"))
+
+
+# --------------------------------------------------------------------------- step counts
+
+
+def with_steps(info: StencilInfo, env: Mapping[str, int | float], steps: int) -> dict:
+    """``env`` with the parameter the time loop's upper bound depends on set so the loop
+    runs ``steps`` times (for timing with fewer steps than the user's)."""
+    env = dict(env)
+    names = info.time.upper.variables
+    if len(names) != 1 or info.time.upper.coeff(names[0]) != 1:
+        if info.time.steps(env) == steps:
+            return env
+        raise UsageError("cannot change the step count of this time loop: give its "
+                         "parameters with -P")
+    name = names[0]
+    env[name] = env[name] + steps - info.time.steps(env)
+    return env
+
+
+# --------------------------------------------------------------------------- cache
+
+
+def cache_path() -> Path:
+    base = os.environ.get("AN5D_CACHE_DIR") or os.path.join(Path.home(), ".cache", "an5dpy")
+    return Path(base) / "tune.json"
+
+
+@lru_cache(maxsize=1)
+def generator_fingerprint() -> str:
+    """A hash of what decides the generated CUDA (the templates and the modules that
+    schedule and print kernels), so that measurements cached for kernels an5dpy no
+    longer generates are not reused, whether or not the version number changed."""
+    from an5dpy.cuda import codegen
+    digest = hashlib.sha256()
+    package = Path(__file__).resolve().parent.parent
+    sources = [package / "cexpr.py", *sorted((package / "blocking").glob("*.py")),
+               *sorted((package / "cuda").glob("*.py"))]
+    sources += sorted(codegen.template_dir().glob("*.j2"))
+    for path in sources:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def cache_key(info: StencilInfo, dtype: str, gpu: str, env: Mapping, top: int,
+              caps: Sequence, measure_steps: int | None, diverse: bool = True) -> str:
+    expr = c_expr(info.update, lambda r: f"A{list(r.offset)}")
+    bounds = [(str(d.lower), str(d.upper), str(d.extent)) for d in info.dims]
+    parts = json.dumps([expr, bounds, info.ndim, dtype, gpu, __version__,
+                        generator_fingerprint(),
+                        sorted((k, v) for k, v in env.items()), top, list(caps),
+                        measure_steps, diverse], default=str)
+    return hashlib.sha256(parts.encode()).hexdigest()
+
+
+def _load_cache() -> dict:
+    try:
+        return json.loads(cache_path().read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _store_cache(key: str, value: dict) -> None:
+    path = cache_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = _load_cache()
+        data[key] = value
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=1))
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a cache that cannot be written only costs time
+
+
+# --------------------------------------------------------------------------- tuning
+
+
+def rank(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float],
+         plans: Iterable[BlockingPlan] | None = None) -> list[tuple[BlockingPlan, float]]:
+    from an5dpy.perf.model import Model
+    plans = candidate_plans(info, gpu) if plans is None else plans
+    model = Model(info, gpu, env)
+    return [(p.plan, p.gflops) for p in model.rank(plans)]
+
+
+def diverse_candidates(ranking: Sequence[tuple[BlockingPlan, float]], top: int = 5,
+                       extra: Sequence[BlockingPlan] = (), floor: float = 0.5,
+                       per_bt: bool = True, per_bs: bool = True) -> list[BlockingPlan]:
+    """Plans worth measuring: the model's ``top`` plans, then its best plan for every bT
+    (with ``per_bt``) and for every bS (with ``per_bs``) among the plans predicted within
+    ``floor`` of the best one, then ``extra``.
+
+    The paper's terms rank the space coarsely on Hopper: their predictions for the
+    leading plans are nearly flat while measured ones differ by up to 2x, mostly with bT,
+    bS and occupancy, so one plan per bT and per bS covers the directions the ranking is
+    unsure about at a small cost.
+    """
+    chosen = [p for p, _ in ranking[:top]]
+    if ranking:
+        best_of: dict[tuple, BlockingPlan] = {}
+        bound = floor * ranking[0][1]
+        for plan, predicted in ranking:  # best first
+            if predicted >= bound:
+                if per_bt:
+                    best_of.setdefault(("bt", plan.bt), plan)
+                if per_bs:
+                    best_of.setdefault(("bs", plan.bs), plan)
+        chosen += best_of.values()
+    chosen += extra
+    return list(dict.fromkeys(chosen))  # in order, each plan once (best of a bT and a bS)
+
+
+def paper_ranking(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float],
+                  plans: Iterable[BlockingPlan],
+                  ranking: Sequence[tuple[BlockingPlan, float]]
+                  ) -> list[tuple[BlockingPlan, float]]:
+    """The ranking by the paper's terms alone (no issue term; each plan at the register
+    estimate): the model's ``ranking`` itself where the GPU has no issue term."""
+    if gpu.step_latency_cycles <= 0:
+        return list(ranking)
+    return rank(info, replace(gpu, step_latency_cycles=0.0), env, plans)
+
+
+def tuning_candidates(ranking: Sequence[tuple[BlockingPlan, float]],
+                      paper: Sequence[tuple[BlockingPlan, float]], top: int = 5,
+                      extra: Sequence[BlockingPlan] = (), per_bt: bool = True,
+                      per_bs: bool = True) -> list[BlockingPlan]:
+    """Plans to measure: the model's ``top`` plans, then :func:`diverse_candidates` of the
+    paper's ranking (:func:`paper_ranking`; with ``per_bt``/``per_bs``), then ``extra``,
+    each plan once.
+
+    Where the model has its issue term (Hopper), the paper's per-bT and per-bS picks found
+    the fastest plan of most rows measured on the H200 (artifact/H200), so with them the
+    search never covers less than it did, and the issue term's top plans are measured
+    besides. Elsewhere the two rankings are the same.
+    """
+    chosen = [p for p, _ in ranking[:top]]
+    if per_bt or per_bs:
+        chosen += diverse_candidates(paper, top, per_bt=per_bt, per_bs=per_bs)
+    chosen += extra
+    return list(dict.fromkeys(chosen))
+
+
+def tune(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], stem: str,
+         top: int = 5, caps: Sequence[int | None] = CAPS, measure: bool = True,
+         measure_steps: int | None = None, repeats: int = 3, use_cache: bool = True,
+         progress: bool = True, extra: Sequence[BlockingPlan] = (),
+         diverse: bool = True) -> TuneResult:
+    """Rank the space with the model; with ``measure``, time on the present GPU the top
+    ``top`` plans, with ``diverse`` also a best plan per bT and per bS
+    (:func:`tuning_candidates`), and ``extra``, each with every register budget in
+    ``caps`` that binds."""
+    plans = candidate_plans(info, gpu)
+    ranking = rank(info, gpu, env, plans)
+    if not ranking:
+        raise UsageError(f"no blocking plan of the search space fits on {gpu.name}")
+    steps = info.time.steps(env)
+    sizes = {k: v for k, v in env.items() if isinstance(v, int)}
+    result = TuneResult(gpu.name, sizes, steps, tuple(ranking[:max(top, 5)]),
+                        candidates=len(plans), measure_steps=measure_steps)
+    if not measure:
+        return result
+    key = cache_key(info, info.dtype, gpu.name, env, top, caps, measure_steps, diverse)
+    if use_cache:
+        cached = _load_cache().get(key)
+        if cached is not None:
+            return result_from_json(info, cached)
+    paper = paper_ranking(info, gpu, env, plans, ranking) if diverse else ranking
+    chosen = tuning_candidates(ranking, paper, top, extra, per_bt=diverse, per_bs=diverse)
+    predicted = dict(ranking)
+    run_env = with_steps(info, env, measure_steps) if measure_steps else dict(env)
+    measured = measure_plans(info, chosen, caps, run_env, stem, predicted, repeats, progress)
+    result = TuneResult(gpu.name, sizes, steps, result.ranking, tuple(measured),
+                        len(plans), measure_steps)
+    if use_cache:
+        _store_cache(key, result.to_json())
+    return result
+
+
+#: Plans re-timed with all the repeats after every candidate was timed once.
+FINALISTS = 3
+
+
+def own_kernel(cubin, plan: BlockingPlan):
+    """ptxas' resources of the kernel of the plan's own degree (None if not reported)."""
+    return cubin.kernel(f"_kernel_d{plan.bt}")
+
+
+def own_registers(cubin, plan: BlockingPlan) -> int | None:
+    """ptxas' register count for the kernel of the plan's own degree."""
+    own = own_kernel(cubin, plan)
+    return own.registers if own else None
+
+
+def budget_binds(uncapped_cubin, plan: BlockingPlan, cap: int) -> bool:
+    """Whether a register budget of ``cap`` changes the plan's kernel: it does not where
+    ptxas gave the kernel built without a budget no more registers than that."""
+    natural = own_registers(uncapped_cubin, plan)
+    return natural is None or natural > cap
+
+
+def submit_builds(pool: concurrent.futures.Executor, info: StencilInfo,
+                  plans: Sequence[BlockingPlan], caps: Sequence[int | None], stem: str,
+                  options) -> list[tuple[BlockingPlan, int | None, concurrent.futures.Future]]:
+    """(plan, budget, future build) for every plan without a register budget, submitted
+    first, then with each budget in ``caps``. A budgeted build waits for the plan's
+    unbudgeted one and gives None where the budget does not bind (:func:`budget_binds`):
+    it would build the same kernel."""
+    from an5dpy.cuda.runtime import build_kernels
+
+    uncapped = {p: pool.submit(build_kernels, info, p, stem, options) for p in plans}
+
+    def build_capped(plan, cap):
+        if not budget_binds(uncapped[plan].result()[1], plan, cap):
+            return None
+        return build_kernels(info, plan, stem, options, regs=cap)
+
+    jobs = [(p, None, uncapped[p]) for p in plans]
+    jobs += [(p, c, pool.submit(build_capped, p, c)) for c in caps if c is not None
+             for p in plans]
+    return jobs
+
+
+@dataclass
+class Screened:
+    """One build of :func:`screen`: its short-run GFLOP/s and, for a finalist, the
+    result of the reported timing."""
+
+    plan: BlockingPlan
+    cap: int | None
+    built: tuple  # (RenderModel, Cubin)
+    gflops: float
+    final: object = None
+
+
+def screen(jobs, time_once, time_final, finalists: int = FINALISTS, on_error=None,
+           progress: bool = False) -> list[Screened]:
+    """Time every job's build once (``time_once(plan, built)`` gives GFLOP/s), then the
+    ``finalists`` fastest again (``time_final(plan, built)``, kept as ``final``); fastest
+    first. Builds that the budget does not change (None) are left out. A failed build or
+    run raises, or with ``on_error(plan, cap, exception)`` is reported and left out."""
+    from tqdm import tqdm
+
+    screened = []
+    for plan, cap, fut in tqdm(jobs, desc="time", disable=not progress):
+        try:
+            built = fut.result()
+            if built is None:
+                continue
+            screened.append(Screened(plan, cap, built, time_once(plan, built)))
+        except Exception as e:  # noqa: BLE001 - reported by the caller's handler
+            if on_error is None:
+                raise
+            on_error(plan, cap, e)
+    screened.sort(key=lambda s: -s.gflops)
+    for s in screened[:finalists]:
+        s.final = time_final(s.plan, s.built)
+    return screened
+
+
+def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
+                  caps: Sequence[int | None], env: Mapping[str, int | float], stem: str,
+                  predicted: Mapping[BlockingPlan, float] | None = None, repeats: int = 3,
+                  progress: bool = True) -> list[Measured]:
+    """Build every plan with each register budget that binds, in parallel with nvcc, and
+    time them (:func:`screen`): every build once after a warm-up, the ``FINALISTS``
+    fastest again ``repeats`` times (their median is reported)."""
+    from tqdm import tqdm
+
+    from an5dpy.perf.bench import device_grid, gflops, time_runs
+    from an5dpy.cuda.runtime import BuildOptions, CupyRunner, device_arch
+
+    options = BuildOptions(arch=device_arch())
+    grids: dict[str, object] = {}
+
+    def seconds(plan, built, count):
+        model, cubin = built
+        grid = grids.get(plan.dtype)
+        if grid is None:
+            grids.clear()  # one grid on the device at a time
+            grid = grids[plan.dtype] = device_grid(info, env, plan.dtype)
+        runner = CupyRunner(info, plan, cubin, model.prefix, tuple(n for _, n in model.scalars))
+        times = time_runs(lambda: runner.run(grid, env), count)
+        return sorted(times)[len(times) // 2]
+
+    with concurrent.futures.ThreadPoolExecutor(max(1, os.cpu_count() or 2)) as pool:
+        jobs = submit_builds(pool, info, plans, caps, stem, options)
+        # every build first: timing while nvcc keeps the CPUs busy would delay launches
+        for fut in tqdm(concurrent.futures.as_completed([f for _, _, f in jobs]),
+                        total=len(jobs), desc="build", disable=not progress):
+            fut.result()
+    screened = screen(jobs, lambda p, b: gflops(info, env, seconds(p, b, 1)),
+                      lambda p, b: seconds(p, b, repeats), progress=progress)
+    out = []
+    for s in screened:
+        cubin = s.built[1]
+        median = s.final if s.final is not None else _seconds_at(info, env, s.gflops)
+        out.append(Measured(s.plan, s.cap, gflops(info, env, median), median,
+                            own_registers(cubin, s.plan),
+                            any(k.spills for k in cubin.kernels("_kernel_d")),
+                            (predicted or {}).get(s.plan, 0.0)))
+    return out
+
+
+def _seconds_at(info: StencilInfo, env: Mapping[str, int | float], rate: float) -> float:
+    """The run time that a rate of ``rate`` GFLOP/s means for the run of ``env``."""
+    from an5dpy.perf.bench import gflops
+    return gflops(info, env, 1.0) / rate if rate > 0 else float("inf")

@@ -1,0 +1,160 @@
+"""Blocking plans: validation, geometry, and the launch plan (paper section 4.3)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, strategies as st
+
+from an5dpy.errors import UsageError
+from an5dpy.blocking.plan import (DimExtent, LaunchGeometry, budget_min_blocks,
+                         budget_register_limit, degrees_needed, format_block_size,
+                         launch_degrees, launch_plan, make_plan, parse_block_size)
+from ir_builders import StencilSpec, box_offsets, build_program, star_offsets
+from an5dpy.analysis.stencil import analyze
+
+
+def info_of(offsets, dtype="float"):
+    return analyze(build_program(StencilSpec(offsets=offsets, dtype=dtype)))
+
+
+STAR2 = info_of(star_offsets(2, 1))
+BOX2 = info_of(box_offsets(2, 1))
+STAR3 = info_of(star_offsets(3, 1))
+
+
+@given(steps=st.integers(0, 400), bt=st.integers(1, 16))
+def test_launch_degrees_advance_every_step_and_land_in_the_c_buffer(steps, bt):
+    degrees = launch_degrees(steps, bt)
+    assert sum(degrees) == steps
+    assert all(1 <= d <= bt for d in degrees)
+    assert len(degrees) % 2 == steps % 2  # one buffer flip per launch
+    fewest = -(-steps // bt)
+    assert len(degrees) in (fewest, fewest + 1)
+    assert list(degrees) == sorted(degrees, reverse=True)  # full launches first
+
+
+@given(steps=st.integers(0, 300), bt=st.integers(1, 16), start=st.integers(0, 1))
+def test_launch_sources_alternate_and_boundary_parity_follows_time(steps, bt, start):
+    time = 0
+    src = start
+    for launch in launch_plan(steps, bt, start):
+        assert launch.source == src
+        assert launch.boundary_even == (start + time) % 2
+        src ^= 1
+        time += launch.degree
+    assert src == start ^ (steps % 2)
+
+
+def test_launch_plan_examples():
+    assert launch_degrees(1000, 4) == (4,) * 250
+    assert launch_degrees(1000, 3) == (3,) * 333 + (1,)
+    assert launch_degrees(4, 4) == (3, 1)  # one launch of 4 would leave it in the wrong buffer
+    assert launch_degrees(5, 3) == (3, 1, 1)
+    assert launch_degrees(0, 7) == ()
+    assert degrees_needed(4) == (1, 2, 3, 4)
+    assert degrees_needed(1) == (1,)
+
+
+def test_block_size_text_is_contiguous_dimension_first():
+    assert parse_block_size("64x16", 3) == (16, 64)
+    assert format_block_size((16, 64)) == "64x16"
+    assert parse_block_size("128", 2) == (128,)
+    for bad, nd in (("32", 3), ("32x32", 2), ("0", 2), ("ax3", 3)):
+        with pytest.raises(UsageError):
+            parse_block_size(bad, nd)
+
+
+def test_plan_quantities_follow_table_1():
+    plan = make_plan(STAR2, bt=4, bs=(128,), sl=128)
+    assert plan.opt == "nondiag"
+    assert plan.halo() == (4,)
+    assert plan.compute_region() == (120,)
+    assert plan.compute_region(1) == (126,)
+    assert plan.ring == 3
+    assert plan.registers_per_thread() == 12
+    assert plan.smem_words == 2 * (128 + 2)  # double buffer of n_thr words (+ padding r)
+    none = make_plan(STAR2, bt=4, bs=(128,), opt="none")
+    assert none.smem_words == 2 * (128 + 2) * 3  # 2 * n_thr * (2r + 1)
+    assoc = make_plan(BOX2, bt=2, bs=(64,))
+    assert assoc.opt == "assoc" and assoc.registers_per_thread() == 1 + 2 * 3
+    dbl = make_plan(info_of(star_offsets(2, 1), "double"), bt=4, bs=(128,))
+    assert dbl.register_estimate() == 2 * 4 * 3 + 4 + 30
+    assert plan.register_estimate() == 4 * 3 + 4 + 20
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(bt=4, bs=(8,)), "no compute region"),
+    (dict(bt=0, bs=(8,)), "at least 1"),
+    (dict(bt=1, bs=(2048,)), "threads per block"),
+    (dict(bt=1, bs=(64, 64)), "needs 1 block size"),
+    (dict(bt=1, bs=(64,), sl=0), "at least 1"),
+    (dict(bt=1, bs=(64,), opt="fast"), "choose one of"),
+])
+def test_impossible_plans_are_rejected(kwargs, message):
+    with pytest.raises(UsageError, match=message):
+        make_plan(STAR2, **kwargs)
+
+
+def test_modes_must_fit_the_stencil():
+    with pytest.raises(UsageError, match="diagonal-access-free"):
+        make_plan(BOX2, bt=1, bs=(64,), opt="nondiag")
+    gradient = analyze(build_program(StencilSpec(offsets=star_offsets(2, 1))))
+    assert make_plan(gradient, bt=1, bs=(64,), opt="none").opt == "none"
+
+
+def test_resource_limits_are_enforced():
+    wide = info_of(star_offsets(2, 7), "double")
+    with pytest.raises(UsageError, match="shared memory"):
+        make_plan(wide, bt=1, bs=(1024,), opt="none")  # 2 * 15 planes * 1024 * 8 bytes
+    with pytest.raises(UsageError, match="registers"):
+        make_plan(info_of(star_offsets(2, 4), "double"), bt=16, bs=(512,))
+
+
+def test_launch_geometry_counts_blocks():
+    plan = make_plan(STAR3, bt=2, bs=(8, 16), sl=5)
+    dims = (DimExtent(1, 12, 14), DimExtent(1, 20, 22), DimExtent(1, 30, 32))
+    geo = LaunchGeometry(plan, 2, dims)
+    assert plan.compute_region(2) == (4, 12)
+    assert geo.plane_blocks == (5, 3)
+    assert geo.stream_blocks == 3
+    assert geo.nblocks == 45
+    assert geo.stream_block_range(2) == (11, 13)
+
+
+@given(st.sampled_from([(128,), (256,), (16, 16), (16, 32), (32, 32), (16, 64), (8, 24)]),
+       st.integers(1, 4), st.integers(1, 8))
+def test_active_warp_fraction_counts_warps_with_a_thread_in_the_window(bs, r, level):
+    import math
+    from an5dpy.blocking.plan import active_warp_fraction
+    radius = (r,) * len(bs)
+    nthreads = math.prod(bs)
+    active = set()
+    for linear in range(nthreads):  # thread -> in-plane index, contiguous dimension last
+        index, rest = [], linear
+        for b in reversed(bs):
+            index.append(rest % b)
+            rest //= b
+        index.reverse()
+        if all(level * r <= i < b - level * r for i, b in zip(index, bs)):
+            active.add(linear // 32)
+    assert active_warp_fraction(bs, radius, level) == len(active) / math.ceil(nthreads / 32)
+
+
+def test_active_warp_fraction_examples():
+    from an5dpy.blocking.plan import active_warp_fraction
+    # 32x32, radius 1: rows 0 and 31 are whole idle warps at level 1
+    assert active_warp_fraction((32, 32), (1, 1), 1) == 30 / 32
+    # 2D blocks: one window of contiguous threads; 256 threads, level 1 leaves none idle
+    assert active_warp_fraction((256,), (1,), 1) == 1.0
+    # a window that is empty: no warp computes
+    assert active_warp_fraction((16, 16), (4, 4), 2) == 0.0
+
+
+def test_budget_register_limit_follows_launch_bounds():
+    # a budget becomes __launch_bounds__(threads, blocks): ptxas may then use what the
+    # blocks leave a thread, in steps of 8 (96 with 512 threads asks for 1 block: 128)
+    assert budget_register_limit(64, 512) == 64 and budget_register_limit(96, 512) == 128
+    assert budget_register_limit(96, 128) == 96  # 5 blocks: 102 -> 96
+    assert budget_register_limit(32, 32) == 32  # 64 blocks of one warp
+    assert budget_register_limit(255, 128) == 255  # 2 blocks would leave 256: capped
+    assert budget_min_blocks(96, 512) == 1 and budget_min_blocks(32, 256) == 8

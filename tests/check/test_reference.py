@@ -1,0 +1,206 @@
+"""The gcc oracle (an5dpy.check.reference): it must run the user's loop nest exactly."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from an5dpy.errors import UsageError
+from an5dpy.frontend import read_program, read_program_text
+from an5dpy.ir import Affine, Param
+from an5dpy.check.reference import (ReferenceKernel, build_reference, reference_source,
+                              resolve_params)
+
+from paths import REPO
+
+FIVE_POINT = """
+void step(int nx, int ny, int T, {t} A[2][nx][ny], {t} c)
+{{
+#pragma scop
+  for (int t = 0; t < T; t++)
+    for (int i = 1; i < nx - 1; i++)
+      for (int j = 1; j < ny - 1; j++)
+        A[(t+1)%2][i][j] = c * A[t%2][i][j]
+            + {w} * (A[t%2][i-1][j] + A[t%2][i+1][j] + A[t%2][i][j-1] + A[t%2][i][j+1]);
+#pragma endscop
+}}
+"""
+
+
+def five_point(dtype: str):
+    weight = "0.1f" if dtype == "float" else "0.1"
+    return read_program_text(FIVE_POINT.format(t=dtype, w=weight), f"five_{dtype}.c")
+
+
+def five_point_numpy(grid: np.ndarray, steps: int, c: float) -> None:
+    """The same loop nest in numpy scalars: same operations, same order, same types."""
+    np_type = grid.dtype.type
+    c, w = np_type(c), np_type(0.1)
+    nx, ny = grid.shape[1:]
+    for t in range(steps):
+        old, new = grid[t % 2], grid[(t + 1) % 2]
+        for i in range(1, nx - 1):
+            for j in range(1, ny - 1):
+                new[i, j] = c * old[i, j] + w * (((old[i - 1, j] + old[i + 1, j])
+                                                  + old[i, j - 1]) + old[i, j + 1])
+
+
+@pytest.mark.parametrize("dtype,np_dtype", [("float", np.float32), ("double", np.float64)])
+@pytest.mark.parametrize("steps", [0, 1, 4])
+def test_five_point_matches_numpy_bit_for_bit(dtype, np_dtype, steps):
+    program = five_point(dtype)
+    kernel = build_reference(program)
+    grid = np.random.default_rng(7).random((2, 7, 9)).astype(np_dtype)
+    expected = grid.copy()
+    kernel.run(grid, {"nx": 7, "ny": 9, "T": steps, "c": 0.6})
+    five_point_numpy(expected, steps, float(np_dtype(0.6)))
+    assert grid.tobytes() == expected.tobytes()
+
+
+def test_build_reference_is_cached():
+    assert build_reference(five_point("float")) is build_reference(five_point("float"))
+
+
+def test_reference_source_wraps_the_scop_text():
+    program = five_point("double")
+    source = reference_source(program)
+    assert "void an5d_reference(void *an5d_buf, int T, int nx, int ny, double c)" in source
+    assert "double (*A)[nx][ny] = (double (*)[nx][ny])an5d_buf;" in source
+    assert program.scop.preprocessed_text.rstrip("\n") in source
+
+
+def test_loop_variables_declared_outside_the_nest():
+    program = read_program(os.path.join(REPO, "tests", "data", "frontend", "loop_variants.c"))
+    assert "  int t, i, j;" in reference_source(program)
+    kernel = build_reference(program)
+    n, steps = 6, 3
+    grid = np.random.default_rng(1).random((2, n, n))
+    expected = grid.copy()
+    kernel.run(grid, {"steps": steps, "n": n})
+    for t in range(1, steps + 1):  # (1 + t) % 2 is the old buffer, like (t - 1) % 2
+        new, old = expected[t % 2], expected[(t - 1) % 2]
+        for i in range(1, n - 1):
+            for j in range(0, n - 1):
+                new[i, j] = 0.5 * old[i - 1, j] + 0.25 * (old[i, j] + old[i, j + 1])
+    assert grid.tobytes() == expected.tobytes()
+
+
+def test_j2d5pt_with_derived_dimsize():
+    program = read_program(os.path.join(REPO, "tests", "data", "frontend", "j2d5pt.c"))
+    kernel = build_reference(program)
+    params = resolve_params(program, {"compsize": "5", "timestep": "3"})
+    assert params == {"timestep": 3, "dimsize": 7, "compsize": 5}
+    grid = np.random.default_rng(3).random((2, 7, 7)).astype(np.float32)
+    expected = grid.copy()
+    kernel.run(grid, params)
+    f = np.float32
+    for t in range(3):
+        a, b = expected[t % 2], expected[(t + 1) % 2]
+        for i in range(1, 6):
+            for j in range(1, 6):
+                b[i, j] = ((((f(5.1) * a[i - 1, j] + f(12.1) * a[i, j - 1]) + f(15.0) * a[i, j])
+                            + f(12.2) * a[i, j + 1]) + f(5.2) * a[i + 1, j]) / f(118)
+    assert grid.tobytes() == expected.tobytes()
+
+
+def test_global_array_program():
+    program = read_program_text(
+        "#define N 12\nstatic double u[2][N][N];\nvoid run(int T)\n{\n  int t, i, j;\n"
+        "#pragma scop\n  for (t = 0; t < T; t++) for (i = 1; i < N - 1; i++)"
+        " for (j = 1; j < N - 1; j++)\n"
+        "    u[(t+1)%2][i][j] = sqrt(fabs(u[t%2][i][j-1] * u[t%2][i+1][j]));\n"
+        "#pragma endscop\n}\n", "glob.c")
+    kernel = build_reference(program)
+    grid = np.random.default_rng(5).random((2, 12, 12))
+    expected = grid.copy()
+    kernel.run(grid, {"T": 2})
+    for t in range(2):
+        a, b = expected[t % 2], expected[(t + 1) % 2]
+        b[1:-1, 1:-1] = np.sqrt(np.abs(a[1:-1, :-2] * a[2:, 1:-1]))
+    assert grid.tobytes() == expected.tobytes()
+
+
+def test_grid_validation():
+    program = five_point("float")
+    kernel = build_reference(program)
+    params = {"nx": 7, "ny": 9, "T": 1, "c": 0.5}
+    with pytest.raises(UsageError, match=r"grid has shape \(2, 9, 7\); with these parameters "
+                                         r"'A' needs \(2, 7, 9\)"):
+        kernel.run(np.zeros((2, 9, 7), np.float32), params)
+    with pytest.raises(UsageError, match="grid has dtype float64; 'A' holds float"):
+        kernel.run(np.zeros((2, 7, 9)), params)
+    with pytest.raises(UsageError, match="C-contiguous"):
+        kernel.run(np.zeros((2, 9, 7), np.float32).transpose(0, 2, 1), params)
+    with pytest.raises(UsageError, match="missing value for parameter 'c' \\(give -P c=VALUE\\)"):
+        kernel.run(np.zeros((2, 7, 9), np.float32), {"nx": 7, "ny": 9, "T": 1})
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def test_resolve_params_converts_strings_by_type():
+    program = five_point("float")
+    values = resolve_params(program, {"T": "10", "nx": "0x10", "ny": 8, "c": "0.1"})
+    assert values == {"T": 10, "nx": 16, "ny": 8, "c": float(np.float32(0.1))}
+    assert list(values) == ["T", "nx", "ny", "c"]
+
+
+def test_resolve_params_derives_definitions_to_a_fixed_point():
+    program = read_program(os.path.join(REPO, "tests", "data", "frontend", "params_defs.c"))
+    values = resolve_params(program, {"T": 5, "base": 4, "nx": 20})
+    # ny = 2*base + 1 = 9; nz = ny - half + 4 = 10 (half = 3, a global constant)
+    assert values == {"T": 5, "nz": 10, "ny": 9, "half": 3, "nx": 20,
+                      "cz": 0.1, "w": float(np.float32(0.1)), "base": 4}
+
+
+def test_resolve_params_names_the_root_of_a_missing_definition():
+    program = read_program(os.path.join(REPO, "tests", "data", "frontend", "params_defs.c"))
+    with pytest.raises(UsageError, match="missing value for parameter 'base' "
+                                         r"\(give -P base=VALUE\)"):
+        resolve_params(program, {"T": 5, "nx": 20})
+    with pytest.raises(UsageError, match="missing value for parameter 'T'"):
+        resolve_params(program, {"base": 1, "nx": 20})
+
+
+def test_resolve_params_errors():
+    program = five_point("float")
+    with pytest.raises(UsageError, match="unknown parameter 'm' \\(the program's parameters "
+                                         "are: T, nx, ny, c\\)"):
+        resolve_params(program, {"m": 1})
+    with pytest.raises(UsageError, match="parameter 'T' is an int; '1.5' is not an integer"):
+        resolve_params(program, {"T": "1.5", "nx": 1, "ny": 1, "c": 1})
+    with pytest.raises(UsageError, match="does not fit its C type int"):
+        resolve_params(program, {"T": 2 ** 31, "nx": 1, "ny": 1, "c": 1})
+    with pytest.raises(UsageError, match="parameter 'c' is a float; 'x' is not a number"):
+        resolve_params(program, {"T": 1, "nx": 1, "ny": 1, "c": "x"})
+
+
+def test_resolve_params_checks_given_derived_and_constant_values():
+    program = read_program(os.path.join(REPO, "tests", "data", "frontend", "j2d5pt.c"))
+    assert resolve_params(program, {"compsize": 4, "dimsize": 6, "timestep": 1})["dimsize"] == 6
+    with pytest.raises(UsageError, match="'dimsize' is defined as compsize \\+ 2 = 6 but -P "
+                                         "gives 9"):
+        resolve_params(program, {"compsize": 4, "dimsize": 9, "timestep": 1})
+    # compsize is a parameter of the program too, so it must be known
+    with pytest.raises(UsageError, match="missing value for parameter 'compsize'"):
+        resolve_params(program, {"dimsize": 9, "timestep": 1})
+    constant = read_program(os.path.join(REPO, "tests", "data", "frontend", "params_defs.c"))
+    with pytest.raises(UsageError, match="'half' is a constant \\(3\\)"):
+        resolve_params(constant, {"T": 5, "base": 4, "nx": 20, "half": 4})
+
+
+def test_hand_built_program_params():
+    program = five_point("double")
+    assert program.params == (Param("T", "int"), Param("nx", "int"), Param("ny", "int"),
+                              Param("c", "double"))
+    assert program.array.extents == (Affine.var("nx"), Affine.var("ny"))
+
+
+def test_gcc_failure_is_an_internal_error(tmp_path):
+    from an5dpy.errors import InternalError
+
+    program = five_point("float")
+    with pytest.raises(InternalError, match="reference"):
+        ReferenceKernel(program, cc=str(tmp_path / "no-such-compiler"))

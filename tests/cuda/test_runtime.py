@@ -1,0 +1,62 @@
+"""Build helpers that need no GPU: nvcc flags, ptxas' resource report, its lookups."""
+
+from __future__ import annotations
+
+import pytest
+
+from an5dpy.cuda.runtime import BuildOptions, Cubin, parse_ptxas_report
+
+LOG = """\
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'an5d_j2d5pt_naive' for 'sm_90'
+ptxas info    : Function properties for an5d_j2d5pt_naive
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 18 registers, used 0 barriers
+ptxas info    : Compiling entry function 'an5d_j2d5pt_kernel_d10' for 'sm_90'
+ptxas info    : Function properties for an5d_j2d5pt_kernel_d10
+    8 bytes stack frame, 8 bytes spill stores, 24 bytes spill loads
+ptxas info    : Used 64 registers, used 1 barriers, 2064 bytes smem
+ptxas info    : Compiling entry function 'an5d_j2d5pt_kernel_d1' for 'sm_90'
+ptxas info    : Function properties for an5d_j2d5pt_kernel_d1
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 28 registers, used 1 barriers, 2064 bytes smem
+"""
+
+
+def test_ptxas_report_per_kernel():
+    res = parse_ptxas_report(LOG)
+    assert [r.name for r in res] == ["an5d_j2d5pt_naive", "an5d_j2d5pt_kernel_d10",
+                                     "an5d_j2d5pt_kernel_d1"]
+    d10 = res[1]
+    assert (d10.registers, d10.stack, d10.spill_stores, d10.spill_loads, d10.smem) == \
+        (64, 8, 8, 24, 2064) and d10.spills
+    assert not res[2].spills and res[0].registers == 18
+
+
+def test_cubin_lookups_match_whole_names():
+    cubin = Cubin("k.cubin", parse_ptxas_report(LOG), LOG)
+    assert cubin.kernel("_kernel_d1").registers == 28  # not the d10 kernel
+    assert cubin.kernel("_kernel_d10").registers == 64
+    assert cubin.kernel("_kernel_d4") is None
+    assert [r.registers for r in cubin.kernels("_kernel_d")] == [64, 28]
+
+
+def test_build_flags():
+    assert BuildOptions().flags() == ["-O3", "-arch=sm_90", "--use_fast_math"]
+    exact = BuildOptions(arch="sm_80", exact=True, maxrregcount=64).flags()
+    assert "-fmad=false" in exact and "--use_fast_math" not in exact
+    assert "-arch=sm_80" in exact and "-maxrregcount=64" in exact
+
+
+def test_grids_whose_planes_overflow_32_bit_offsets_are_refused_like_the_launch_does():
+    from an5dpy.errors import UsageError
+    from an5dpy.blocking.plan import DimExtent
+    from an5dpy.cuda.runtime import check_plane_cells
+
+    def dims(*sizes):
+        return tuple(DimExtent(1, n - 2, n) for n in sizes)
+
+    check_plane_cells(dims(3, 46340, 46340))       # 2,147,395,600 cells: fits
+    check_plane_cells(dims(2 ** 31 - 1, 2 ** 31 - 1))  # 2D: the plane is one row
+    with pytest.raises(UsageError, match="2147488281 cells"):
+        check_plane_cells(dims(3, 46341, 46341))

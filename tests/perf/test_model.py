@@ -1,0 +1,521 @@
+"""Tests of an5dpy.perf.model (the paper's section 5 performance model) and ``an5d model``.
+
+Hand-computed thread classes on tiny grids, cross-checks of the factored counts against
+the simulator's ThreadGrid and a block-by-block BlockRanges walk, conservation laws
+(class totals = thread x level x plane slots, valid stores = interior cells per launch),
+scaling, the paper's V100 numbers, and the command line.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from an5dpy.cli import main as cli
+from an5dpy.perf import model as M
+from an5dpy.driver import load
+from an5dpy.errors import UsageError
+from an5dpy.perf.gpus import KNOWN_GPUS
+from an5dpy.perf.model import (Model, OpMix, ThreadCounts, benchmark_grid, occupancy,
+                          plane_dim_counts, predict, predict_config, smem_reads_per_thread,
+                          spill_free_registers, stream_counts, stream_counts_direct)
+from an5dpy.blocking.plan import BlockingPlan, DimExtent, LaunchGeometry, make_plan
+from an5dpy.check.simulate import ThreadGrid
+
+from paths import C_INPUTS, TESTS_DIR as HERE
+V100 = KNOWN_GPUS["V100"]
+
+
+def _load(name: str, dtype: str = "float"):
+    return load(os.path.join(C_INPUTS, f"{name}.c"), defines=(("SB_TYPE", dtype),))
+
+
+@pytest.fixture(scope="module")
+def star2d():
+    return _load("star2d1r")[1]
+
+
+@pytest.fixture(scope="module")
+def j2d5pt():
+    return _load("j2d5pt")[1]
+
+
+def plan2d(bt: int, b: int, sl: int | None = None, r: int = 1, opt: str = "nondiag",
+           dtype: str = "float") -> BlockingPlan:
+    return BlockingPlan(2, dtype, (r, r), bt, (b,), sl, opt)
+
+
+# --------------------------------------------------------------------------- by hand
+
+
+def test_hand_case_bt1_one_row(star2d):
+    # 2D star r=1, bt=1, bS=8 threads, interior 1 x 6 (array 3 x 8), no stream division.
+    # In-plane: compute region 8 - 2*1*1 = 6 -> 1 block; thread t sits at x = 1 - 1 + t =
+    # 0..7, all inside the array (8 in-array), interior x = 1..6 (6), boundary x = 0, 7 (2),
+    # out-of-bound 0. Level 1 window t in [1, 7) -> x = 1..6: 6 valid, 0 redundant.
+    # Stream: one block storing plane 1; BlockRanges.of(1, 2, 1, 1, 1, 1): base 0, loads
+    # local planes 0..2 (plane 1 interior, 0 and 2 boundary); level 1 = d produces plane 1.
+    dims = (DimExtent(1, 1, 3), DimExtent(1, 6, 8))
+    p = predict(star2d, plan2d(1, 8), V100, dims, 1)
+    (c,) = p.launches
+    assert c.levels[0] == ThreadCounts(out_of_bound=0, boundary=1 * 2 + 2 * 8, redundant=0,
+                                       valid=6)
+    assert c.levels[1] == ThreadCounts(out_of_bound=0, boundary=2, redundant=0, valid=6)
+    assert c.gm_reads == 3 * 8  # three loaded planes, 8 in-array threads each
+    assert c.gm_writes == 6
+    assert c.comp_threads == 6
+    assert c.sm_writes == 8  # one level op, all 8 threads write
+    assert c.sm_reads == 6 * 2  # 2D star: 2r reads per computing thread
+    assert c.gm_bytes == (24 + 6) * 4 and c.sm_bytes == (12 + 8) * 4
+    assert c.flops == 6 * 9  # star2d1r: 9 FLOP/cell
+    assert c.blocks == 1 and c.plane_blocks == (1,) and c.stream_blocks == 1
+
+
+def test_hand_case_bt2_three_blocks(star2d):
+    # 2D star r=1, bt=2, bS=8, interior 3 x 10 (array 5 x 12), no stream division.
+    # Halo 2, compute region 4 -> ceil(10/4) = 3 blocks; thread t of block k sits at
+    # x = 1 - 2 + 4k + t:   k=0: -1..6   k=1: 3..10   k=2: 7..14   (array 0..11)
+    #   in-array  7 + 8 + 5 = 20 (of 24 slots: 4 out-of-bound: x=-1, 12, 13, 14)
+    #   interior  6 + 8 + 4 = 18 (x in 1..10)      -> boundary 20 - 18 = 2 (x = 0, 11)
+    #   level 1 window t in [1,7): x 0..5 -> 5, 4..9 -> 6, 8..13 -> 3   = 14 valid
+    #   level 2 window t in [2,6): x 1..4 -> 4, 5..8 -> 4, 9..12 -> 2  = 10 valid (= 10 cells)
+    # Stream: one block, BlockRanges.of(1, 4, 1, 3, 2, 1): base 0, loads planes 0..4
+    # (3 interior + 2 boundary), level 1 produces 0..4 (3 + 2), level 2 planes 1..3.
+    # 4 steps = 2 launches of degree 2 (2 steps would be 2 launches of degree 1: parity)
+    dims = (DimExtent(1, 3, 5), DimExtent(1, 10, 12))
+    p = predict(star2d, plan2d(2, 8), V100, dims, 4)
+    (c,) = p.launches
+    assert (c.degree, c.count) == (2, 2)
+    assert c.levels[0] == ThreadCounts(5 * 4, 3 * 2 + 2 * 20, 0, 3 * 18)
+    assert c.levels[1] == ThreadCounts(out_of_bound=5 * 4, boundary=3 * 2 + 2 * 20,
+                                       redundant=3 * (18 - 14), valid=3 * 14)
+    assert c.levels[2] == ThreadCounts(out_of_bound=3 * 4, boundary=3 * 2,
+                                       redundant=3 * (18 - 10), valid=3 * 10)
+    assert c.levels[1].total == 5 * 24 and c.levels[2].total == 3 * 24
+    assert c.gm_reads == 100 and c.gm_writes == 30
+    assert c.comp_threads == 42 + 30  # valid slots of levels 1 and 2
+    assert c.sm_writes == 120 + 72
+    assert c.sm_reads == 72 * 2
+    # charging the halo: redundant slots compute too
+    h = predict(star2d, plan2d(2, 8), V100, dims, 4, halo_computes=True).launches[0]
+    assert h.comp_threads == (12 + 42) + (24 + 30) and h.sm_reads == 108 * 2
+    assert h.gm_bytes == c.gm_bytes and h.sm_writes == c.sm_writes
+    # occupancy on V100: 8 threads, 2*8*4 = 64 B shared, 2*3+2+20 = 28 -> 32 registers:
+    # threads 2048/8 = 256, smem 98304/64 = 1536, regs 65536/(32*8) = 256, blocks 32.
+    assert c.occupancy.blocks_per_sm == 32 and c.occupancy.limited_by == "blocks"
+    assert c.occupancy.regs_per_thread == 32
+    assert c.waves == pytest.approx(3 / (32 * 80))
+    assert c.eff_sm == pytest.approx(3 / (32 * 80))
+    # times: bytes / bandwidth, FLOPs / (peak x eff_ALU); star2d1r is 4 FMA + 1 MUL
+    assert c.time_gm == pytest.approx((100 + 30) * 4 / 791e9)
+    assert c.time_sm == pytest.approx((144 + 192) * 4 / 10650e9)
+    assert c.time_comp == pytest.approx(72 * 9 / (15700e9 * 0.9))
+    assert c.seconds == pytest.approx(max(c.time_gm, c.time_sm, c.time_comp) / c.eff_sm)
+    assert p.seconds == pytest.approx(2 * c.seconds)
+    assert p.gflops == pytest.approx(30 * 9 * 4 / p.seconds / 1e9)
+
+
+def test_hand_case_issue_term(star2d):
+    # The bt=2 case above on a V100 given a step latency of 1000 cycles (the term is on for
+    # Hopper only). star2d1r: 4 FMA + 1 MUL = 5 instructions, + 2 shared reads + 1 store +
+    # 1 barrier + 8 (2D overhead) = 17 per thread and level. bS = 8 is one warp, active at
+    # both levels; warps over the launch: (120 + 72) / 32 = 6 -> 6 * 17 = 102
+    # warp-instructions; block steps: 120 level-0 slots / 8 threads = 15 (3 blocks x 5
+    # planes); per step 102 / 15 / 4 schedulers = 1.7 cycles. Latency: 1000 + 2 levels x
+    # (5 dependent FP32 instructions x 4 cycles) = 1040; 32 resident blocks:
+    # max(1040 + 0.4 * 1.7, 32 * 1.7) = 1040.68 cycles;
+    # time = 15 / (80 SMs * 32) * 1040.68 / 1530 MHz
+    from dataclasses import replace as with_
+    gpu = with_(V100, step_latency_cycles=1000)
+    dims = (DimExtent(1, 3, 5), DimExtent(1, 10, 12))
+    m = Model(star2d, gpu, dims, 4)
+    c = m.launch_cost(plan2d(2, 8), 2)
+    assert m.level_instructions(plan2d(2, 8), 2) == 17
+    assert c.warp_instructions == pytest.approx(102)
+    assert c.block_steps == 15
+    assert m.level_latency(plan2d(2, 8)) == 20
+    assert c.step_cycles == pytest.approx(1040.68)
+    assert c.time_issue == pytest.approx(15 / (80 * 32) * 1040.68 / 1530e6)
+    # the launch takes the Euclidean norm of its four times (the largest one names it)
+    assert c.bottleneck == "issue"
+    assert c.seconds == pytest.approx(math.hypot(c.time_comp, c.time_sm, c.time_gm,
+                                                 c.time_issue) / c.eff_sm)
+    # the other terms are the paper's, unchanged
+    paper = Model(star2d, V100, dims, 4).launch_cost(plan2d(2, 8), 2)
+    assert (c.time_comp, c.time_sm, c.time_gm) == (paper.time_comp, paper.time_sm,
+                                                   paper.time_gm)
+    assert paper.time_issue == 0 and paper.bottleneck != "issue"
+    # a budget of 16 registers: launch bounds of 65536 / (16 * 8) = 512 blocks leave each
+    # thread 16, 10 below the 2*3 plane registers + 20 the kernel needs without spilling:
+    # 3 spill instructions per register -> 6 * 47 / 15 / 4 = 4.7 cycles per step
+    assert spill_free_registers(plan2d(2, 8), 2) == 26
+    spilled = m.launch_cost(plan2d(2, 8), 2, 16)
+    assert spilled.step_cycles == pytest.approx(1040 + 0.4 * 4.7)
+    # so little work per step that even 32 resident blocks leave the latency exposed
+    assert c.step_cycles > 32 * 102 / 15 / 4
+
+
+def test_double_division_costs_issue_and_latency(j2d5pt):
+    # j2d5pt: (5 weighted terms) / 6.5 -> 4 FMA + 1 MUL + the division (1 MUL in the mix)
+    double = _load("j2d5pt", "double")[1]
+    grid = benchmark_grid(j2d5pt, 64)
+    single, twice = Model(j2d5pt, "H200", grid, 4), Model(double, "H200", grid, 4)
+    assert single.mix("nondiag").double_divisions == 0
+    assert twice.mix("nondiag").double_divisions == 1
+    p32 = make_plan(j2d5pt, bt=2, bs=(128,), sl=128)
+    p64 = make_plan(double, bt=2, bs=(128,), sl=128)
+    # float: 6 + 2 reads + 1 store + 1 barrier + 8; double: FP64 counted twice, + 20
+    assert single.level_instructions(p32, 2) == 18
+    assert twice.level_instructions(p64, 2) == 2 * 6 + 20 + 2 + 1 + 1 + 8
+    # chains: 6 x 4 cycles in float; 6 x 8 + 100 for the division in double
+    assert single.level_latency(p32) == 24 and twice.level_latency(p64) == 148
+
+
+def test_rank_weighs_register_budgets_where_issue_is_modelled(j2d5pt):
+    grid = benchmark_grid(j2d5pt, 4096)
+    plans = [make_plan(j2d5pt, bt=bt, bs=(256,), sl=256) for bt in (2, 8, 14)]
+    hopper = Model(j2d5pt, "H200", grid, 100)
+    assert hopper.budgets(plans[0]) == (None,)  # estimate 2*3 + 2 + 20 = 28: nothing below
+    assert hopper.budgets(plans[2]) == (None, 32, 64)  # 14*3 + 14 + 20 = 76
+    for p in hopper.rank(plans):
+        alternatives = [hopper.predict(p.plan, b).seconds for b in hopper.budgets(p.plan)]
+        assert p.seconds == min(alternatives)
+        assert p.registers in hopper.budgets(p.plan)
+    assert all(p.registers is None for p in Model(j2d5pt, "P100", grid, 100).rank(plans))
+    assert Model(j2d5pt, "P100", grid, 100).budgets(plans[2]) == (None,)
+
+
+def test_hand_case_stream_division(star2d):
+    # As above with sl=2: stream blocks store planes [1,3) and [3,4).
+    #   block 0: BlockRanges.of(1, 3, 1, 3, 2, 1): base 0, lo 1, hi 3; loads local 0..4
+    #     (3 interior, 2 boundary); level 1: 0..3 (3 + 1); level 2: 1..2.
+    #   block 1: BlockRanges.of(3, 4, 1, 3, 2, 1): base 1, lo 0, hi 2; loads local 0..3
+    #     (3 interior, local 3 = plane 4 boundary); level 1: 1..3 (2 + 1); level 2: 2.
+    dims = (DimExtent(1, 3, 5), DimExtent(1, 10, 12))
+    assert stream_counts(dims[0], 2, 2, 1) == (2, (6, 5, 3), (3, 2, 0))
+    c = predict(star2d, plan2d(2, 8, sl=2), V100, dims, 4).launches[0]
+    assert c.levels[1] == ThreadCounts(out_of_bound=7 * 4, boundary=5 * 2 + 2 * 20,
+                                       redundant=5 * 4, valid=5 * 14)
+    assert c.levels[2] == ThreadCounts(12, 6, 24, 30)
+    assert c.gm_reads == 9 * 20 and c.gm_writes == 30
+    assert c.blocks == 3 * 2 and c.stream_blocks == 2
+
+
+# --------------------------------------------------------------------------- cross-checks
+
+
+@given(st.data())
+def test_plane_counts_match_thread_grid(data):
+    ndim = data.draw(st.sampled_from([2, 3]))
+    d = data.draw(st.integers(1, 4))
+    radius = tuple(data.draw(st.integers(0, 2)) for _ in range(ndim))
+    bs = tuple(2 * d * r + data.draw(st.integers(1, 7)) for r in radius[1:])
+    dims = []
+    for r in radius:
+        lo = data.draw(st.integers(r, r + 2))
+        n = data.draw(st.integers(1, 25))
+        dims.append(DimExtent(lo, lo + n - 1, lo + n + data.draw(st.integers(r, r + 2))))
+    plan = BlockingPlan(ndim, "float", radius, d, bs, None, "none")
+    geo = LaunchGeometry(plan, d, tuple(dims))
+    tg = ThreadGrid.of(geo)
+    slots = in_array = interior = 1
+    window = [1] * (d + 1)
+    for dim, nb, b, r in zip(geo.plane_dims, geo.plane_blocks, bs, radius[1:]):
+        s, a, i, w = plane_dim_counts(dim, nb, b, r, d)
+        slots, in_array, interior = slots * s, in_array * a, interior * i
+        window = [x * y for x, y in zip(window, w)]
+    assert slots == math.prod(tg.shape)
+    assert in_array == int(tg.in_array.sum())
+    assert interior == int(tg.interior.sum())
+    assert window == [int(m.sum()) for m in tg.active]
+
+
+@given(lo=st.integers(0, 4), n=st.integers(0, 60), d=st.integers(1, 6), r=st.integers(0, 3),
+       sl=st.one_of(st.none(), st.integers(1, 20)))
+def test_grouped_stream_counts_match_block_walk(lo, n, d, r, sl):
+    stream = DimExtent(lo, lo + n - 1, lo + n + r)
+    assert stream_counts(stream, sl, d, r) == stream_counts_direct(stream, sl, d, r)
+
+
+@given(data=st.data())
+def test_conservation(data, star2d):
+    """Class totals fill every thread x level x plane slot; valid stores are the interior
+    cells of every launch; level d produces only interior planes."""
+    bt = data.draw(st.integers(1, 5))
+    b = 2 * bt + data.draw(st.integers(1, 20))
+    ny, nx = data.draw(st.integers(1, 30)), data.draw(st.integers(1, 70))
+    sl = data.draw(st.one_of(st.none(), st.integers(1, 12)))
+    steps = data.draw(st.integers(0, 13))
+    dims = (DimExtent(1, ny, ny + 2), DimExtent(1, nx, nx + 2))
+    plan = plan2d(bt, b, sl)
+    p = predict(star2d, plan, V100, dims, steps)
+    assert p.launch_count == len(M.launch_degrees(steps, bt))
+    for c in p.launches:
+        geo = LaunchGeometry(plan, c.degree, dims)
+        n, inner, outer = stream_counts_direct(dims[0], sl, c.degree, 1)
+        per_plane = math.prod(geo.plane_blocks) * b
+        for T in range(c.degree + 1):
+            assert c.levels[T].total == (inner[T] + outer[T]) * per_plane
+        assert outer[c.degree] == 0
+        assert c.gm_writes == c.levels[c.degree].valid == ny * nx
+        assert c.gm_reads >= ny * nx
+        assert c.blocks == geo.nblocks
+    assert sum(c.count * c.gm_writes for c in p.launches) == ny * nx * p.launch_count
+    assert p.threads.total == sum(c.count * sum(l.total for l in c.levels[1:])
+                                  for c in p.launches)
+
+
+def test_tiny_grids_and_no_steps(star2d):
+    # grids smaller than one block, streams shorter than the pipeline
+    dims = (DimExtent(1, 2, 4), DimExtent(1, 3, 5))
+    p = predict(star2d, plan2d(4, 32, sl=1), V100, dims, 9)
+    assert p.seconds > 0 and p.gflops > 0
+    assert all(c.gm_writes == 6 for c in p.launches)
+    empty = predict(star2d, plan2d(4, 32), V100, dims, 0)
+    assert empty.seconds == 0 and empty.gflops == 0 and empty.launches == ()
+
+
+# --------------------------------------------------------------------------- model values
+
+
+def test_steps_scale_time(j2d5pt):
+    plan = make_plan(j2d5pt, bt=4, bs=(256,), sl=128)
+    grid = benchmark_grid(j2d5pt, 4096)
+    a = predict(j2d5pt, plan, "V100", grid, 400)
+    b = predict(j2d5pt, plan, "V100", grid, 800)
+    assert [(c.degree, c.count) for c in a.launches] == [(4, 100)]
+    assert b.seconds == pytest.approx(2 * a.seconds)
+    assert b.gflops == pytest.approx(a.gflops)
+    assert b.threads == a.threads.scale(2)
+
+
+def test_launch_costs_cached_per_degree(j2d5pt):
+    plan = make_plan(j2d5pt, bt=4, bs=(256,), sl=128)
+    m = Model(j2d5pt, "H200", benchmark_grid(j2d5pt, 16384), 1001)
+    p = m.predict(plan)
+    assert [(c.degree, c.count) for c in p.launches] == [(4, 250), (1, 1)]
+    assert m.launch_cost(plan, 4) is m.launch_cost(plan, 4)
+
+
+def test_j2d5pt_v100_paper_ballpark(j2d5pt):
+    # Table 5: j2d5pt float on V100, Tuned bT=10, bS=256, hSN=256: Model 8,144 GFLOP/s
+    # (measured 6,160); shared memory is the bottleneck.
+    grid = benchmark_grid(j2d5pt, 16384)
+    p = predict_config(j2d5pt, "V100", grid, 1000, bt=10, bs=(256,), sl=256)
+    assert 0.85 * 8144 < p.gflops < 1.15 * 8144
+    assert p.bottleneck == "shared"
+    # Sconf-like (bT=4, 128 threads, hSN=128): device memory bound, well below Tuned
+    s = predict_config(j2d5pt, "V100", grid, 1000, bt=4, bs=(128,), sl=128)
+    assert s.bottleneck == "global"
+    assert 2000 < s.gflops < p.gflops
+    # the halo-charging variant can only be slower
+    h = predict_config(j2d5pt, "V100", grid, 1000, bt=10, bs=(256,), sl=256,
+                       halo_computes=True)
+    assert h.seconds >= p.seconds
+
+
+@pytest.mark.parametrize("name, dtype, gpu, bt, bs, sl, paper", [
+    # Table 5, Model column (GFLOP/s) for the Tuned configurations
+    ("star2d1r", "float", "V100", 10, (256,), 256, 7330),
+    ("box2d1r", "float", "V100", 10, (256,), 256, 11327),  # assoc partial sums
+    ("star3d1r", "float", "V100", 4, (32, 32), 128, 3498),
+    ("box3d1r", "float", "V100", 3, (32, 32), 256, 12811),
+    ("j3d27pt", "float", "P100", 3, (32, 32), 256, 7476),
+    ("star2d3r", "double", "P100", 7, (256,), 256, 3857),
+])
+def test_paper_model_column(name, dtype, gpu, bt, bs, sl, paper):
+    info = _load(name, dtype)[1]
+    grid = benchmark_grid(info, 16384 if info.ndim == 2 else 512)
+    p = predict(info, BlockingPlan(info.ndim, dtype, info.radius, bt, bs, sl, info.opt), gpu,
+                grid, 1000)
+    assert 0.9 * paper < p.gflops < 1.1 * paper
+
+
+def test_double_uses_double_peaks():
+    info = _load("j2d5pt", "double")[1]
+    grid = benchmark_grid(info, 16384)
+    # Table 5: double on V100 with the same Tuned configuration: Model 4,642 GFLOP/s
+    p = predict_config(info, "V100", grid, 1000, bt=10, bs=(256,), sl=256)
+    assert p.plan.word_bytes == 8
+    assert 0.9 * 4642 < p.gflops < 1.1 * 4642
+
+
+def test_eff_alu(star2d, j2d5pt):
+    # star2d1r: 5 products summed -> 4 FMA + 1 MUL: (8 + 1) / 10
+    assert OpMix.of(star2d) == OpMix(fma=4, mul=1, add=0, other=0)
+    assert OpMix.of(star2d).eff_alu == pytest.approx(0.9)
+    # j2d5pt: the division is a multiply under fast math: 4 FMA + 2 MUL
+    assert OpMix.of(j2d5pt).eff_alu == pytest.approx(10 / 12)
+    box = _load("box2d1r")[1]
+    # written as one dot product (mode none): 8 FMA + 1 MUL, near 1
+    assert OpMix.of(box, "none").eff_alu == pytest.approx(17 / 18)
+    # mode assoc: 3 planes x (1 MUL + 2 FMA) + 2 ADD combining the partial sums
+    assert OpMix.of(box, "assoc") == OpMix(fma=6, mul=3, add=2, other=0)
+    # every mix accounts for the stencil's FLOPs: 2 FMA + MUL + ADD + OTHER
+    for info in (star2d, j2d5pt, box):
+        for mode in ("none", "assoc"):
+            mix = OpMix.of(info, mode)
+            assert 2 * mix.fma + mix.mul + mix.add + mix.other == info.flops_per_cell
+
+
+def test_eff_alu_near_one_for_high_order():
+    info = _load("star3d4r")[1]  # 25 products: 24 FMA + 1 MUL
+    assert OpMix.of(info).eff_alu == pytest.approx(49 / 50)
+
+
+@pytest.mark.parametrize("ndim, shape, r, nondiag, assoc, none", [
+    # Table 2 (practical): 2D star 2r, 2D box (2r+1)-1, 3D star 4r, 3D box (2r+1)^2-1
+    (2, "star", 1, 2, 2, 2), (2, "star", 3, 6, 6, 6), (3, "star", 2, 8, 8, 8),
+    (2, "box", 1, None, 2, 6), (2, "box", 4, None, 8, 72), (3, "box", 1, None, 8, 24),
+    (3, "box", 2, None, 24, 120),
+])
+def test_smem_reads_table2(ndim, shape, r, nondiag, assoc, none):
+    rng = range(-r, r + 1)
+    if shape == "box":
+        offsets = [o for o in np.ndindex(*(2 * r + 1,) * ndim)]
+        offsets = [tuple(x - r for x in o) for o in offsets]
+    else:
+        offsets = [(0,) * ndim]
+        for dim in range(ndim):
+            for k in rng:
+                if k:
+                    offsets.append(tuple(k if e == dim else 0 for e in range(ndim)))
+    info = SimpleNamespace(offsets=tuple(sorted(set(offsets))))
+    if nondiag is not None:
+        assert smem_reads_per_thread(info, "nondiag") == nondiag
+    assert smem_reads_per_thread(info, "assoc") == assoc
+    assert smem_reads_per_thread(info, "none") == none
+
+
+def test_occupancy_limits(j2d5pt):
+    # bT=4 float: 4*3 + 4 + 20 = 36 registers -> 40; 256 threads: threads 2048/256 = 8,
+    # smem 98304 / (2*256*4) = 48, registers 65536 / (40*256) = 6.
+    plan = make_plan(j2d5pt, bt=4, bs=(256,), sl=128)
+    occ = occupancy(plan, V100)
+    assert (occ.blocks_per_sm, occ.limited_by, occ.regs_per_thread) == (6, "regs", 40)
+    assert occupancy(plan, V100, regs=32).blocks_per_sm == 8
+    assert occupancy(plan, V100, regs=32).limited_by == "threads"
+    big = make_plan(j2d5pt, bt=4, bs=(1024,), sl=128)
+    assert occupancy(big, V100, regs=128).blocks_per_sm == 0
+    with pytest.raises(UsageError, match="does not fit"):
+        predict(j2d5pt, big, V100, benchmark_grid(j2d5pt, 1024), 8, regs=128)
+
+
+def test_registers_per_degree(j2d5pt):
+    # ptxas' counts per kernel, e.g. {4: 56, 1: 32}: 256 threads x 56 -> 4 blocks per SM
+    plan = make_plan(j2d5pt, bt=4, bs=(256,), sl=128)
+    m = Model(j2d5pt, V100, benchmark_grid(j2d5pt, 2048), 9)  # launches: 4, 4, 1
+    p = m.predict(plan, {4: 56, 1: 32})
+    occ = {c.degree: c.occupancy for c in p.launches}
+    assert occ[4].regs_per_thread == 56 and occ[4].blocks_per_sm == 4
+    assert occ[1].regs_per_thread == 32 and occ[1].blocks_per_sm == 8
+    # a degree left out keeps the paper's estimate: 1*3 + 1 + 20 = 24 registers
+    assert m.predict(plan, {4: 56}).launches[1].occupancy.regs_per_thread == 24
+
+
+def test_sizes_from_parameters(j2d5pt):
+    plan = make_plan(j2d5pt, bt=4, bs=(256,), sl=128)
+    env = {"compsize": 512, "dimsize": 514, "timestep": 40}
+    a = predict(j2d5pt, plan, "H100", env)
+    b = predict(j2d5pt, plan, "H100", benchmark_grid(j2d5pt, 512), 40)
+    assert a == b and a.steps == 40 and a.cells == 512 * 512
+    with pytest.raises(UsageError, match="missing value"):
+        predict(j2d5pt, plan, "H100", {"timestep": 3})
+
+
+def test_json_is_serialisable(j2d5pt):
+    p = predict_config(j2d5pt, "H200", benchmark_grid(j2d5pt, 1024), 10, bt=4, bs=(256,))
+    data = json.loads(json.dumps(p.to_json()))
+    assert data["bottleneck"] in M.BOTTLENECKS
+    assert data["launches"][0]["levels"][0]["redundant"] == 0
+
+
+def test_fast_enough_for_a_tuner(j2d5pt):
+    plan = make_plan(j2d5pt, bt=4, bs=(256,), sl=128)
+    grid = benchmark_grid(j2d5pt, 16384)
+    M.plane_dim_counts.cache_clear()
+    M.stream_counts.cache_clear()
+    start = time.perf_counter()
+    predict(j2d5pt, plan, "H200", grid, 1000)
+    assert time.perf_counter() - start < 0.1
+
+
+def test_rank_orders_and_skips(j2d5pt):
+    m = Model(j2d5pt, "P100", benchmark_grid(j2d5pt, 4096), 100)
+    plans = [make_plan(j2d5pt, bt=bt, bs=(b,), sl=256) for bt in (2, 4, 8) for b in (128, 256)]
+    plans.append(make_plan(j2d5pt, bt=4, bs=(1024,)))
+    ranked = m.rank(plans, regs=128)  # 1024 threads x 128 registers cannot fit
+    assert len(ranked) == len(plans) - 1
+    assert [p.seconds for p in ranked] == sorted(p.seconds for p in ranked)
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def _run(argv, capsys):
+    code = cli.run(argv, cli.build_parser())
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_cli_model_json(capsys):
+    path = os.path.join(C_INPUTS, "j2d5pt.c")
+    code, out, err = _run(["model", path, "--gpu", "V100", "--dtype", "float", "--bt", "10",
+                           "--bs", "256", "--sl", "256", "--json"], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    for key in ("gflops", "seconds", "bottleneck", "time_comp", "time_sm", "time_gm",
+                "eff_alu", "eff_sm", "blocks_per_sm", "threads", "launches", "plan",
+                "gpu_spec", "params"):
+        assert key in data
+    assert data["params"] == {"timestep": 1000, "dimsize": 16386, "compsize": 16384}
+    assert data["gpu_spec"]["name"] == "V100"
+    assert 0.85 * 8144 < data["gflops"] < 1.15 * 8144
+
+
+def test_cli_model_text_and_sizes(capsys):
+    path = os.path.join(C_INPUTS, "star3d1r.c")
+    code, out, _ = _run(["model", path, "--gpu", "NVIDIA H200", "--dtype", "double",
+                         "--size", "64", "--steps", "8", "--bs", "32x16"], capsys)
+    assert code == 0
+    assert "GFLOP/s" in out and "bottleneck" in out and "compsize=64" in out
+    assert "valid" in out and "out-of-bound" in out
+    code, out, _ = _run(["model", path, "--gpu", "H200", "--dtype", "float", "-P",
+                         "compsize=64", "-P", "timestep=8", "--json"], capsys)
+    assert code == 0 and json.loads(out)["steps"] == 8
+
+
+def test_cli_model_errors(capsys):
+    j2d = os.path.join(C_INPUTS, "j2d5pt.c")
+    code, _, err = _run(["model", j2d, "--gpu", "GTX480", "--dtype", "float"], capsys)
+    assert code == 2 and "H200" in err
+    code, _, err = _run(["model", j2d, "--gpu", "V100", "--dtype", "float", "--size", "64",
+                         "-P", "compsize=65"], capsys)
+    assert code == 2 and "contradicts" in err
+    other = os.path.join(HERE, "data", "forms", "scalar_coeffs.c")
+    code, _, err = _run(["model", other, "--gpu", "V100", "--size", "64"], capsys)
+    assert code == 2 and "-P" in err
+    # its coefficients (double a, b) need no values; the sizes do
+    code, _, err = _run(["model", other, "--gpu", "V100"], capsys)
+    assert code == 2 and "missing value" in err
+    code, out, _ = _run(["model", other, "--gpu", "V100", "-P", "n=100", "-P", "T=5",
+                         "--bs", "64", "--json"], capsys)
+    assert code == 0 and json.loads(out)["cells"] == 98 * 98
+    # a plan over the GPU's per-block shared memory (P100: 48 KB)
+    box = os.path.join(C_INPUTS, "box3d1r.c")
+    code, _, err = _run(["model", box, "--gpu", "P100", "--dtype", "double", "--opt", "none",
+                         "--bs", "30x30", "--bt", "1"], capsys)
+    # 2 buffers * 3 planes * (30 + 2)^2 padded cells * 8 bytes = 48 KB: fits exactly
+    assert code == 0, err
+    box2 = os.path.join(C_INPUTS, "box3d2r.c")  # 2 * 5 planes * 1024 * 8 = 80 KB
+    code, _, err = _run(["model", box2, "--gpu", "P100", "--dtype", "double", "--opt", "none",
+                         "--bs", "32x32", "--bt", "1"], capsys)
+    assert code == 2 and "shared memory" in err

@@ -1,0 +1,233 @@
+"""The tuner's CPU side: the search space, pruning, model ranking, step counts, cache."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from an5dpy.driver import load
+from an5dpy.errors import UsageError
+from an5dpy.perf.gpus import get_gpu
+from an5dpy.check.reference import resolve_params
+from an5dpy.perf.tune import (SPACE, Measured, TuneResult, cache_key, candidate_plans, rank,
+                         result_from_json, tune, with_steps)
+
+from paths import C_INPUTS
+H200 = get_gpu("H200")
+
+
+def bench(name, dtype="float"):
+    program, info = load(os.path.join(C_INPUTS, name + ".c"), (("SB_TYPE", dtype),))
+    size = 16384 if info.ndim == 2 else 512
+    return program, info, resolve_params(program, {"compsize": size, "timestep": 1000})
+
+
+def test_space_is_the_papers_extended_for_hopper():
+    _, info, _ = bench("j2d5pt")
+    plans = candidate_plans(info, H200)
+    assert {p.bt for p in plans} == set(range(1, 17))
+    assert {p.bs for p in plans} <= set(SPACE[2]["bs"])
+    _, info3, _ = bench("star3d1r")
+    plans3 = candidate_plans(info3, H200)
+    assert max(p.bt for p in plans3) <= 8 and (16, 64) in {p.bs for p in plans3}
+
+
+def test_pruning_removes_plans_over_the_limits():
+    _, info, _ = bench("box3d4r", "double")
+    plans = candidate_plans(info, H200)
+    assert plans and all(p.bt == 1 for p in plans)  # bS - 2*bT*4 > 0 and registers
+    for p in plans:
+        assert p.register_estimate() <= 255
+        assert p.register_estimate() * p.nthreads <= H200.regs_per_sm
+        assert p.smem_bytes <= H200.smem_per_block
+
+
+def test_ranking_is_by_the_model():
+    _, info, env = bench("j2d5pt")
+    ranked = rank(info, H200, env)
+    values = [g for _, g in ranked]
+    assert values == sorted(values, reverse=True) and len(ranked) > 100
+
+
+def test_model_only_tuning_and_result_round_trip():
+    _, info, env = bench("star2d1r")
+    result = tune(info, H200, env, "star2d1r", measure=False)
+    assert result.best is None and result.candidates > 0 and len(result.ranking) >= 5
+    plan = result.ranking[0][0]
+    measured = Measured(plan, 64, 1234.0, 0.5, 60, False, result.ranking[0][1])
+    full = TuneResult(result.gpu, result.sizes, result.steps, result.ranking, (measured,),
+                      result.candidates, 100)
+    back = result_from_json(info, json.loads(json.dumps(full.to_json())))
+    assert back.best.plan == plan and back.best.cap == 64 and back.measure_steps == 100
+
+
+def test_with_steps_sets_the_step_parameter():
+    _, info, env = bench("j2d5pt")
+    short = with_steps(info, env, 37)
+    assert info.time.steps(short) == 37 and short["dimsize"] == env["dimsize"]
+
+
+def test_cache_key_depends_on_what_matters():
+    _, info, env = bench("j2d5pt")
+    k = cache_key(info, "float", "H200", env, 5, (None, 32), None)
+    assert k == cache_key(info, "float", "H200", env, 5, (None, 32), None)
+    assert k != cache_key(info, "float", "H100", env, 5, (None, 32), None)
+    assert k != cache_key(info, "float", "H200", {**env, "timestep": 10}, 5, (None, 32), None)
+
+
+def test_cache_key_changes_with_the_code_generator(monkeypatch):
+    import an5dpy.perf.tune as tune
+    _, info, env = bench("j2d5pt")
+    key = cache_key(info, "float", "H200", env, 5, (None, 32), None)
+    assert len(tune.generator_fingerprint()) == 64
+    monkeypatch.setattr(tune, "generator_fingerprint", lambda: "other kernels")
+    assert cache_key(info, "float", "H200", env, 5, (None, 32), None) != key
+
+
+def test_gpu_commands_explain_what_they_need(capsys):
+    from an5dpy.cli.main import main
+    from an5dpy.cuda.runtime import cupy_available
+    if cupy_available()[0]:
+        pytest.skip("a GPU is present")
+    j2d = os.path.join(C_INPUTS, "j2d5pt.c")
+    assert main(["bench", j2d, "--dtype", "float"]) == 2
+    assert "needs a GPU" in capsys.readouterr().err
+    assert main(["tune", j2d, "--dtype", "float", "--measure", "3", "--gpu", "H200"]) == 2
+    assert main(["tune", j2d, "--dtype", "float"]) == 2
+    assert "--gpu" in capsys.readouterr().err
+    assert main(["probe"]) == 2
+    assert main(["tune", j2d, "--dtype", "float", "--gpu", "H200", "--top", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "model ranking" in out and out.count("bt=") == 3
+    assert main(["tune", j2d, "--dtype", "float", "--gpu", "H200", "--caps", "7"]) == 2
+
+
+def test_diverse_candidates_add_the_models_best_per_bt_and_bs():
+    from an5dpy.perf.tune import diverse_candidates
+    program, info, env = bench("j2d5pt")
+    ranking = rank(info, H200, env)
+    chosen = diverse_candidates(ranking, top=3)
+    assert chosen[:3] == [p for p, _ in ranking[:3]]
+    assert len(chosen) == len(set(chosen))
+    best = ranking[0][1]
+    eligible = [(p, g) for p, g in ranking if g >= 0.5 * best]
+    # every bT and bS with a plan within the floor is represented by its best plan
+    for key in (lambda p: p.bt, lambda p: p.bs):
+        for value in {key(p) for p, _ in eligible}:
+            first = next(p for p, _ in eligible if key(p) == value)
+            assert first in chosen
+    # nothing below the floor is added beyond the top plans
+    assert all(g >= 0.5 * best for p, g in ranking if p in chosen[3:])
+    narrow = diverse_candidates(ranking, top=3, per_bt=False, per_bs=False)
+    assert narrow == [p for p, _ in ranking[:3]]
+    sconf = ranking[-1][0]
+    assert diverse_candidates(ranking, top=3, extra=(sconf,), per_bt=False,
+                              per_bs=False)[-1] == sconf
+
+
+def test_a_register_budget_binds_only_below_what_ptxas_gave():
+    from an5dpy.blocking.plan import make_plan
+    from an5dpy.cuda.runtime import Cubin, parse_ptxas_report
+    from an5dpy.perf.tune import budget_binds, own_registers
+    _, info, _ = bench("j2d5pt")
+    plan = make_plan(info, bt=10, bs=(256,), sl=256)
+    log = ("ptxas info    : Compiling entry function 'an5d_j2d5pt_kernel_d10' for 'sm_90'\n"
+           "ptxas info    : Used 64 registers, used 1 barriers, 2064 bytes smem\n"
+           "ptxas info    : Compiling entry function 'an5d_j2d5pt_kernel_d1' for 'sm_90'\n"
+           "ptxas info    : Used 28 registers, used 1 barriers, 2064 bytes smem\n")
+    cubin = Cubin("k.cubin", parse_ptxas_report(log), log)
+    assert own_registers(cubin, plan) == 64  # the plan's own degree, not d1
+    assert budget_binds(cubin, plan, 32) and budget_binds(cubin, plan, 63)
+    assert not budget_binds(cubin, plan, 64) and not budget_binds(cubin, plan, 96)
+    # no report for the plan's degree: measure rather than guess
+    assert budget_binds(cubin, make_plan(info, bt=4, bs=(256,)), 96)
+
+
+def _cubin(name: str, degree: int, registers: int):
+    from an5dpy.cuda.runtime import Cubin, parse_ptxas_report
+    log = (f"ptxas info    : Compiling entry function 'an5d_{name}_kernel_d{degree}' for "
+           f"'sm_90'\nptxas info    : Used {registers} registers, used 1 barriers\n")
+    return Cubin("k.cubin", parse_ptxas_report(log), log)
+
+
+def test_budgeted_builds_are_submitted_after_the_unbudgeted_and_only_where_they_bind(
+        monkeypatch):
+    import concurrent.futures
+
+    import an5dpy.cuda.runtime
+    from an5dpy.blocking.plan import make_plan
+    from an5dpy.perf.tune import submit_builds
+    _, info, _ = bench("j2d5pt")
+    plans = [make_plan(info, bt=bt, bs=(256,), sl=256) for bt in (2, 8)]
+    natural = {2: 40, 8: 100}  # registers ptxas gives each plan without a budget
+    built = []
+
+    def fake_build(info_, plan, stem, options, smem_wrap=True, directory=None, regs=None):
+        built.append((plan.bt, regs))
+        return ("model", _cubin("j2d5pt", plan.bt, regs or natural[plan.bt]))
+
+    monkeypatch.setattr(an5dpy.cuda.runtime, "build_kernels", fake_build)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:  # one worker: submission order
+        jobs = submit_builds(pool, info, plans, (None, 32, 64, 96), "j2d5pt", None)
+        results = [(p.bt, cap, f.result()) for p, cap, f in jobs]
+    assert [(bt, cap) for bt, cap, _ in results] == [
+        (2, None), (8, None), (2, 32), (8, 32), (2, 64), (8, 64), (2, 96), (8, 96)]
+    # bT 2 has 40 registers without a budget: only 32 binds; bT 8 (100): all three do
+    assert {(bt, cap) for bt, cap, r in results if r is None} == {(2, 64), (2, 96)}
+    assert built == [(2, None), (8, None), (2, 32), (8, 32), (8, 64), (8, 96)]
+
+
+def test_screen_times_each_build_once_and_the_fastest_again():
+    import concurrent.futures
+    from an5dpy.perf.tune import screen
+
+    def done(value):
+        f = concurrent.futures.Future()
+        f.set_result(value) if not isinstance(value, Exception) else f.set_exception(value)
+        return f
+
+    rates = {"a": 10.0, "b": 30.0, "c": 20.0, "d": 5.0}
+    jobs = [("a", None, done("A")), ("b", None, done("B")), ("b", 32, done(None)),
+            ("c", 64, done("C")), ("d", None, done("D"))]
+    once, final = [], []
+    out = screen(jobs, lambda p, b: once.append(p) or rates[p],
+                 lambda p, b: final.append(p) or f"{p} reported", finalists=2)
+    assert once == ["a", "b", "c", "d"]  # the budget that changes nothing is not timed
+    assert [(s.plan, s.cap, s.built, s.gflops) for s in out] == [
+        ("b", None, "B", 30.0), ("c", 64, "C", 20.0), ("a", None, "A", 10.0),
+        ("d", None, "D", 5.0)]
+    assert final == ["b", "c"] and [s.final for s in out] == ["b reported", "c reported",
+                                                                None, None]
+    # a failed build raises, or is reported and left out
+    broken = jobs[:1] + [("e", 96, done(RuntimeError("nvcc failed")))]
+    with pytest.raises(RuntimeError):
+        screen(broken, lambda p, b: 1.0, lambda p, b: None)
+    errors = []
+    out = screen(broken, lambda p, b: 1.0, lambda p, b: None,
+                 on_error=lambda p, cap, e: errors.append((p, cap, str(e))))
+    assert [s.plan for s in out] == ["a"] and errors == [("e", 96, "nvcc failed")]
+
+
+def test_tuning_candidates_add_the_papers_diverse_picks_to_the_models_top_plans():
+    from an5dpy.perf.tune import diverse_candidates, paper_ranking, tuning_candidates
+    _, info, env = bench("j2d5pt")
+    space = candidate_plans(info, H200)
+    ranking = rank(info, H200, env, space)  # with the issue term (Hopper)
+    paper = paper_ranking(info, H200, env, space, ranking)
+    assert [p for p, _ in ranking[:5]] != [p for p, _ in paper[:5]]
+    sconf = paper[-1][0]
+    chosen = tuning_candidates(ranking, paper, 5, (sconf,))
+    assert chosen[:5] == [p for p, _ in ranking[:5]]
+    assert set(diverse_candidates(paper, 5)) <= set(chosen) and chosen[-1] == sconf
+    assert len(chosen) == len(set(chosen))
+    # narrow: the model's top plans and the extras only
+    narrow = tuning_candidates(ranking, paper, 5, (sconf,), per_bt=False, per_bs=False)
+    assert narrow == [p for p, _ in ranking[:5]] + [sconf]
+    # GPUs without the issue term: the paper's ranking is the model's
+    v100 = get_gpu("V100")
+    space = candidate_plans(info, v100)
+    plain = rank(info, v100, env, space)
+    assert paper_ranking(info, v100, env, space, plain) == plain
+    assert tuning_candidates(plain, plain, 5) == diverse_candidates(plain, 5)

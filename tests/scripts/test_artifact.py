@@ -1,0 +1,72 @@
+"""scripts/artifact.py without a GPU: what the table says about the model's top 5."""
+
+from __future__ import annotations
+
+import pytest
+from script_support import load_script
+
+
+@pytest.fixture(scope="module")
+def artifact():
+    return load_script("artifact")
+
+
+def row(best, measured, top5):
+    return {"best": {"describe": best, "gflops": dict(measured)[best]},
+            "measured": [{"describe": d, "gflops": g} for d, g in measured],
+            "model_top5": top5}
+
+
+def test_top5_fraction_is_the_fastest_measured_plan_of_the_top5_over_the_tuned_one(artifact):
+    # "b" was measured twice (two register budgets): its faster run counts
+    measured = [("a", 100.0), ("b", 80.0), ("b", 90.0), ("c", 50.0)]
+    assert artifact.model_top5_fraction(row("a", measured, ["b", "c", "x"])) == 0.9
+    assert artifact.model_top5_fraction(row("a", measured, ["c", "a"])) == 1.0
+
+
+def test_top5_fraction_is_unknown_where_no_plan_of_the_top5_was_measured(artifact):
+    measured = [("a", 100.0)]
+    assert artifact.model_top5_fraction(row("a", measured, ["x", "y"])) is None
+    assert artifact.model_top5_fraction({"best": {"describe": "a", "gflops": 1.0},
+                                         "measured": []}) is None
+
+
+def measured_entry(plan, cap, gflops, final):
+    return {"plan": plan.to_json(), "describe": plan.describe(), "cap": cap,
+            "gflops": gflops, "final": final, "predicted": 0.0}
+
+
+def test_rescore_redoes_the_model_fields_and_keeps_the_measurements(artifact):
+    from an5dpy.perf.gpus import get_gpu
+    gpu = get_gpu("H200")
+    stub = {"stencil": "j2d5pt", "dtype": "float", "gpu": "H200"}
+    info, env, model, space, ranked = artifact.row_context(stub, gpu)
+    first, fifth, far = ranked[0].plan, ranked[4].plan, ranked[-1].plan
+    sconf = measured_entry(far, None, 900.0, True)
+    row = dict(stub, sconf=sconf, best=sconf, model_top5=[], best_in_model_top5=False,
+               measured=[measured_entry(first, None, 1000.0, True),
+                         measured_entry(fifth, 64, 1200.0, False),  # a screening run
+                         measured_entry(far, 32, 1100.0, True)])
+    out = artifact.rescore(row, model, ranked, space, gpu, env)
+    # the tuned plan is the fastest reported run, here the far plan: not in the top 5
+    assert out["best"]["describe"] == far.describe() and out["best"]["gflops"] == 1100.0
+    assert out["model_top5"] == [p.plan.describe() for p in ranked[:5]]
+    assert out["best_in_model_top5"] is False and len(out["paper_top5"]) == 5
+    # every prediction is the model's at the build's budget; the runs are untouched
+    assert out["measured"][1]["predicted"] == pytest.approx(model.predict(fifth, 64).gflops)
+    assert [m["gflops"] for m in out["measured"]] == [1000.0, 1200.0, 1100.0]
+    assert out["sconf"]["predicted"] == pytest.approx(model.predict(far, None).gflops)
+    assert row["measured"][0]["predicted"] == 0.0  # the input row is left as it was
+
+
+def test_rescore_without_a_gpu_rewrites_rows_and_table(artifact, tmp_path):
+    import json
+    import os
+    src = os.path.join(os.path.dirname(artifact.HERE), "artifact", "H200", "rows.jsonl")
+    rows = [json.loads(line) for line in open(src)][:2]
+    rows[0]["best_in_model_top5"] = "stale"
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    artifact.supplement_rows(str(tmp_path), deadline=0.0, measure=False)
+    out = [json.loads(line) for line in open(tmp_path / "rows.jsonl")]
+    assert len(out) == 2 and isinstance(out[0]["best_in_model_top5"], bool)
+    assert [len(r["measured"]) for r in out] == [len(r["measured"]) for r in rows]
