@@ -508,13 +508,15 @@ def _baseline_code(info: StencilInfo, plan: BlockingPlan, prefix: str) -> Baseli
 
 
 def template_dir() -> Path:
-    """The templates: the ``an5dpy.templates`` package of an installed wheel (the repo's
-    top-level ``templates/`` folder, mapped by pyproject.toml), else the source tree's."""
-    try:
-        from importlib.resources import files
-        return Path(str(files("an5dpy.templates")))
-    except ModuleNotFoundError:
-        return Path(__file__).resolve().parents[2] / "templates"
+    """The templates: those of the source tree this module is in (the repository's
+    top-level ``templates/``), else the ``an5dpy.templates`` package of an installed wheel
+    (the same folder, mapped by pyproject.toml). The source tree comes first so that a
+    checkout run from its own folder renders its own templates, not an installed copy's."""
+    source_tree = Path(__file__).resolve().parents[2] / "templates"
+    if (source_tree / "kernel.cu.j2").is_file():
+        return source_tree
+    from importlib.resources import files
+    return Path(str(files("an5dpy.templates")))
 
 
 @lru_cache(maxsize=1)
