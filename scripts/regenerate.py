@@ -49,7 +49,7 @@ def options_for(name: str, dtype: str, config: str, table: dict):
                        regs=regs)
     _, info = load(os.path.join(C_INPUTS, name + ".c"), defines)
     plan = sconf_plan(info)
-    return Options(bt=plan.bt, bs=format_block_size(plan.bs), sl=plan.sl, opt=plan.opt,
+    return Options(bt=plan.bt, bs=format_block_size(plan.bs), sl=plan.sl, opt=plan.mode.value,
                    defines=defines)
 
 

@@ -49,7 +49,7 @@ def sconf_options(path: str, defines):
     from an5dpy.blocking.plan import format_block_size
     _, info = load(path, defines)
     plan = sconf_plan(info)
-    return Options(bt=plan.bt, bs=format_block_size(plan.bs), sl=plan.sl, opt=plan.opt,
+    return Options(bt=plan.bt, bs=format_block_size(plan.bs), sl=plan.sl, opt=plan.mode.value,
                    defines=defines)
 
 

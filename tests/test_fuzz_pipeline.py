@@ -631,7 +631,7 @@ def run_sim(case: Case, src: str, result) -> Outcome:
     if not c.passed:
         kind = ("non-finite" if not (c.max_abs < float("inf")) else
                 "rounding" if c.max_rel < 1e-3 else "wrong values")
-        return Outcome("bug", f"sim mismatch ({result.plan.opt}, {kind})",
+        return Outcome("bug", f"sim mismatch ({result.plan.mode.value}, {kind})",
                        " / ".join(report.lines()) + f" / params {params}", "", 1)
     return Outcome("ok")
 

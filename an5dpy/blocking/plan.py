@@ -14,6 +14,7 @@ convert.
 
 from __future__ import annotations
 
+import enum
 import itertools
 import math
 from dataclasses import dataclass
@@ -23,7 +24,41 @@ from typing import Mapping
 from an5dpy.errors import UsageError
 from an5dpy.ir import WORD_BYTES, StencilInfo
 
-MODES = ("nondiag", "assoc", "none")
+class Mode(enum.Enum):
+    """How a kernel keeps the planes of a time level (AN5D paper section 4.2).
+
+    ``NONDIAG``: registers for the column of every plane, shared memory for the centre
+    plane only (diagonal-access-free stencils). ``ASSOC``: each arriving plane is added
+    into per-plane accumulators (associative stencils). ``NONE``: all 2r+1 planes in
+    shared memory. The values are the command line's spelling (``--opt``), which
+    :meth:`BlockingPlan.describe` and :meth:`BlockingPlan.to_json` print.
+    """
+
+    NONDIAG = "nondiag"
+    ASSOC = "assoc"
+    NONE = "none"
+
+
+#: What ``--opt`` accepts besides the modes: the analysis' default.
+AUTO = "auto"
+
+
+def default_mode(info: StencilInfo) -> Mode:
+    """The mode the analysis chose for the stencil (nondiag, else assoc, else none)."""
+    return Mode(info.opt)
+
+
+def resolve_mode(opt: Mode | str | None, info: StencilInfo) -> Mode:
+    """``opt`` as a :class:`Mode`; ``None`` and ``"auto"`` give the analysis' default."""
+    if isinstance(opt, Mode):
+        return opt
+    if not opt or opt == AUTO:
+        return default_mode(info)
+    try:
+        return Mode(opt)
+    except ValueError:
+        choices = ", ".join(m.value for m in Mode)
+        raise UsageError(f"--opt {opt!r}: choose one of {choices}") from None
 
 
 @dataclass(frozen=True)
@@ -47,7 +82,7 @@ class BlockingPlan:
     bt: int
     bs: tuple[int, ...]  # threads per in-plane dimension (array order)
     sl: int | None  # stored planes per stream block; None = no stream division
-    opt: str
+    mode: Mode
     #: Largest offsets read below / above along the streaming dimension (<= radius). The
     #: pipeline is timed with the symmetric radius; planes beyond the reach are never read.
     stream_reach: tuple[int, int] | None = None
@@ -89,14 +124,14 @@ class BlockingPlan:
     def registers_per_thread(self, degree: int | None = None) -> int:
         """Plane registers the schedule allocates (not counting nvcc's temporaries)."""
         d = self.bt if degree is None else degree
-        if self.opt == "assoc":
+        if self.mode is Mode.ASSOC:
             return 1 + d * self.ring  # one loaded plane, an accumulator ring per level
         return d * self.ring  # rings of levels 0 .. d-1; level d is stored directly
 
     @property
     def smem_planes(self) -> int:
         """Planes per shared buffer: the centre plane, or all 2r+1 inputs in mode none."""
-        return self.ring if self.opt == "none" else 1
+        return self.ring if self.mode is Mode.NONE else 1
 
     @property
     def smem_row_shape(self) -> tuple[int, ...]:
@@ -123,13 +158,13 @@ class BlockingPlan:
 
     def describe(self) -> str:
         sl = "off" if self.sl is None else str(self.sl)
-        return (f"bt={self.bt} bs={format_block_size(self.bs)} sl={sl} opt={self.opt} "
+        return (f"bt={self.bt} bs={format_block_size(self.bs)} sl={sl} opt={self.mode.value} "
                 f"dtype={self.dtype}")
 
     def to_json(self) -> dict:
         return {
             "bt": self.bt, "bs": list(self.bs), "bs_text": format_block_size(self.bs),
-            "sl": self.sl, "opt": self.opt, "dtype": self.dtype, "radius": list(self.radius),
+            "sl": self.sl, "opt": self.mode.value, "dtype": self.dtype, "radius": list(self.radius),
             "halo": list(self.halo()), "compute_region": list(self.compute_region()),
             "nthreads": self.nthreads, "registers_per_thread": self.registers_per_thread(),
             "register_estimate": self.register_estimate(), "smem_bytes": self.smem_bytes,
@@ -159,20 +194,21 @@ def default_block_size(ndim: int) -> tuple[int, ...]:
 
 
 def make_plan(info: StencilInfo, bt: int = 4, bs: tuple[int, ...] | None = None,
-              sl: int | None = None, opt: str | None = None, dtype: str | None = None,
+              sl: int | None = None, opt: Mode | str | None = None, dtype: str | None = None,
               limits: DeviceLimits = HOPPER_LIMITS) -> BlockingPlan:
-    """Build and validate a plan; raises UsageError naming what is impossible."""
+    """Build and validate a plan; raises UsageError naming what is impossible.
+
+    ``opt``: a :class:`Mode`, its name, or ``None``/``"auto"`` for the analysis' default;
+    the plan holds the settled :class:`Mode`."""
     if dtype is not None and dtype != info.dtype:
         raise UsageError(f"the plan's element type {dtype} differs from the array's "
                          f"({info.dtype}): the type comes from the C source (-D, --dtype)")
     dtype = info.dtype
-    opt = opt or info.opt
+    mode = resolve_mode(opt, info)
     bs = tuple(bs) if bs is not None else default_block_size(info.ndim)
-    if opt not in MODES:
-        raise UsageError(f"--opt {opt!r}: choose one of {', '.join(MODES)}")
     if dtype not in WORD_BYTES:
         raise UsageError(f"--dtype {dtype!r}: choose float or double")
-    plan = BlockingPlan(info.ndim, dtype, info.radius, int(bt), bs, sl, opt,
+    plan = BlockingPlan(info.ndim, dtype, info.radius, int(bt), bs, sl, mode,
                         (info.dims[0].reach_lo, info.dims[0].reach_hi))
     check_plan(plan, info, limits)
     return plan
@@ -196,10 +232,10 @@ def check_plan(plan: BlockingPlan, info: StencilInfo,
     if plan.nthreads > limits.max_threads_per_block:
         raise UsageError(f"--bs {format_block_size(plan.bs)}: {plan.nthreads} threads per block "
                          f"exceed the limit of {limits.max_threads_per_block}")
-    if plan.opt == "nondiag" and not info.diagonal_free:
+    if plan.mode is Mode.NONDIAG and not info.diagonal_free:
         raise UsageError("--opt nondiag needs a diagonal-access-free stencil (reads off the "
                          "centre column of other planes need shared memory): use assoc or none")
-    if plan.opt == "assoc" and not info.associative:
+    if plan.mode is Mode.ASSOC and not info.associative:
         raise UsageError("--opt assoc needs an associative stencil (a sum of terms that each "
                          "read one streaming plane): use none")
     if plan.smem_bytes > limits.max_smem_per_block:

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from an5dpy.blocking.plan import BlockingPlan
+from an5dpy.blocking.plan import BlockingPlan, Mode
 
 # --------------------------------------------------------------------------- registers and ops
 
@@ -188,7 +188,6 @@ class KernelSchedule:
     """The schedule of the kernel for temporal degree ``degree``."""
 
     degree: int
-    mode: str  # 'nondiag' | 'assoc' | 'none'
     radius: int  # streaming radius r
     ring: int  # 2r + 1
     unroll: int  # steps per chunk (a multiple of the ring, even op count)
@@ -283,7 +282,7 @@ class _Builder:
     """Assigns shared-memory buffers along a phase's op sequence."""
 
     def __init__(self, plan: BlockingPlan, degree: int):
-        self.mode = plan.opt
+        self.mode = plan.mode
         self.d = degree
         self.r = plan.stream_radius
         self.ring = plan.ring
@@ -293,7 +292,7 @@ class _Builder:
         return plane % self.ring
 
     def reg(self, level: int, plane: int) -> Reg:
-        if self.mode == "assoc" and level == 0:
+        if self.mode is Mode.ASSOC and level == 0:
             return Reg(0, 0)
         return Reg(level, self.slot(plane))
 
@@ -381,7 +380,7 @@ def build_kernel_schedule(plan: BlockingPlan, degree: int, static_heads: bool = 
     d, r, ring = degree, plan.stream_radius, plan.ring
     unroll = chunk_steps(d, ring) if static_heads else ring
     closing_sync = not static_heads and (ring * d) % 2 == 1
-    assoc = plan.opt == "assoc"
+    assoc = plan.mode is Mode.ASSOC
 
     def head(kind: str) -> Phase:
         n = head_length(kind, d, r, unroll)
@@ -440,7 +439,7 @@ def build_kernel_schedule(plan: BlockingPlan, degree: int, static_heads: bool = 
 
     heads = {"lowermost": head("lowermost"), "middle": head("middle")} if static_heads else {}
     prologue = Phase("prologue", (Step(0, (Load(b.reg(0, 0), 0),)),), False, True)
-    return KernelSchedule(d, plan.opt, r, ring, unroll, heads,
+    return KernelSchedule(d, r, ring, unroll, heads,
                           chunk("inner", False), chunk("tail", True), plan.reach, prologue)
 
 

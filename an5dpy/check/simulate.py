@@ -25,8 +25,8 @@ import numpy as np
 from an5dpy.errors import InternalError
 from an5dpy.check.evaluate import compile_expr, numpy_type
 from an5dpy.ir import Cast, Read, StencilInfo
-from an5dpy.blocking.plan import (BlockingPlan, DimExtent, Launch, LaunchGeometry, grid_extents,
-                         launch_plan)
+from an5dpy.blocking.plan import (BlockingPlan, DimExtent, Launch, LaunchGeometry, Mode,
+                                  grid_extents, launch_plan)
 from an5dpy.blocking.schedule import (Accumulate, BlockRanges, Boundary, Calc, KernelSchedule, Load,
                              ResolvedOp, Schedule, Store, Sync, block_trace, build_schedule)
 
@@ -59,7 +59,7 @@ class _Kernels:
         self.plan = plan
         self.dtype = numpy_type(plan.dtype)
         self.update = compile_expr(info.update, scalars)
-        if plan.opt == "assoc":
+        if plan.mode is Mode.ASSOC:
             form = info.assoc
             self.acc_type = numpy_type(form.sum_type)
             if np.dtype(self.acc_type).itemsize < np.dtype(self.dtype).itemsize:
@@ -220,7 +220,7 @@ class _Group:
         return value
 
     def _reg_dtype(self, reg):
-        if self.kernel.mode == "assoc" and reg.level > 0:
+        if self.k.plan.mode is Mode.ASSOC and reg.level > 0:
             return self.k.acc_type
         return self.k.dtype
 
@@ -295,8 +295,8 @@ class _Group:
         """Write the inputs to shared buffer ``buf``, barrier, evaluate the update."""
         r = self.r
         inputs = [self.reg(reg) for reg in ins]
-        mode = self.kernel.mode
-        if mode == "none":
+        mode = self.k.plan.mode
+        if mode is Mode.NONE:
             self.write_smem(buf, np.stack(inputs))
         else:
             self.write_smem(buf, inputs[r])
@@ -308,7 +308,7 @@ class _Group:
             dz, plane_off = node.offset[0], node.offset[1:]
             key = node.offset
             if key not in cache:
-                if mode == "none":
+                if mode is Mode.NONE:
                     cache[key] = neighbour(shared[dz + r], plane_off)
                 elif dz != 0:
                     if any(plane_off):

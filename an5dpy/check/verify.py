@@ -27,13 +27,13 @@ import numpy as np
 from an5dpy.errors import UsageError
 from an5dpy.check.evaluate import is_exact
 from an5dpy.ir import StencilInfo, WORD_BYTES
-from an5dpy.blocking.plan import BlockingPlan
+from an5dpy.blocking.plan import BlockingPlan, Mode
 
 UNIT_ROUNDOFF = {"float": 2.0 ** -24, "double": 2.0 ** -53}
 
 
 def must_be_identical(info: StencilInfo, plan: BlockingPlan, exact_build: bool) -> bool:
-    return exact_build and plan.opt != "assoc" and is_exact(info.update)
+    return exact_build and plan.mode is not Mode.ASSOC and is_exact(info.update)
 
 
 def tolerance(info: StencilInfo, plan: BlockingPlan, steps: int) -> float:

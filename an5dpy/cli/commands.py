@@ -263,7 +263,7 @@ def cmd_tune(args) -> int:
               f"an5d-translate {args.input} --bt {best.plan.bt} "
               f"--bs {format_block_size(best.plan.bs)}"
               + (f" --sl {best.plan.sl}" if best.plan.sl else "")
-              + f" --opt {best.plan.opt}" + (f" --regs {best.cap}" if best.cap else ""))
+              + f" --opt {best.plan.mode.value}" + (f" --regs {best.cap}" if best.cap else ""))
     return 0
 
 

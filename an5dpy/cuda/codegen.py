@@ -20,7 +20,7 @@ import jinja2
 from an5dpy.cexpr import c_expr
 from an5dpy.errors import InternalError
 from an5dpy.ir import Cast, Const, Read, StencilInfo, common_type, is_floating
-from an5dpy.blocking.plan import BlockingPlan, active_warp_fraction, budget_min_blocks
+from an5dpy.blocking.plan import BlockingPlan, Mode, active_warp_fraction, budget_min_blocks
 from an5dpy.blocking.schedule import (Accumulate, Boundary, Calc, KernelSchedule, Load, Op, Phase,
                              Schedule, Store, Sync)
 
@@ -195,13 +195,13 @@ class _Printer:
         return f"AN5D_SREF(an5d_sm[b][{plane}]{idx})"
 
     def stencil(self) -> str:
-        mode = self.plan.opt
+        mode = self.plan.mode
 
         def read(node: Read) -> str:
             dz, inplane = node.offset[0], node.offset[1:]
             if not any(inplane):
                 return f"i{dz + self.r}"  # the thread's own column: a register
-            if mode == "none":
+            if mode is Mode.NONE:
                 return self.smem(str(dz + self.r), inplane)
             if dz != 0:
                 raise InternalError("nondiag kernel with a diagonal access")
@@ -260,7 +260,7 @@ def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> l
     idle = levels_with_idle_warps(plan, d)
     ins = tuple(f"i{k}" for k in range(2 * r + 1))
     expr = printer.stencil()
-    if plan.opt == "none":
+    if plan.mode is Mode.NONE:
         writes = [_store_smem(printer, f"i{k}", k) for k in range(2 * r + 1)]
     else:
         writes = [_store_smem(printer, f"i{r}")]
@@ -436,7 +436,7 @@ def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, pref
                  constants: ConstantTable) -> KernelCode:
     dtype = plan.dtype
     printer = _Printer(info, plan, info.update, constants)
-    if plan.opt == "assoc":
+    if plan.mode is Mode.ASSOC:
         acc_type = _acc_type(info.assoc.sum_type, dtype)
         macros = _assoc_macros(printer, info, plan, ks.degree, dtype, acc_type)
         regs = tuple((acc_type if reg.level > 0 else dtype, str(reg)) for reg in ks.registers())

@@ -82,8 +82,9 @@ from an5dpy.errors import UsageError
 from an5dpy.perf.gpus import GpuSpec, get_gpu
 from an5dpy.ir import AssocForm, Binary, Cast, Expr, StencilInfo, Unary, common_type
 from an5dpy.blocking.plan import (REGISTER_GRANULE, WARP_SIZE, BlockingPlan, DimExtent,
-                         LaunchGeometry, active_warp_fraction, budget_register_limit,
-                         grid_extents, launch_degrees, make_plan)
+                                  LaunchGeometry, Mode, active_warp_fraction,
+                                  budget_register_limit, default_mode, grid_extents,
+                                  launch_degrees, make_plan)
 from an5dpy.blocking.schedule import BlockRanges
 
 BOTTLENECKS = ("compute", "shared", "global", "issue")
@@ -212,7 +213,7 @@ class OpMix:
     double_divisions: int = 0  # of the MULs: divisions in double (see DOUBLE_DIVISION_*)
 
     @staticmethod
-    def of(info: StencilInfo, mode: str | None = None) -> "OpMix":
+    def of(info: StencilInfo, mode: Mode | None = None) -> "OpMix":
         """The mix of the update as mode ``mode`` (default: the info's) evaluates it.
 
         Modes nondiag/none evaluate the update as written. Mode assoc evaluates, per
@@ -221,8 +222,8 @@ class OpMix:
         (k-1) FMA, and each partial sum after the first one ADD (an FMA when the partial
         is a single product).
         """
-        mode = mode or info.opt
-        if mode == "assoc" and info.assoc is not None:
+        mode = mode or default_mode(info)
+        if mode is Mode.ASSOC and info.assoc is not None:
             m = op_mix(assoc_expression(info.assoc))
         else:
             m = op_mix(info)
@@ -292,20 +293,21 @@ def assoc_expression(form: AssocForm) -> Expr:
     return total
 
 
-def smem_reads_per_thread(info: StencilInfo, mode: str) -> int:
+def smem_reads_per_thread(info: StencilInfo, mode: Mode) -> int:
     """Shared-memory reads per computing thread and level op (see :data:`MODEL_NOTES`).
 
     Reproduces Table 2's practical column: 2D star ``2r``, 2D box ``(2r+1)-1``, 3D star
     ``4r``, 3D box ``(2r+1)^2-1``.
     """
     offsets = info.offsets
-    if mode == "nondiag":
-        return len({o[1:] for o in offsets if o[0] == 0 and any(o[1:])})
-    if mode == "assoc":
-        return len({o[1:] for o in offsets if any(o[1:])})
-    if mode == "none":
-        return len({o for o in offsets if any(o[1:])})
-    raise UsageError(f"unknown mode {mode!r}")
+    match mode:
+        case Mode.NONDIAG:
+            return len({o[1:] for o in offsets if o[0] == 0 and any(o[1:])})
+        case Mode.ASSOC:
+            return len({o[1:] for o in offsets if any(o[1:])})
+        case Mode.NONE:
+            return len({o for o in offsets if any(o[1:])})
+    raise TypeError(f"not a Mode: {mode!r}")
 
 
 @dataclass(frozen=True)
@@ -326,7 +328,7 @@ def spill_free_registers(plan: BlockingPlan, degree: int | None = None) -> int:
     """Registers per thread the kernel of ``degree`` needs without spilling (see
     :data:`SPILL_FREE_BASE`)."""
     words = plan.word_bytes // 4
-    extra = ASSOC_TEMPORARIES if plan.opt == "assoc" else 0
+    extra = ASSOC_TEMPORARIES if plan.mode is Mode.ASSOC else 0
     return words * plan.registers_per_thread(degree) + SPILL_FREE_BASE[plan.dtype] + extra
 
 
@@ -648,12 +650,12 @@ class Model:
         self.halo_computes = halo_computes
         self.gpu = get_gpu(gpu)
         self.dims, self.steps = resolve_sizes(info, sizes, steps)
-        self._mix = {m: OpMix.of(info, m) for m in ("nondiag", "assoc", "none")}
+        self._mix = {m: OpMix.of(info, m) for m in Mode}
         self.cells = math.prod(d.length for d in self.dims)
-        self._reads = {m: smem_reads_per_thread(info, m) for m in ("nondiag", "assoc", "none")}
+        self._reads = {m: smem_reads_per_thread(info, m) for m in Mode}
         self._costs: dict[tuple, LaunchCost] = {}
 
-    def mix(self, mode: str) -> OpMix:
+    def mix(self, mode: Mode) -> OpMix:
         return self._mix[mode]
 
     def occupancy(self, plan: BlockingPlan, degree: int | None = None,
@@ -700,12 +702,12 @@ class Model:
         else:
             comp = sum(c.valid for c in levels[1:])
         sm_writes = sum(c.total for c in levels[1:]) * plan.smem_planes
-        sm_reads = comp * self._reads[plan.opt]
+        sm_reads = comp * self._reads[plan.mode]
         flops = comp * self.info.flops_per_cell
         word = plan.word_bytes
         gm_bytes = (gm_reads + gm_writes) * word
         sm_bytes = (sm_reads + sm_writes) * word
-        time_comp = flops / (gpu.peak_gflops(dtype) * 1e9 * self._mix[plan.opt].eff_alu)
+        time_comp = flops / (gpu.peak_gflops(dtype) * 1e9 * self._mix[plan.mode].eff_alu)
         time_sm = sm_bytes / (gpu.smem_gbs(dtype) * 1e9)
         time_gm = gm_bytes / (gpu.gmem_gbs(dtype) * 1e9)
         nblocks = geo.nblocks
@@ -725,21 +727,21 @@ class Model:
         ``regs``: a register budget; its limit (:func:`budget_register_limit`) below
         :func:`spill_free_registers` costs :data:`SPILL_INSTRUCTIONS` per register.
         """
-        mix = self._mix[plan.opt]
+        mix = self._mix[plan.mode]
         short = 0
         if regs is not None:
             short = max(0, spill_free_registers(plan, degree)
                         - budget_register_limit(regs, plan.nthreads))
         return (mix.instructions * (2 if plan.dtype == "double" else 1)
                 + DOUBLE_DIVISION_INSTRUCTIONS * mix.double_divisions
-                + self._reads[plan.opt] + plan.smem_planes + 1
+                + self._reads[plan.mode] + plan.smem_planes + 1
                 + LEVEL_OVERHEAD[plan.ndim] + SPILL_INSTRUCTIONS * short)
 
     def level_latency(self, plan: BlockingPlan) -> float:
         """Cycles of a level op's dependency chain: the update's arithmetic one
         instruction after another (nvcc keeps the written order of the sums), and each
         double division's Newton-Raphson sequence."""
-        mix = self._mix[plan.opt]
+        mix = self._mix[plan.mode]
         return (DEPENDENT_LATENCY[plan.dtype] * mix.instructions
                 + DOUBLE_DIVISION_LATENCY * mix.double_divisions)
 
@@ -806,14 +808,14 @@ class Model:
             gflops=useful / seconds / 1e9 if seconds > 0 else 0.0,
             seconds=seconds, bottleneck=BOTTLENECKS[times.index(max(times))],
             time_comp=times[0], time_sm=times[1], time_gm=times[2], time_issue=times[3],
-            eff_alu=self._mix[plan.opt].eff_alu, eff_sm=raw / seconds if seconds > 0 else 1.0,
+            eff_alu=self._mix[plan.mode].eff_alu, eff_sm=raw / seconds if seconds > 0 else 1.0,
             blocks_per_sm=launches[0].occupancy.blocks_per_sm if launches
             else occupancy(plan, self.gpu, None, _regs_for(regs, plan.bt)).blocks_per_sm,
             threads=_sum(c.threads.scale(c.count) for c in launches),
             gm_bytes=sum(c.count * c.gm_bytes for c in launches),
             sm_bytes=sum(c.count * c.sm_bytes for c in launches),
             flops=sum(c.count * c.flops for c in launches),
-            mix=self._mix[plan.opt], smem_reads_per_thread=self._reads[plan.opt],
+            mix=self._mix[plan.mode], smem_reads_per_thread=self._reads[plan.mode],
             halo_computes=self.halo_computes, launches=tuple(launches),
             registers=regs if isinstance(regs, int) else None)
 

@@ -81,7 +81,7 @@ class Measured:
 
     def to_json(self) -> dict:
         return {"bt": self.plan.bt, "bs": format_block_size(self.plan.bs), "sl": self.plan.sl,
-                "opt": self.plan.opt, "dtype": self.plan.dtype, "cap": self.cap,
+                "opt": self.plan.mode.value, "dtype": self.plan.dtype, "cap": self.cap,
                 "gflops": self.gflops, "seconds": self.seconds, "registers": self.registers,
                 "spills": self.spills, "predicted": self.predicted}
 
@@ -104,7 +104,7 @@ class TuneResult:
         return {"gpu": self.gpu, "sizes": self.sizes, "steps": self.steps,
                 "measure_steps": self.measure_steps, "candidates": self.candidates,
                 "ranking": [{"bt": p.bt, "bs": format_block_size(p.bs), "sl": p.sl,
-                             "opt": p.opt, "dtype": p.dtype, "predicted": g}
+                             "opt": p.mode.value, "dtype": p.dtype, "predicted": g}
                             for p, g in self.ranking],
                 "measured": [m.to_json() for m in self.measured],
                 "best": self.best.to_json() if self.best else None}

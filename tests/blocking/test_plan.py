@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from an5dpy.errors import UsageError
-from an5dpy.blocking.plan import (DimExtent, LaunchGeometry, budget_min_blocks,
+from an5dpy.blocking.plan import (DimExtent, LaunchGeometry, Mode, budget_min_blocks,
                          budget_register_limit, degrees_needed, format_block_size,
                          launch_degrees, launch_plan, make_plan, parse_block_size)
 from ir_builders import StencilSpec, box_offsets, build_program, star_offsets
@@ -66,7 +66,7 @@ def test_block_size_text_is_contiguous_dimension_first():
 
 def test_plan_quantities_follow_table_1():
     plan = make_plan(STAR2, bt=4, bs=(128,), sl=128)
-    assert plan.opt == "nondiag"
+    assert plan.mode is Mode.NONDIAG
     assert plan.halo() == (4,)
     assert plan.compute_region() == (120,)
     assert plan.compute_region(1) == (126,)
@@ -76,7 +76,7 @@ def test_plan_quantities_follow_table_1():
     none = make_plan(STAR2, bt=4, bs=(128,), opt="none")
     assert none.smem_words == 2 * (128 + 2) * 3  # 2 * n_thr * (2r + 1)
     assoc = make_plan(BOX2, bt=2, bs=(64,))
-    assert assoc.opt == "assoc" and assoc.registers_per_thread() == 1 + 2 * 3
+    assert assoc.mode is Mode.ASSOC and assoc.registers_per_thread() == 1 + 2 * 3
     dbl = make_plan(info_of(star_offsets(2, 1), "double"), bt=4, bs=(128,))
     assert dbl.register_estimate() == 2 * 4 * 3 + 4 + 30
     assert plan.register_estimate() == 4 * 3 + 4 + 20
@@ -99,7 +99,7 @@ def test_modes_must_fit_the_stencil():
     with pytest.raises(UsageError, match="diagonal-access-free"):
         make_plan(BOX2, bt=1, bs=(64,), opt="nondiag")
     gradient = analyze(build_program(StencilSpec(offsets=star_offsets(2, 1))))
-    assert make_plan(gradient, bt=1, bs=(64,), opt="none").opt == "none"
+    assert make_plan(gradient, bt=1, bs=(64,), opt="none").mode is Mode.NONE
 
 
 def test_resource_limits_are_enforced():
@@ -158,3 +158,13 @@ def test_budget_register_limit_follows_launch_bounds():
     assert budget_register_limit(32, 32) == 32  # 64 blocks of one warp
     assert budget_register_limit(255, 128) == 255  # 2 blocks would leave 256: capped
     assert budget_min_blocks(96, 512) == 1 and budget_min_blocks(32, 256) == 8
+
+
+def test_mode_is_settled_once_when_the_plan_is_made():
+    for opt in (None, "auto", "", Mode.NONDIAG, "nondiag"):
+        assert make_plan(STAR2, bt=1, bs=(64,), opt=opt).mode is Mode.NONDIAG
+    assert make_plan(BOX2, bt=1, bs=(64,)).mode is Mode.ASSOC
+    plan = make_plan(STAR2, bt=2, bs=(64,), opt="none")
+    assert "opt=none" in plan.describe() and plan.to_json()["opt"] == "none"
+    with pytest.raises(UsageError, match="choose one of nondiag, assoc, none"):
+        make_plan(STAR2, bt=1, bs=(64,), opt="diag")

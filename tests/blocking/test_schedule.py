@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from an5dpy.blocking.plan import BlockingPlan
+from an5dpy.blocking.plan import BlockingPlan, Mode
 from an5dpy.blocking.schedule import (Accumulate, BlockRanges, Boundary, Calc, Load, Reg, Store, Sync,
                              block_trace, build_kernel_schedule, chunk_steps, format_schedule,
                              build_schedule, uses_barrier)
 
 
 def plan(mode="nondiag", bt=3, r=1, ndim=2):
-    return BlockingPlan(ndim, "float", (r,) * ndim, bt, (64,) * (ndim - 1), None, mode)
+    return BlockingPlan(ndim, "float", (r,) * ndim, bt, (64,) * (ndim - 1), None, Mode(mode))
 
 
 MODES = ("nondiag", "none", "assoc")

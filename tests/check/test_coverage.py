@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given, strategies as st
 
 from an5dpy.check import coverage
-from an5dpy.blocking.plan import BlockingPlan
+from an5dpy.blocking.plan import BlockingPlan, Mode
 
 
 def plan(ndim, r, bt, bs, sl):
-    return BlockingPlan(ndim, "float", (r,) * ndim, bt, bs, sl, "none")
+    return BlockingPlan(ndim, "float", (r,) * ndim, bt, bs, sl, Mode.NONE)
 
 
 @given(ndim=st.sampled_from((2, 3)), r=st.integers(0, 3), bt=st.integers(1, 6),

@@ -23,7 +23,7 @@ from hypothesis import given, strategies as st
 
 from an5dpy.driver import load
 from an5dpy.errors import UsageError
-from an5dpy.blocking.plan import BlockingPlan, check_plan, grid_extents, make_plan
+from an5dpy.blocking.plan import BlockingPlan, Mode, check_plan, grid_extents, make_plan
 from an5dpy.check.reference import build_reference, resolve_params
 from an5dpy.blocking.schedule import build_schedule
 from an5dpy.check.simulate import simulate
@@ -75,7 +75,7 @@ def configs_for(info, mode: str, seed: int) -> list[Config]:
             bs = tuple(b - 1 for b in bs)
         bt = 1
         while True:
-            plan = BlockingPlan(ndim, info.dtype, r, bt, bs, None, mode)
+            plan = BlockingPlan(ndim, info.dtype, r, bt, bs, None, Mode(mode))
             try:
                 check_plan(plan, info)
             except UsageError:

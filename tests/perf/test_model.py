@@ -27,7 +27,7 @@ from an5dpy.perf.gpus import KNOWN_GPUS
 from an5dpy.perf.model import (Model, OpMix, ThreadCounts, benchmark_grid, occupancy,
                           plane_dim_counts, predict, predict_config, smem_reads_per_thread,
                           spill_free_registers, stream_counts, stream_counts_direct)
-from an5dpy.blocking.plan import BlockingPlan, DimExtent, LaunchGeometry, make_plan
+from an5dpy.blocking.plan import BlockingPlan, DimExtent, LaunchGeometry, Mode, default_mode, make_plan
 from an5dpy.check.simulate import ThreadGrid
 
 from paths import C_INPUTS, TESTS_DIR as HERE
@@ -50,7 +50,7 @@ def j2d5pt():
 
 def plan2d(bt: int, b: int, sl: int | None = None, r: int = 1, opt: str = "nondiag",
            dtype: str = "float") -> BlockingPlan:
-    return BlockingPlan(2, dtype, (r, r), bt, (b,), sl, opt)
+    return BlockingPlan(2, dtype, (r, r), bt, (b,), sl, Mode(opt))
 
 
 # --------------------------------------------------------------------------- by hand
@@ -168,8 +168,8 @@ def test_double_division_costs_issue_and_latency(j2d5pt):
     double = _load("j2d5pt", "double")[1]
     grid = benchmark_grid(j2d5pt, 64)
     single, twice = Model(j2d5pt, "H200", grid, 4), Model(double, "H200", grid, 4)
-    assert single.mix("nondiag").double_divisions == 0
-    assert twice.mix("nondiag").double_divisions == 1
+    assert single.mix(Mode.NONDIAG).double_divisions == 0
+    assert twice.mix(Mode.NONDIAG).double_divisions == 1
     p32 = make_plan(j2d5pt, bt=2, bs=(128,), sl=128)
     p64 = make_plan(double, bt=2, bs=(128,), sl=128)
     # float: 6 + 2 reads + 1 store + 1 barrier + 8; double: FP64 counted twice, + 20
@@ -223,7 +223,7 @@ def test_plane_counts_match_thread_grid(data):
         lo = data.draw(st.integers(r, r + 2))
         n = data.draw(st.integers(1, 25))
         dims.append(DimExtent(lo, lo + n - 1, lo + n + data.draw(st.integers(r, r + 2))))
-    plan = BlockingPlan(ndim, "float", radius, d, bs, None, "none")
+    plan = BlockingPlan(ndim, "float", radius, d, bs, None, Mode.NONE)
     geo = LaunchGeometry(plan, d, tuple(dims))
     tg = ThreadGrid.of(geo)
     slots = in_array = interior = 1
@@ -334,7 +334,7 @@ def test_j2d5pt_v100_paper_ballpark(j2d5pt):
 def test_paper_model_column(name, dtype, gpu, bt, bs, sl, paper):
     info = _load(name, dtype)[1]
     grid = benchmark_grid(info, 16384 if info.ndim == 2 else 512)
-    p = predict(info, BlockingPlan(info.ndim, dtype, info.radius, bt, bs, sl, info.opt), gpu,
+    p = predict(info, BlockingPlan(info.ndim, dtype, info.radius, bt, bs, sl, default_mode(info)), gpu,
                 grid, 1000)
     assert 0.9 * paper < p.gflops < 1.1 * paper
 
@@ -356,12 +356,12 @@ def test_eff_alu(star2d, j2d5pt):
     assert OpMix.of(j2d5pt).eff_alu == pytest.approx(10 / 12)
     box = _load("box2d1r")[1]
     # written as one dot product (mode none): 8 FMA + 1 MUL, near 1
-    assert OpMix.of(box, "none").eff_alu == pytest.approx(17 / 18)
+    assert OpMix.of(box, Mode.NONE).eff_alu == pytest.approx(17 / 18)
     # mode assoc: 3 planes x (1 MUL + 2 FMA) + 2 ADD combining the partial sums
-    assert OpMix.of(box, "assoc") == OpMix(fma=6, mul=3, add=2, other=0)
+    assert OpMix.of(box, Mode.ASSOC) == OpMix(fma=6, mul=3, add=2, other=0)
     # every mix accounts for the stencil's FLOPs: 2 FMA + MUL + ADD + OTHER
     for info in (star2d, j2d5pt, box):
-        for mode in ("none", "assoc"):
+        for mode in (Mode.NONE, Mode.ASSOC):
             mix = OpMix.of(info, mode)
             assert 2 * mix.fma + mix.mul + mix.add + mix.other == info.flops_per_cell
 
@@ -390,9 +390,9 @@ def test_smem_reads_table2(ndim, shape, r, nondiag, assoc, none):
                     offsets.append(tuple(k if e == dim else 0 for e in range(ndim)))
     info = SimpleNamespace(offsets=tuple(sorted(set(offsets))))
     if nondiag is not None:
-        assert smem_reads_per_thread(info, "nondiag") == nondiag
-    assert smem_reads_per_thread(info, "assoc") == assoc
-    assert smem_reads_per_thread(info, "none") == none
+        assert smem_reads_per_thread(info, Mode.NONDIAG) == nondiag
+    assert smem_reads_per_thread(info, Mode.ASSOC) == assoc
+    assert smem_reads_per_thread(info, Mode.NONE) == none
 
 
 def test_occupancy_limits(j2d5pt):
