@@ -75,6 +75,14 @@ class Load:
     boundary: bool = False
 
     level = 0
+    barrier = False
+
+    @property
+    def name(self) -> str:
+        return "LOAD_BOUNDARY" if self.boundary else "LOAD"
+
+    def registers(self) -> tuple[Reg, ...]:
+        return (self.out,)
 
 
 @dataclass(frozen=True)
@@ -94,6 +102,15 @@ class Calc:
     buf: int
     prev: Reg | None = None  # level T-2's register of the same plane (T >= 2)
 
+    barrier = True
+
+    @property
+    def name(self) -> str:
+        return f"CALC{self.level}"
+
+    def registers(self) -> tuple[Reg, ...]:
+        return (self.out, *self.ins) + ((self.prev,) if self.prev else ())
+
 
 @dataclass(frozen=True)
 class Boundary:
@@ -105,6 +122,15 @@ class Boundary:
     plane: int
     prev: Reg | None = None
 
+    barrier = False
+
+    @property
+    def name(self) -> str:
+        return f"BOUNDARY{self.level}"
+
+    def registers(self) -> tuple[Reg, ...]:
+        return (self.out,) + ((self.prev,) if self.prev else ())
+
 
 @dataclass(frozen=True)
 class Store:
@@ -114,6 +140,12 @@ class Store:
     ins: tuple[Reg, ...]
     plane: int
     buf: int
+
+    barrier = True
+    name = "STORE"
+
+    def registers(self) -> tuple[Reg, ...]:
+        return self.ins
 
 
 @dataclass(frozen=True)
@@ -138,6 +170,17 @@ class Accumulate:
     store: bool = False
     final: bool = False  # the launch's last level (its results are stored, never passed on)
 
+    @property
+    def barrier(self) -> bool:
+        return self.consume
+
+    @property
+    def name(self) -> str:
+        return "ACC_STORE" if self.final else f"ACC{self.level}"
+
+    def registers(self) -> tuple[Reg, ...]:
+        return (self.src, *self.accs)
+
 
 @dataclass(frozen=True)
 class Sync:
@@ -146,17 +189,17 @@ class Sync:
 
     plane: int = 0  # unused; keeps the op interface uniform
     level = -1
+    barrier = True
+    name = "SYNC"
+
+    def registers(self) -> tuple[Reg, ...]:
+        return ()
 
 
+#: Every op has ``level``, ``plane``, ``name`` (its macro's name), ``barrier`` (whether it
+#: runs a barrier when executed as built) and ``registers()``; consumers that do more than
+#: that (printer, code generator, simulator, guard resolution) each ``match`` on the union.
 Op = Load | Calc | Boundary | Store | Accumulate | Sync
-
-
-def uses_barrier(op: Op) -> bool:
-    if isinstance(op, (Calc, Store, Sync)):
-        return True
-    if isinstance(op, Accumulate):
-        return op.consume
-    return False
 
 
 @dataclass(frozen=True)
@@ -180,7 +223,7 @@ class Phase:
         return tuple(op for st in self.steps for op in st.ops)
 
     def macro_sequence(self) -> tuple[str, ...]:
-        return tuple(op_name(op) for op in self.ops)
+        return tuple(op.name for op in self.ops)
 
 
 @dataclass(frozen=True)
@@ -205,7 +248,7 @@ class KernelSchedule:
         regs: set[Reg] = set()
         for phase in (*self.heads.values(), self.inner, self.tail):
             for op in phase.ops:
-                regs.update(op_registers(op))
+                regs.update(op.registers())
         return tuple(sorted(regs))
 
     @property
@@ -228,36 +271,6 @@ class KernelSchedule:
             "uppermost": (self.heads["middle"], self.inner, self.tail),
             "single": (self.heads["lowermost"], self.inner, self.tail),
         }
-
-
-def op_name(op: Op) -> str:
-    if isinstance(op, Sync):
-        return "SYNC"
-    if isinstance(op, Load):
-        return "LOAD_BOUNDARY" if op.boundary else "LOAD"
-    if isinstance(op, Calc):
-        return f"CALC{op.level}"
-    if isinstance(op, Boundary):
-        return f"BOUNDARY{op.level}"
-    if isinstance(op, Store):
-        return "STORE"
-    if isinstance(op, Accumulate):
-        return "ACC_STORE" if op.final else f"ACC{op.level}"
-    raise TypeError(op)
-
-
-def op_registers(op: Op) -> tuple[Reg, ...]:
-    if isinstance(op, Sync):
-        return ()
-    if isinstance(op, Load):
-        return (op.out,)
-    if isinstance(op, Calc):
-        return (op.out, *op.ins) + ((op.prev,) if op.prev else ())
-    if isinstance(op, Boundary):
-        return (op.out,) + ((op.prev,) if op.prev else ())
-    if isinstance(op, Store):
-        return op.ins
-    return (op.src, *op.accs)
 
 
 # --------------------------------------------------------------------------- construction
@@ -337,7 +350,7 @@ class _Builder:
             for op in ops:
                 if isinstance(op, Sync):
                     parity = first  # the chunk after the barrier starts over
-                elif every_level_op and not isinstance(op, Load) or uses_barrier(op):
+                elif every_level_op and not isinstance(op, Load) or op.barrier:
                     op = _with_buf(op, parity)
                     parity ^= 1
                 new_ops.append(op)
@@ -364,7 +377,7 @@ def _with_load(ops: list[Op], load: Load | None) -> list[Op]:
 
 
 def _count_barriers(steps: list[tuple[int, list[Op]]]) -> int:
-    return sum(1 for _, ops in steps for op in ops if uses_barrier(op))
+    return sum(1 for _, ops in steps for op in ops if op.barrier)
 
 
 def build_kernel_schedule(plan: BlockingPlan, degree: int, static_heads: bool = True
@@ -623,7 +636,7 @@ def shift(op: Op, s: int) -> Op:
 
 def _plain(op: Op, s: int) -> ResolvedOp:
     op = shift(op, s) if not isinstance(op, Sync) else op
-    return ResolvedOp(op, uses_barrier(op), getattr(op, "buf", -1))
+    return ResolvedOp(op, op.barrier, getattr(op, "buf", -1))
 
 
 def resolve_guarded(op: Op, s: int, rng: BlockRanges, kernel: KernelSchedule) -> ResolvedOp:
@@ -641,63 +654,70 @@ def resolve_guarded(op: Op, s: int, rng: BlockRanges, kernel: KernelSchedule) ->
     if isinstance(op, Sync):
         return ResolvedOp(op, True)
     op = shift(op, s)
-    if isinstance(op, Load):
-        if op.plane > rng.last_load or not rng.exists(op.plane):
-            return ResolvedOp(None, False)
-        return ResolvedOp(replace(op, boundary=rng.is_boundary(op.plane)), False)
-    buf = op.buf
-    if isinstance(op, Store):
-        return ResolvedOp(op if rng.s0 <= op.plane < rng.s1 else None, True, buf)
-    if isinstance(op, Calc):
-        if rng.is_boundary(op.plane):
-            if not rng.exists(op.plane):
-                return ResolvedOp(None, True, buf)
-            return ResolvedOp(Boundary(op.level, op.out, op.plane, op.prev), True, buf)
-        return ResolvedOp(op, True, buf)
-    assert isinstance(op, Accumulate)
-    consume = rng.exists(op.plane + kernel.radius)
-    if rng.is_boundary(op.plane):
-        complete = "boundary" if rng.exists(op.plane) and not op.final else None
-    else:
-        complete = "calc"
-    store = op.final and complete == "calc" and rng.s0 <= op.plane < rng.s1
-    if not consume and complete is None:
-        return ResolvedOp(None, True, buf)
-    return ResolvedOp(replace(op, consume=consume, complete=complete, store=store), True, buf)
+    match op:
+        case Load():
+            if op.plane > rng.last_load or not rng.exists(op.plane):
+                return ResolvedOp(None, False)
+            return ResolvedOp(replace(op, boundary=rng.is_boundary(op.plane)), False)
+        case Store():
+            return ResolvedOp(op if rng.s0 <= op.plane < rng.s1 else None, True, op.buf)
+        case Calc():
+            if rng.is_boundary(op.plane):
+                if not rng.exists(op.plane):
+                    return ResolvedOp(None, True, op.buf)
+                return ResolvedOp(Boundary(op.level, op.out, op.plane, op.prev), True, op.buf)
+            return ResolvedOp(op, True, op.buf)
+        case Accumulate():
+            consume = rng.exists(op.plane + kernel.radius)
+            if rng.is_boundary(op.plane):
+                complete = "boundary" if rng.exists(op.plane) and not op.final else None
+            else:
+                complete = "calc"
+            store = op.final and complete == "calc" and rng.s0 <= op.plane < rng.s1
+            if not consume and complete is None:
+                return ResolvedOp(None, True, op.buf)
+            return ResolvedOp(replace(op, consume=consume, complete=complete, store=store),
+                              True, op.buf)
+    raise TypeError(f"no guarded form of {op!r}")
 
 
 # --------------------------------------------------------------------------- printing
 
 
-def format_op(op: Op, relative: bool = False) -> str:
-    def pl(p: int) -> str:
-        if not relative:
-            return str(p)
-        return "s" if p == 0 else (f"s + {p}" if p > 0 else f"s - {-p}")
+def plane_text(plane: int, relative: bool) -> str:
+    """A plane as C: the number, or ``s``, ``s + k``, ``s - k`` relative to the chunk
+    start ``s`` (the generated code and the schedule printer spell planes alike)."""
+    if not relative:
+        return str(plane)
+    return "s" if plane == 0 else (f"s + {plane}" if plane > 0 else f"s - {-plane}")
 
-    if isinstance(op, Sync):
-        return "SYNC()"
-    if isinstance(op, Load):
-        return f"LOAD{'_BOUNDARY' if op.boundary else ''}({op.out}, {pl(op.plane)})"
-    if isinstance(op, Boundary):
-        src = f"{op.prev}" if op.prev else pl(op.plane)
-        return f"BOUNDARY{op.level}({op.out}, {src})"
-    if isinstance(op, Calc):
-        ins = ", ".join(map(str, op.ins))
-        prev = f", boundary from {op.prev}" if op.prev else ""
-        return f"CALC{op.level}({op.out}, {ins}, {pl(op.plane)}, buf {op.buf}{prev})"
-    if isinstance(op, Store):
-        ins = ", ".join(map(str, op.ins))
-        return f"STORE({pl(op.plane)}, {ins}, buf {op.buf})"
-    flags = []
-    if op.consume:
-        flags.append(f"take {op.src}")
-    if op.complete:
-        flags.append(f"finish {op.accs[0]} ({op.complete})")
-    if op.store:
-        flags.append("store")
-    accs = ", ".join(map(str, op.accs))
-    return f"{op_name(op)}({pl(op.plane)}; accs {accs}; {'; '.join(flags)}; buf {op.buf})"
+
+def format_op(op: Op, relative: bool = False) -> str:
+    q = plane_text(op.plane, relative)
+    match op:
+        case Sync():
+            return "SYNC()"
+        case Load():
+            return f"{op.name}({op.out}, {q})"
+        case Boundary():
+            return f"{op.name}({op.out}, {op.prev if op.prev else q})"
+        case Calc():
+            ins = ", ".join(map(str, op.ins))
+            prev = f", boundary from {op.prev}" if op.prev else ""
+            return f"{op.name}({op.out}, {ins}, {q}, buf {op.buf}{prev})"
+        case Store():
+            return f"{op.name}({q}, {', '.join(map(str, op.ins))}, buf {op.buf})"
+        case Accumulate():
+            flags = []
+            if op.consume:
+                flags.append(f"take {op.src}")
+            if op.complete:
+                flags.append(f"finish {op.accs[0]} ({op.complete})")
+            if op.store:
+                flags.append("store")
+            accs = ", ".join(map(str, op.accs))
+            return f"{op.name}({q}; accs {accs}; {'; '.join(flags)}; buf {op.buf})"
+    raise TypeError(f"not an op: {op!r}")
 
 
 def format_schedule(schedule: Schedule) -> str:

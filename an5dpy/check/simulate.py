@@ -266,30 +266,29 @@ class _Group:
 
     def execute(self, rop: ResolvedOp) -> None:
         op = rop.op
-        if op is None or isinstance(op, Sync):
-            if rop.barrier:
-                self.barrier()
-            return
-        if isinstance(op, Load):
-            self.regs[op.out] = self.load_level0(op)
-        elif isinstance(op, Boundary):
-            if op.prev is not None:  # the level T-2 copy: same buffer parity
-                self.regs[op.out] = self.reg(op.prev).copy()
-            else:
-                self.regs[op.out] = self.boundary_value(op.level, op.plane)
-            if rop.barrier:  # a guarded position keeps its barrier
-                self.barrier()
-        elif isinstance(op, (Calc, Store)):
-            value = self.stencil(op.level, op.ins, op.buf)
-            if isinstance(op, Calc):
+        match op:
+            case None | Sync():
+                if rop.barrier:
+                    self.barrier()
+            case Load():
+                self.regs[op.out] = self.load_level0(op)
+            case Boundary():
+                if op.prev is not None:  # the level T-2 copy: same buffer parity
+                    self.regs[op.out] = self.reg(op.prev).copy()
+                else:
+                    self.regs[op.out] = self.boundary_value(op.level, op.plane)
+                if rop.barrier:  # a guarded position keeps its barrier
+                    self.barrier()
+            case Calc():
+                value = self.stencil(op.level, op.ins, op.buf)
                 prev = self.reg(op.prev) if op.prev is not None else None
                 self.regs[op.out] = self.finish(op.level, op.plane, value, prev)
-            else:
-                self.store(op.plane, value)
-        elif isinstance(op, Accumulate):
-            self.accumulate(op, rop)
-        else:
-            raise InternalError(f"unknown op {op!r}")
+            case Store():
+                self.store(op.plane, self.stencil(op.level, op.ins, op.buf))
+            case Accumulate():
+                self.accumulate(op, rop)
+            case _:
+                raise InternalError(f"unknown op {op!r}")
 
     def stencil(self, level: int, ins, buf: int) -> np.ndarray:
         """Write the inputs to shared buffer ``buf``, barrier, evaluate the update."""

@@ -21,8 +21,8 @@ from an5dpy.cexpr import c_expr
 from an5dpy.errors import InternalError
 from an5dpy.ir import Cast, Const, Read, StencilInfo, common_type, is_floating
 from an5dpy.blocking.plan import BlockingPlan, Mode, active_warp_fraction, budget_min_blocks
-from an5dpy.blocking.schedule import (Accumulate, Boundary, Calc, KernelSchedule, Load, Op, Phase,
-                             Schedule, Store, Sync)
+from an5dpy.blocking.schedule import (Accumulate, Boundary, Calc, KernelSchedule, Load, Op,
+                                      Phase, Schedule, Store, Sync, plane_text)
 
 THREAD_AXES = ("x", "y")  # in-plane dims from the contiguous one outwards
 #: Bytes of static shared memory a kernel may declare.
@@ -391,44 +391,35 @@ def _assoc_macros(printer: _Printer, info: StencilInfo, plan: BlockingPlan, d: i
 # --------------------------------------------------------------------------- phases
 
 
-def _plane(p: int, relative: bool) -> str:
-    if not relative:
-        return str(p)
-    return "s" if p == 0 else (f"s + {p}" if p > 0 else f"s - {-p}")
-
-
-def _call(op: Op, relative: bool, guarded: bool, degree: int) -> str:
-    if isinstance(op, Sync):
-        return "SYNC();"
+def _call(op: Op, relative: bool, guarded: bool) -> str:
+    """The macro call of one op; a guarded phase calls the ``G_`` form of every op that
+    has one (the guard decides at run time what the op does)."""
     g = "G_" if guarded else ""
-    q = _plane(op.plane, relative)
-    if isinstance(op, Load):
-        if guarded:
-            return f"G_LOAD({op.out}, {q});"
-        return f"LOAD{'_BOUNDARY' if op.boundary else ''}({op.out}, {q});"
-    if isinstance(op, Boundary):
-        src = op.prev if op.prev is not None else q
-        return f"BOUNDARY{op.level}({op.out}, {src});"
-    if isinstance(op, Calc):
-        prev = f", {op.prev}" if op.prev is not None else ""
-        return (f"{g}CALC{op.level}({op.out}, {', '.join(map(str, op.ins))}{prev}, {q}, "
-                f"{op.buf});")
-    if isinstance(op, Store):
-        return f"{g}STORE({q}, {', '.join(map(str, op.ins))}, {op.buf});"
-    if isinstance(op, Accumulate):
-        args = f"{op.src}, {', '.join(map(str, op.accs))}, {q}, {op.buf}"
-        name = "ACC_STORE" if op.final else f"ACC{op.level}"
-        if guarded:
-            return f"G_{name}({args});"
-        if op.final:
-            return f"ACC_STORE({args}, {int(op.consume)}, {int(op.store)}, 0);"
-        fin = {None: 0, "calc": 1, "boundary": 2}[op.complete]
-        return f"ACC{op.level}({args}, {int(op.consume)}, {fin}, 0);"
+    q = plane_text(op.plane, relative)
+    match op:
+        case Sync():
+            return "SYNC();"
+        case Load():
+            return f"G_LOAD({op.out}, {q});" if guarded else f"{op.name}({op.out}, {q});"
+        case Boundary():
+            src = op.prev if op.prev is not None else q
+            return f"{op.name}({op.out}, {src});"
+        case Calc():
+            prev = f", {op.prev}" if op.prev is not None else ""
+            return f"{g}{op.name}({op.out}, {', '.join(map(str, op.ins))}{prev}, {q}, {op.buf});"
+        case Store():
+            return f"{g}{op.name}({q}, {', '.join(map(str, op.ins))}, {op.buf});"
+        case Accumulate():
+            args = f"{op.src}, {', '.join(map(str, op.accs))}, {q}, {op.buf}"
+            if guarded:
+                return f"G_{op.name}({args});"
+            last = int(op.store) if op.final else {None: 0, "calc": 1, "boundary": 2}[op.complete]
+            return f"{op.name}({args}, {int(op.consume)}, {last}, 0);"
     raise InternalError(f"no macro for {op!r}")
 
 
-def _phase_code(phase: Phase, degree: int) -> PhaseCode:
-    return PhaseCode(phase.name, tuple(_call(op, phase.relative, phase.guarded, degree)
+def _phase_code(phase: Phase) -> PhaseCode:
+    return PhaseCode(phase.name, tuple(_call(op, phase.relative, phase.guarded)
                                        for op in phase.ops))
 
 
@@ -447,10 +438,10 @@ def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, pref
         name=f"{prefix}_kernel_d{ks.degree}", degree=ks.degree,
         halo=plan.halo(ks.degree), compute=plan.compute_region(ks.degree),
         registers=regs, macros=tuple(macros),
-        prologue=_phase_code(ks.prologue, ks.degree),
-        head_lowermost=_phase_code(ks.heads["lowermost"], ks.degree) if ks.heads else None,
-        head_middle=_phase_code(ks.heads["middle"], ks.degree) if ks.heads else None,
-        inner=_phase_code(ks.inner, ks.degree), tail=_phase_code(ks.tail, ks.degree),
+        prologue=_phase_code(ks.prologue),
+        head_lowermost=_phase_code(ks.heads["lowermost"]) if ks.heads else None,
+        head_middle=_phase_code(ks.heads["middle"]) if ks.heads else None,
+        inner=_phase_code(ks.inner), tail=_phase_code(ks.tail),
         head_steps=(len(ks.heads["lowermost"].steps), len(ks.heads["middle"].steps))
         if ks.heads else (0, 0),
         unroll=ks.unroll)

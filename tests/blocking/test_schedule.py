@@ -9,7 +9,7 @@ from hypothesis import given, strategies as st
 from an5dpy.blocking.plan import BlockingPlan, Mode
 from an5dpy.blocking.schedule import (Accumulate, BlockRanges, Boundary, Calc, Load, Reg, Store, Sync,
                              block_trace, build_kernel_schedule, chunk_steps, format_schedule,
-                             build_schedule, uses_barrier)
+                             build_schedule)
 
 
 def plan(mode="nondiag", bt=3, r=1, ndim=2):
@@ -67,7 +67,7 @@ def test_fixed_register_allocation(mode, d, r):
 def test_shared_buffers_alternate(mode, d, r):
     ks = build_kernel_schedule(plan(mode, d, r), d)
     for head in ks.heads.values():
-        bufs = [op.buf for op in head.ops if uses_barrier(op)]
+        bufs = [op.buf for op in head.ops if op.barrier]
         assert all(a != b for a, b in zip(bufs, bufs[1:]))
         if bufs:
             assert bufs[-1] == 1  # so the first chunk starts on buffer 0

@@ -16,7 +16,6 @@ import pytest
 
 from an5dpy.driver import Options, translate
 from an5dpy.blocking.plan import degrees_needed, launch_degrees
-from an5dpy.blocking.schedule import op_name
 
 from paths import REPO
 C_INPUTS = os.path.join(REPO, "c_inputs")
