@@ -386,7 +386,7 @@ def active_warp_fraction(bs: tuple[int, ...], radius: tuple[int, ...], level: in
     A thread computes level L only if every in-plane index lies in [L*r, bS - L*r); warps
     are runs of 32 threads in linear order, the contiguous dimension fastest (``bs`` in
     array order). The kernels branch around the evaluation where some warp is idle
-    (:func:`an5dpy.cuda.codegen.levels_with_idle_warps`) and the model charges only the active
+    (:func:`an5dpy.cuda.macros.levels_with_idle_warps`) and the model charges only the active
     warps. The same for every degree, so computed once per level.
     """
     window = [range(level * r, b - level * r) for b, r in zip(bs, radius)]

@@ -642,14 +642,16 @@ def _plain(op: Op, s: int) -> ResolvedOp:
 def resolve_guarded(op: Op, s: int, rng: BlockRanges, kernel: KernelSchedule) -> ResolvedOp:
     """Decide a tail op for one block: run it, turn it into a boundary op, or skip it.
 
-    Mirrors the G* macros of templates/kernel.cu.j2 exactly. The checks are only those
+    :mod:`an5dpy.cuda.macros` builds the same decisions as C (the ``G_*`` macros and the
+    ``AN5D_*`` plane predicates), so the simulator and the model run what the kernels
+    run. The checks are only those
     needed for correctness, because each one costs registers in every thread: loads stay
     inside the planes the stencil can read; a streaming-boundary plane gets its boundary
     values (or nothing, if no stencil reads it); stores cover exactly the block's planes.
     A level op outside its level's range otherwise just runs: its inputs may be
     meaningless, but its result is never stored, and it overwrites its ring slot at the
     same step as the in-range pipeline would (the step formula is the same), so nothing
-    valid is lost. ``tests/test_schedule.py`` checks this by symbolic execution.
+    valid is lost. ``tests/blocking/test_schedule.py`` checks this by symbolic execution.
     """
     if isinstance(op, Sync):
         return ResolvedOp(op, True)

@@ -1,10 +1,11 @@
-"""CUDA code generation: a plain render model built from the schedule, printed by jinja2.
+"""The render model: everything the CUDA templates print, decided here.
 
-Every decision is made here (register names, macro bodies with the stencil expression,
-the op sequences of every phase, launch geometry formulas); the templates in
-``templates/`` only print. Output files follow the original tool's names:
-``x_host.cu`` (the user's file with the scop replaced by GPU code), ``x_kernel.cu`` and
-``x_kernel.hu``.
+:func:`render_model` turns a schedule into plain values: register names and types, the
+macros (built by :mod:`an5dpy.cuda.macros`), the macro calls of every phase, the launch
+geometry's numbers and the launch signature. The templates in ``templates/`` only print
+them (loops and conditionals over these fields, no arithmetic). Output files follow the
+original tool's names: ``x_host.cu`` (the user's file with the scop replaced by GPU code),
+``x_kernel.cu`` and ``x_kernel.hu``.
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ from pathlib import Path
 
 import jinja2
 
-from an5dpy.cexpr import c_expr
-from an5dpy.errors import InternalError
-from an5dpy.ir import Cast, Const, Read, StencilInfo, common_type, is_floating
-from an5dpy.blocking.plan import BlockingPlan, Mode, active_warp_fraction, budget_min_blocks
+from an5dpy.blocking.plan import BlockingPlan, Mode, budget_min_blocks
 from an5dpy.blocking.schedule import (Accumulate, Boundary, Calc, KernelSchedule, Load, Op,
                                       Phase, Schedule, Store, Sync, plane_text)
+from an5dpy.cexpr import c_expr
+from an5dpy.cuda.macros import (SYNC_MACRO, ConstantTable, LineMacro, Macro, accumulator_type,
+                                level_macros, plane_macros)
+from an5dpy.errors import InternalError
+from an5dpy.ir import Read, StencilInfo, is_floating
 
 THREAD_AXES = ("x", "y")  # in-plane dims from the contiguous one outwards
 #: Bytes of static shared memory a kernel may declare.
@@ -45,10 +48,24 @@ class PlaneDim:
 
 
 @dataclass(frozen=True)
-class Macro:
-    name: str
-    params: tuple[str, ...]
-    body: tuple[str, ...]
+class KernelDim:
+    """One in-plane dimension in the kernel of one degree: thread ``an5d_t<index>`` of
+    block ``an5d_b<index>`` sits at ``an5d_lo<index> - halo + block * compute + thread``."""
+
+    index: int
+    thread: str
+    halo: int
+    compute: int
+
+
+@dataclass(frozen=True)
+class Window:
+    """Level ``level``'s window: thread ``an5d_t<index>`` in ``[lo, hi)`` for each
+    ``(index, lo, hi)`` of ``bounds``; threads inside set ``bit`` of ``an5d_act``."""
+
+    level: int
+    bit: int
+    bounds: tuple[tuple[int, int, int], ...]
 
 
 @dataclass(frozen=True)
@@ -63,8 +80,14 @@ class KernelCode:
     degree: int
     halo: tuple[int, ...]  # per in-plane dim (array order)
     compute: tuple[int, ...]
+    dims: tuple[KernelDim, ...]  # array order
+    block_order: tuple[KernelDim, ...]  # contiguous dimension first (block index order)
+    windows: tuple[Window, ...]  # levels 0..degree
+    depth: int  # degree * r: planes between a block's first load and its first store
+    reads_odd_boundary: bool  # a passed-on level is odd (level 1 when degree > 1)
     registers: tuple[tuple[str, str], ...]  # (ctype, name)
     macros: tuple[Macro, ...]
+    undefs: tuple[str, ...]  # every macro the kernel defines, in order
     prologue: PhaseCode
     head_lowermost: PhaseCode | None  # None in a compact kernel
     head_middle: PhaseCode | None
@@ -79,21 +102,54 @@ class KernelCode:
 
 
 @dataclass(frozen=True)
+class Signature:
+    """The size and scalar parameters every launch takes, as the three templates spell
+    them after the buffers: ``n0.., lo0, hi0, ..`` and the update's scalars."""
+
+    kernel_params: str  # ", int an5d_n0, ..., float c"
+    kernel_args: str  # ", n0, ..., c" (the launcher's names)
+    launch_params: str  # ", int n0, ..., float c"
+    host_args: str  # ", an5d_n0, ..., c" (the host region's names)
+
+
+def launch_signature(ndim: int, scalars: tuple[tuple[str, str], ...]) -> Signature:
+    sizes = ([f"n{d}" for d in range(ndim)]
+             + [name for d in range(ndim) for name in (f"lo{d}", f"hi{d}")])
+
+    def join(items) -> str:
+        return "".join(f", {item}" for item in items)
+
+    names = [name for _, name in scalars]
+    typed = [f"{ct} {name}" for ct, name in scalars]
+    return Signature(
+        kernel_params=join([f"int an5d_{s}" for s in sizes] + typed),
+        kernel_args=join(sizes + names),
+        launch_params=join([f"int {s}" for s in sizes] + typed),
+        host_args=join([f"an5d_{s}" for s in sizes] + names))
+
+
+@dataclass(frozen=True)
 class RenderModel:
     stem: str
     prefix: str  # C identifier prefix of everything generated
+    include_guard: str  # of the header
     dtype: str
     ndim: int
     plan_text: str
     bt: int
     sl: int | None
+    stream_length: str  # planes per stream block, a C expression
     radius: int  # streaming
-    reach: tuple[int, int]  # streaming reach below / above (planes read beyond the interior)
+    reach_above: int  # planes read above the interior
     plane_dims: tuple[PlaneDim, ...]  # array order (outer in-plane dim first)
+    thread_block: tuple[int, ...]  # dim3 block: x (contiguous) first
     nthreads: int
     smem_planes: int
     smem_wrap: bool
     scalars: tuple[tuple[str, str], ...]  # (ctype, name) of scalar parameters
+    signature: Signature
+    plane_macros: tuple[LineMacro, ...]
+    sync_macro: LineMacro
     kernels: tuple[KernelCode, ...]
     degrees: tuple[int, ...]
     baseline: "BaselineCode | None" = None
@@ -123,9 +179,14 @@ class RenderModel:
         return self.smem_bytes > STATIC_SMEM_LIMIT
 
     @property
-    def smem_shape(self) -> str:
+    def smem_buffer_shape(self) -> str:
+        """One of the two shared buffers: planes, then the padded plane."""
         dims = "".join(f"[{d.bs + 2 * d.radius}]" for d in self.plane_dims)
-        return f"[2][{self.smem_planes}]{dims}"
+        return f"[{self.smem_planes}]{dims}"
+
+    @property
+    def smem_shape(self) -> str:
+        return f"[2]{self.smem_buffer_shape}"
 
 
 @dataclass(frozen=True)
@@ -136,256 +197,18 @@ class BaselineCode:
     expr: str
     block: tuple[int, int]  # threads (y, x): 2D over dims 0 and 1, 3D over dims 1 and 2
 
+    @property
+    def threads_x(self) -> int:
+        return self.block[1]
+
+    @property
+    def threads_y(self) -> int:
+        return self.block[0]
+
 
 def identifier(stem: str) -> str:
     ident = re.sub(r"\W", "_", stem)
     return ident if not ident[0].isdigit() else "_" + ident
-
-
-# --------------------------------------------------------------------------- macro bodies
-
-
-class ConstantTable:
-    """The double literals of a kernel file, kept in constant memory.
-
-    A double literal is an instruction operand only when its low 32 bits are zero (0.5,
-    2.0); any other costs two uniform-register moves each time nvcc rematerialises it,
-    which it does inside the unrolled loops: in a 9-point double stencil a quarter of
-    the instructions per level were such moves. An operand from constant memory costs
-    at most a constant load that nvcc keeps in a uniform register. The values are the
-    literals as written, so results do not change.
-    """
-
-    def __init__(self, name: str):
-        self.name = name
-        self.texts: dict[str, int] = {}
-
-    def literal(self, node: Const | Cast) -> str | None:
-        """``name[i]`` for a double literal or a literal cast to double, else None."""
-        if node.ctype != "double":
-            return None
-        if isinstance(node, Cast):
-            text = f"(double)({node.operand.text.strip()})"
-        else:
-            text = node.text.strip()
-        index = self.texts.setdefault(text, len(self.texts))
-        return f"{self.name}[{index}]"
-
-    @property
-    def values(self) -> tuple[str, ...]:
-        return tuple(self.texts)
-
-
-class _Printer:
-    """Prints the stencil expression for one kernel with the register/shared layout."""
-
-    def __init__(self, info: StencilInfo, plan: BlockingPlan, update,
-                 constants: ConstantTable):
-        self.info = info
-        self.constants = constants
-        self.plan = plan
-        self.update = update
-        self.r = plan.stream_radius
-        self.n = info.ndim - 1
-        self.threads = [f"an5d_t{e}" for e in range(1, info.ndim)]
-        self.pad = plan.plane_radius  # shared rows are padded by the radius on each side
-
-    def smem(self, plane: str, inplane: tuple[int, ...]) -> str:
-        idx = "".join(f"[{t} + {r + o}]" for t, r, o in zip(self.threads, self.pad, inplane))
-        return f"AN5D_SREF(an5d_sm[b][{plane}]{idx})"
-
-    def stencil(self) -> str:
-        mode = self.plan.mode
-
-        def read(node: Read) -> str:
-            dz, inplane = node.offset[0], node.offset[1:]
-            if not any(inplane):
-                return f"i{dz + self.r}"  # the thread's own column: a register
-            if mode is Mode.NONE:
-                return self.smem(str(dz + self.r), inplane)
-            if dz != 0:
-                raise InternalError("nondiag kernel with a diagonal access")
-            return self.smem("0", inplane)
-
-        return self.expr(self.update, read)
-
-    def expr(self, expr, read) -> str:
-        return c_expr(expr, read, literal=self.constants.literal)
-
-    def partial(self, terms) -> str:
-        def read(node: Read) -> str:
-            inplane = node.offset[1:]
-            return "src" if not any(inplane) else self.smem("0", inplane)
-
-        return " + ".join(self.expr(t, read) for t in terms)
-
-
-def _store_smem(printer: _Printer, value: str, plane: int = 0) -> str:
-    idx = "".join(f"[{t} + {r}]" for t, r in zip(printer.threads, printer.pad))
-    return f"an5d_sm[b][{plane}]{idx} = {value};"
-
-
-def levels_with_idle_warps(plan: BlockingPlan, degree: int) -> frozenset[int]:
-    """Levels (1..degree) at which some warp has no thread inside the level's window.
-
-    A thread computes level L only if every in-plane index lies in [L*r, bs - L*r); for
-    such levels the macros branch around the evaluation, so whole warps of halo threads
-    skip it (3D blocks lose whole rows: up to half of all threads for radius 4). Where no
-    warp is idle, the evaluation stays branch-free: every thread evaluates and only
-    boundary cells select their boundary value instead.
-    """
-    return frozenset(level for level in range(1, degree + 1)
-                     if active_warp_fraction(plan.bs, plan.plane_radius, level) < 1.0)
-
-
-def _evaluate(dtype: str, expr: str, bit: int, skip: bool, boundary: str, centre: str
-              ) -> tuple[str, ...]:
-    """``out`` = the stencil value, or the level's value for boundary cells.
-
-    Halo threads outside the level's window hold values no thread in the window reads
-    (the simulator proves it with NaN), so the branch-free form selects on the boundary
-    flag alone, which is the same for every level: one predicate for the whole kernel
-    rather than a test of a level bit each time. Where whole warps are idle (``skip``)
-    the evaluation is branched around and the skipped threads keep ``centre``.
-    """
-    if skip:
-        return (f"if (an5d_act & {bit}u) out = ({dtype})({expr}); "
-                f"else out = an5d_bnd ? {boundary} : {centre};",)
-    return (f"const {dtype} an5d_v = ({dtype})({expr});",
-            f"out = an5d_bnd ? {boundary} : an5d_v;")
-
-
-def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> list[Macro]:
-    r = printer.r
-    idle = levels_with_idle_warps(plan, d)
-    ins = tuple(f"i{k}" for k in range(2 * r + 1))
-    expr = printer.stencil()
-    if plan.mode is Mode.NONE:
-        writes = [_store_smem(printer, f"i{k}", k) for k in range(2 * r + 1)]
-    else:
-        writes = [_store_smem(printer, f"i{r}")]
-    macros = []
-    for level in range(1, d + 1):
-        if level < d:
-            # boundary cells: level 1 loads the odd buffer; level T >= 2 copies level T-2
-            if level == 1:
-                params, bval = ("out", *ins, "q", "b"), "an5d_p_bo[AN5D_PLANE(q)]"
-                bparams, bbody = ("out", "q"), (
-                    f"out = an5d_in_array ? an5d_p_bo[AN5D_PLANE(q)] : ({dtype})0;",)
-                gargs, bargs = ", ".join(("out", *ins)), "out, q"
-            else:
-                params, bval = ("out", *ins, "prev", "q", "b"), "prev"
-                bparams, bbody = ("out", "prev"), ("out = prev;",)
-                gargs, bargs = ", ".join(("out", *ins, "prev")), "out, prev"
-            # boundary cells keep the level's boundary value; unless whole warps are idle,
-            # halo threads evaluate too (reading the padding) and keep what they get
-            body = (*writes, "__syncthreads();",
-                    *_evaluate(dtype, expr, 1 << level, level in idle, bval, f"i{r}"))
-            macros.append(Macro(f"CALC{level}", params, body))
-            macros.append(Macro(f"BOUNDARY{level}", bparams, bbody))
-            macros.append(Macro(f"G_CALC{level}", params, (
-                f"if (AN5D_BOUNDARY_PLANE(q)) {{ if (AN5D_EXISTS(q)) BOUNDARY{level}({bargs}); "
-                "__syncthreads(); }",
-                f"else CALC{level}({gargs}, q, b);")))
-        else:
-            store = f"if (an5d_act & {1 << level}u) an5d_p_st[AN5D_PLANE(q)]"
-            if level in idle:
-                body = (*writes, "__syncthreads();", f"{store} = ({dtype})({expr});")
-            else:
-                body = (*writes, "__syncthreads();",
-                        f"const {dtype} an5d_v = ({dtype})({expr});", f"{store} = an5d_v;")
-            macros.append(Macro("STORE", ("q", *ins, "b"), body))
-            macros.append(Macro("G_STORE", ("q", *ins, "b"), (
-                f"if (AN5D_STORES(q)) STORE(q, {', '.join(ins)}, b);",
-                "else __syncthreads();")))
-    return macros
-
-
-def _accumulate(printer: _Printer, by_plane: dict[int, list], r: int, dtype: str,
-                acc_type: str) -> list[str]:
-    """Statements adding an arriving plane's terms into the accumulators.
-
-    Terms that read one cell are grouped by that cell: its value is read once (from
-    shared memory, or the thread's own register) and added, scaled, into every
-    accumulator it contributes to, so only the accumulators stay live -- a 729-term box
-    would otherwise keep 81 values in registers or read shared memory 729 times. Each
-    accumulator still adds its terms in source order. Terms reading several cells are
-    added whole afterwards.
-    """
-    from an5dpy.ir import walk
-    first = min(by_plane)
-    lines = [f"  a{r - first} = ({acc_type})0;"]
-    groups: dict[tuple[int, ...], list[tuple[int, object]]] = {}
-    rest: list[tuple[int, object]] = []
-    for dz in sorted(by_plane):
-        for term in by_plane[dz]:
-            reads = {n.offset[1:] for n in walk(term) if isinstance(n, Read)}
-            if len(reads) == 1:
-                groups.setdefault(reads.pop(), []).append((dz, term))
-            else:
-                rest.append((dz, term))
-    for k, (offset, terms) in enumerate(groups.items()):
-        value = "src" if not any(offset) else printer.smem("0", offset)
-        lines.append(f"  {{ const {dtype} an5d_v{k} = {value};")
-        for dz, term in terms:
-            text = printer.expr(term, lambda n, v=f"an5d_v{k}": v)
-            lines.append(f"    a{r - dz} = ({acc_type})(a{r - dz} + {text});")
-        lines.append("  }")
-    for dz, term in rest:
-        lines.append(f"  a{r - dz} = ({acc_type})(a{r - dz} + {printer.partial([term])});")
-    return lines
-
-
-def _assoc_macros(printer: _Printer, info: StencilInfo, plan: BlockingPlan, d: int,
-                  dtype: str, acc_type: str) -> list[Macro]:
-    r = printer.r
-    form = info.assoc
-    accs = tuple(f"a{j}" for j in range(2 * r + 1))
-    by_plane: dict[int, list] = {}
-    for dz, term in form.terms:
-        if term.ctype != form.sum_type:
-            term = Cast(form.sum_type, term.coord, term, True)
-        by_plane.setdefault(dz, []).append(term)
-    updates = _accumulate(printer, by_plane, r, dtype, acc_type)
-    idle = levels_with_idle_warps(plan, d)
-    total = f"(({form.sum_type})(a0))"
-    if form.post is not None:
-        op, k = form.post
-        ctype = common_type(form.sum_type, k.ctype)
-        k_text = printer.expr(k, lambda n: "0")
-        total = f"((({ctype})(a0)) {op} ({k_text}))"
-    macros = []
-    for level in range(1, d + 1):
-        bnd = "an5d_p_be" if level % 2 == 0 else "an5d_p_bo"
-        # where whole warps are idle, halo threads skip the sums; elsewhere they add
-        # padding too (never used) and the finish selects
-        sums = ((f"  if (an5d_act & {1 << level}u) {{", *updates, "  }") if level in idle
-                else updates)
-        take = ("if (TAKE) {", f"  {_store_smem(printer, f'({dtype})(src)')}", "  __syncthreads();",
-                *sums, "} else if (GUARDED) __syncthreads();")
-        finish = (f"if (FIN == 1) {{ const {acc_type} an5d_f = ({acc_type})(({dtype})({total})); "
-                  f"a0 = an5d_bnd ? ({acc_type}){bnd}[AN5D_PLANE(q)] : an5d_f; }}",
-                  f"else if (FIN == 2) a0 = an5d_in_array ? ({acc_type}){bnd}["
-                  f"AN5D_PLANE(q)] : ({acc_type})0;")
-        arrives = f"AN5D_EXISTS((q) + {r})"
-        if level < d:
-            macros.append(Macro(f"ACC{level}", ("src", *accs, "q", "b", "TAKE", "FIN", "GUARDED"),
-                                (*take, *finish)))
-            macros.append(Macro(f"G_ACC{level}", ("src", *accs, "q", "b"), (
-                f"const int an5d_take = {arrives};",
-                "const int an5d_fin = AN5D_BOUNDARY_PLANE(q) ? (AN5D_EXISTS(q) ? 2 : 0) : 1;",
-                f"ACC{level}(src, {', '.join(accs)}, q, b, an5d_take, an5d_fin, 1);")))
-        else:
-            store = (f"if (DO_STORE) {{ if (an5d_act & {1 << level}u) a0 = ({acc_type})(({dtype})"
-                     f"({total})); if (an5d_act & {1 << level}u) "
-                     f"an5d_p_st[AN5D_PLANE(q)] = ({dtype})(a0); }}",)
-            macros.append(Macro("ACC_STORE", ("src", *accs, "q", "b", "TAKE", "DO_STORE", "GUARDED"),
-                                (*take, *store)))
-            macros.append(Macro("G_ACC_STORE", ("src", *accs, "q", "b"), (
-                f"const int an5d_take = {arrives};",
-                "const int an5d_store = AN5D_STORES(q);",
-                f"ACC_STORE(src, {', '.join(accs)}, q, b, an5d_take, an5d_store, 1);")))
-    return macros
 
 
 # --------------------------------------------------------------------------- phases
@@ -423,21 +246,36 @@ def _phase_code(phase: Phase) -> PhaseCode:
                                        for op in phase.ops))
 
 
+def _windows(plan: BlockingPlan, dims: tuple[KernelDim, ...], degree: int
+             ) -> tuple[Window, ...]:
+    """Each level's window ``[T*r, bS - T*r)`` per in-plane dimension."""
+    return tuple(
+        Window(level, 1 << level,
+               tuple((d.index, level * r, b - level * r)
+                     for d, b, r in zip(dims, plan.bs, plan.plane_radius)))
+        for level in range(degree + 1))
+
+
 def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, prefix: str,
-                 constants: ConstantTable) -> KernelCode:
+                 constants: ConstantTable, plane_dims: tuple[PlaneDim, ...],
+                 shared: tuple[LineMacro, ...]) -> KernelCode:
     dtype = plan.dtype
-    printer = _Printer(info, plan, info.update, constants)
+    d = ks.degree
+    macros = level_macros(info, plan, d, constants)
     if plan.mode is Mode.ASSOC:
-        acc_type = _acc_type(info.assoc.sum_type, dtype)
-        macros = _assoc_macros(printer, info, plan, ks.degree, dtype, acc_type)
+        acc_type = accumulator_type(info.assoc.sum_type, dtype)
         regs = tuple((acc_type if reg.level > 0 else dtype, str(reg)) for reg in ks.registers())
     else:
-        macros = _calc_macros(printer, plan, ks.degree, dtype)
         regs = tuple((dtype, str(reg)) for reg in ks.registers())
+    dims = tuple(KernelDim(pd.index, pd.thread, h, c)
+                 for pd, h, c in zip(plane_dims, plan.halo(d), plan.compute_region(d)))
     return KernelCode(
-        name=f"{prefix}_kernel_d{ks.degree}", degree=ks.degree,
-        halo=plan.halo(ks.degree), compute=plan.compute_region(ks.degree),
-        registers=regs, macros=tuple(macros),
+        name=f"{prefix}_kernel_d{d}", degree=d,
+        halo=plan.halo(d), compute=plan.compute_region(d),
+        dims=dims, block_order=tuple(reversed(dims)), windows=_windows(plan, dims, d),
+        depth=d * plan.stream_radius, reads_odd_boundary=d > 1,
+        registers=regs, macros=macros,
+        undefs=(*(m.name for m in shared), SYNC_MACRO.name, *(m.name for m in macros)),
         prologue=_phase_code(ks.prologue),
         head_lowermost=_phase_code(ks.heads["lowermost"]) if ks.heads else None,
         head_middle=_phase_code(ks.heads["middle"]) if ks.heads else None,
@@ -445,12 +283,6 @@ def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, pref
         head_steps=(len(ks.heads["lowermost"].steps), len(ks.heads["middle"].steps))
         if ks.heads else (0, 0),
         unroll=ks.unroll)
-
-
-def _acc_type(sum_type: str, dtype: str) -> str:
-    if is_floating(sum_type) and (sum_type == "double" or dtype == "float"):
-        return sum_type
-    return dtype
 
 
 def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem: str,
@@ -464,14 +296,20 @@ def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem
     scalars = tuple((p.ctype, p.name) for p in info.params if is_floating(p.ctype)
                     and _used_in_update(info, p.name))
     constants = ConstantTable(f"{prefix}_k")
-    kernels = tuple(_kernel_code(info, plan, ks, prefix, constants) for ks in schedule.kernels)
+    shared = plane_macros(plan.dtype, plan.reach)
+    kernels = tuple(_kernel_code(info, plan, ks, prefix, constants, plane_dims, shared)
+                    for ks in schedule.kernels)
     base = _baseline_code(info, plan, prefix) if baseline else None
     return RenderModel(
-        stem=stem, prefix=prefix, dtype=plan.dtype, ndim=info.ndim,
-        plan_text=plan.describe(), bt=plan.bt, sl=plan.sl, radius=plan.stream_radius,
-        reach=plan.reach,
-        plane_dims=plane_dims, nthreads=plan.nthreads, smem_planes=plan.smem_planes,
-        smem_wrap=smem_wrap, scalars=scalars, kernels=kernels,
+        stem=stem, prefix=prefix, include_guard=f"{prefix}_KERNEL_HU".upper(),
+        dtype=plan.dtype, ndim=info.ndim,
+        plan_text=plan.describe(), bt=plan.bt, sl=plan.sl,
+        stream_length=str(plan.sl) if plan.sl else "an5d_hi0 - an5d_lo0 + 1",
+        radius=plan.stream_radius, reach_above=plan.reach[1],
+        plane_dims=plane_dims, thread_block=tuple(reversed(plan.bs)),
+        nthreads=plan.nthreads, smem_planes=plan.smem_planes,
+        smem_wrap=smem_wrap, scalars=scalars, signature=launch_signature(info.ndim, scalars),
+        plane_macros=shared, sync_macro=SYNC_MACRO, kernels=kernels,
         degrees=tuple(k.degree for k in kernels), baseline=base,
         source_name=info.program.filename if info.program is not None else stem,
         header=f"{stem}_kernel.hu", max_registers=max_registers,
@@ -536,7 +374,6 @@ class HostCall:
     uppers: tuple[str, ...]
     steps: str
     start_buffer: str
-    scalars: tuple[str, ...]
 
 
 def host_call(info: StencilInfo) -> HostCall:
@@ -547,15 +384,13 @@ def host_call(info: StencilInfo) -> HostCall:
         lowers=tuple(f"({d.lower.c_str()})" for d in info.dims),
         uppers=tuple(f"({d.upper.c_str()})" for d in info.dims),
         steps=f"(({t.upper.c_str()}) - ({t.lower.c_str()}) + 1)",
-        start_buffer=f"((({t.lower.c_str()}) + ({t.read_shift})) % 2 + 2) % 2",
-        scalars=())
+        start_buffer=f"((({t.lower.c_str()}) + ({t.read_shift})) % 2 + 2) % 2")
 
 
 def render_host_region(model: RenderModel, info: StencilInfo, baseline: bool = False) -> str:
     call = host_call(info)
-    scalars = tuple(name for _, name in model.scalars)
     return environment().get_template("host_region.cu.j2").render(
-        m=model, call=call, scalars=scalars, baseline=baseline)
+        m=model, call=call, baseline=baseline)
 
 
 def render_host(model: RenderModel, info: StencilInfo, original: str, header_name: str,

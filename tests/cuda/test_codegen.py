@@ -240,7 +240,7 @@ def test_templates_ship_in_the_wheel_and_load_from_an_install(tmp_path):
 
 
 def test_levels_with_idle_warps():
-    from an5dpy.cuda.codegen import levels_with_idle_warps
+    from an5dpy.cuda.macros import levels_with_idle_warps
     from an5dpy.driver import load
     from an5dpy.blocking.plan import make_plan
 
@@ -308,7 +308,7 @@ def test_double_literals_live_in_constant_memory():
 
 def test_constant_table_spells_double_literals_only():
     from an5dpy.cexpr import c_expr
-    from an5dpy.cuda.codegen import ConstantTable
+    from an5dpy.cuda.macros import ConstantTable
     from an5dpy.ir import Binary, Cast, Const
     table = ConstantTable("k")
     half = Const("double", value=0.5, text="0.5")
@@ -322,3 +322,36 @@ def test_constant_table_spells_double_literals_only():
     assert text == "((k[0] * k[0]) + (((double)(((float)(0.1f)))) * k[1]))"
     assert table.values == ("0.5", "(double)(0.25f)")
     assert table.literal(Const("float", value=1.0, text="1.0f")) is None
+
+
+TEMPLATE_TAG = re.compile(r"\{\{(.*?)\}\}|\{%(.*?)%\}", re.S)
+STRING_LITERAL = re.compile(r"\"[^\"]*\"|'[^']*'")
+#: Arithmetic (``+ - * / // % **``), string concatenation (``~``) and slicing (``[a:b]``).
+TEMPLATE_LOGIC = re.compile(r"[-+*/%~]|\[[^\]]*:[^\]]*\]")
+
+
+def template_logic(text: str) -> list[str]:
+    """Tags of a jinja2 template that compute (arithmetic, concatenation, slicing)."""
+    found = []
+    for match in TEMPLATE_TAG.finditer(text):
+        code = STRING_LITERAL.sub('""', match.group(1) or match.group(2) or "")
+        if TEMPLATE_LOGIC.search(code):
+            found.append(match.group(0))
+    return found
+
+
+def test_templates_only_print():
+    from an5dpy.cuda.codegen import template_dir
+    templates = sorted(template_dir().glob("*.j2"))
+    assert len(templates) == 3
+    for path in templates:
+        assert template_logic(path.read_text()) == [], path.name
+
+
+def test_the_template_scan_finds_arithmetic_and_slicing():
+    assert template_logic('{{ k.degree * R }} {{ 2 ** level }} {{ a - b }}') == [
+        "{{ k.degree * R }}", "{{ 2 ** level }}", "{{ a - b }}"]
+    assert template_logic('{% for l in range(k.degree + 1) %}{{ m.shape[3:] }}') == [
+        "{% for l in range(k.degree + 1) %}", "{{ m.shape[3:] }}"]
+    assert template_logic('{% set g = (P ~ "_HU")|upper %}') == ['{% set g = (P ~ "_HU")|upper %}']
+    assert template_logic('{{ m.names|join(", ") }} {% if m.ndim == 3 %}x{% endif %} - + *') == []

@@ -1,0 +1,344 @@
+"""Every macro of the generated kernels, bodies and guards, built as C text.
+
+The kernels are written as macro calls, one per op of the schedule (LOAD, CALCn, STORE,
+ACCn, ...; :mod:`an5dpy.blocking.schedule`). This module builds every macro: the plain
+ops with the stencil expression, and the guarded forms (``G_*``) and plane predicates
+(``AN5D_STORES``, ``AN5D_BOUNDARY_PLANE``, ``AN5D_EXISTS``) that the tail runs under.
+The guards are the C form of :func:`an5dpy.blocking.schedule.resolve_guarded`, which the
+simulator and the model run: the same predicates (``BlockRanges.exists``, ``is_boundary``,
+the store range ``[s0, s1)``, ``last_load``) over the kernel's local plane variables
+``an5d_s0``, ``an5d_s1``, ``an5d_zl``, ``an5d_zh``, ``an5d_last_load``. The templates only
+print the macros (``templates/kernel.cu.j2``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from an5dpy.blocking.plan import BlockingPlan, Mode, active_warp_fraction
+from an5dpy.cexpr import c_expr
+from an5dpy.errors import InternalError
+from an5dpy.ir import Cast, Const, Read, StencilInfo, common_type, is_floating
+
+
+@dataclass(frozen=True)
+class Macro:
+    """A statement macro, printed as ``#define NAME(params) do { body } while (0)``."""
+
+    name: str
+    params: tuple[str, ...]
+    body: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LineMacro:
+    """A one-line macro ``#define NAME(params) text``, with a comment line above it."""
+
+    name: str
+    params: tuple[str, ...]
+    text: str
+    comment: str = ""
+
+
+# --------------------------------------------------------------------------- planes and guards
+
+
+def plane_macros(dtype: str, reach: tuple[int, int]) -> tuple[LineMacro, ...]:
+    """The plane predicates and level-0 loads every kernel of a file shares.
+
+    ``AN5D_STORES``: ``s0 <= q < s1``; ``AN5D_BOUNDARY_PLANE``: ``BlockRanges.is_boundary``;
+    ``AN5D_EXISTS``: ``BlockRanges.exists`` (``reach`` planes below / above the interior);
+    ``G_LOAD`` loads what ``resolve_guarded`` keeps of a Load: planes up to ``last_load``
+    that exist, from the boundary buffer on a streaming-boundary plane.
+    """
+    below, above = reach
+    return (
+        LineMacro("AN5D_STORES", ("q",), "((q) >= an5d_s0 && (q) < an5d_s1)",
+                  "planes the block stores, and streaming-boundary planes (guards of the tail)"),
+        LineMacro("AN5D_BOUNDARY_PLANE", ("q",), "((q) < an5d_zl || (q) > an5d_zh)"),
+        LineMacro("AN5D_EXISTS", ("q",), f"((q) >= an5d_zl - {below} && (q) <= an5d_zh + {above})",
+                  "planes within the stencil's reach of the interior; others are never read"),
+        LineMacro("AN5D_PLANE", ("q",), "an5d_plane_offset((q), an5d_plane)"),
+        LineMacro("LOAD", ("out", "q"),
+                  f"out = an5d_in_array ? an5d_p_ld[AN5D_PLANE(q)] : ({dtype})0"),
+        LineMacro("LOAD_BOUNDARY", ("out", "q"),
+                  f"out = an5d_in_array ? an5d_p_be[AN5D_PLANE(q)] : ({dtype})0"),
+        LineMacro("G_LOAD", ("out", "q"),
+                  f"do {{ if ((q) <= an5d_last_load && (q) >= an5d_zl - {below}) "
+                  "{ if (AN5D_BOUNDARY_PLANE(q)) LOAD_BOUNDARY(out, q); else LOAD(out, q); } "
+                  "} while (0)"),
+    )
+
+
+#: A lone barrier (the Sync op).
+SYNC_MACRO = LineMacro("SYNC", (), "__syncthreads()")
+
+
+def level_macros(info: StencilInfo, plan: BlockingPlan, degree: int,
+                 constants: "ConstantTable") -> tuple[Macro, ...]:
+    """The level ops of the kernel of ``degree`` (CALCn, BOUNDARYn, STORE or ACCn,
+    ACC_STORE) and their guarded forms, for the plan's mode."""
+    printer = _Printer(info, plan, info.update, constants)
+    if plan.mode is Mode.ASSOC:
+        acc_type = accumulator_type(info.assoc.sum_type, plan.dtype)
+        return tuple(_assoc_macros(printer, info, plan, degree, plan.dtype, acc_type))
+    return tuple(_calc_macros(printer, plan, degree, plan.dtype))
+
+
+# --------------------------------------------------------------------------- the update as C
+
+
+class ConstantTable:
+    """The double literals of a kernel file, kept in constant memory.
+
+    A double literal is an instruction operand only when its low 32 bits are zero (0.5,
+    2.0); any other costs two uniform-register moves each time nvcc rematerialises it,
+    which it does inside the unrolled loops: in a 9-point double stencil a quarter of
+    the instructions per level were such moves. An operand from constant memory costs
+    at most a constant load that nvcc keeps in a uniform register. The values are the
+    literals as written, so results do not change.
+    """
+
+    def __init__(self, name: str):
+        self.name = name
+        self.texts: dict[str, int] = {}
+
+    def literal(self, node: Const | Cast) -> str | None:
+        """``name[i]`` for a double literal or a literal cast to double, else None."""
+        if node.ctype != "double":
+            return None
+        if isinstance(node, Cast):
+            text = f"(double)({node.operand.text.strip()})"
+        else:
+            text = node.text.strip()
+        index = self.texts.setdefault(text, len(self.texts))
+        return f"{self.name}[{index}]"
+
+    @property
+    def values(self) -> tuple[str, ...]:
+        return tuple(self.texts)
+
+
+class _Printer:
+    """Prints the stencil expression for one kernel with the register/shared layout."""
+
+    def __init__(self, info: StencilInfo, plan: BlockingPlan, update,
+                 constants: ConstantTable):
+        self.info = info
+        self.constants = constants
+        self.plan = plan
+        self.update = update
+        self.r = plan.stream_radius
+        self.n = info.ndim - 1
+        self.threads = [f"an5d_t{e}" for e in range(1, info.ndim)]
+        self.pad = plan.plane_radius  # shared rows are padded by the radius on each side
+
+    def smem(self, plane: str, inplane: tuple[int, ...]) -> str:
+        idx = "".join(f"[{t} + {r + o}]" for t, r, o in zip(self.threads, self.pad, inplane))
+        return f"AN5D_SREF(an5d_sm[b][{plane}]{idx})"
+
+    def stencil(self) -> str:
+        mode = self.plan.mode
+
+        def read(node: Read) -> str:
+            dz, inplane = node.offset[0], node.offset[1:]
+            if not any(inplane):
+                return f"i{dz + self.r}"  # the thread's own column: a register
+            if mode is Mode.NONE:
+                return self.smem(str(dz + self.r), inplane)
+            if dz != 0:
+                raise InternalError("nondiag kernel with a diagonal access")
+            return self.smem("0", inplane)
+
+        return self.expr(self.update, read)
+
+    def expr(self, expr, read) -> str:
+        return c_expr(expr, read, literal=self.constants.literal)
+
+    def partial(self, terms) -> str:
+        def read(node: Read) -> str:
+            inplane = node.offset[1:]
+            return "src" if not any(inplane) else self.smem("0", inplane)
+
+        return " + ".join(self.expr(t, read) for t in terms)
+
+
+# --------------------------------------------------------------------------- level ops
+
+
+def _store_smem(printer: _Printer, value: str, plane: int = 0) -> str:
+    idx = "".join(f"[{t} + {r}]" for t, r in zip(printer.threads, printer.pad))
+    return f"an5d_sm[b][{plane}]{idx} = {value};"
+
+
+def levels_with_idle_warps(plan: BlockingPlan, degree: int) -> frozenset[int]:
+    """Levels (1..degree) at which some warp has no thread inside the level's window.
+
+    A thread computes level L only if every in-plane index lies in [L*r, bs - L*r); for
+    such levels the macros branch around the evaluation, so whole warps of halo threads
+    skip it (3D blocks lose whole rows: up to half of all threads for radius 4). Where no
+    warp is idle, the evaluation stays branch-free: every thread evaluates and only
+    boundary cells select their boundary value instead.
+    """
+    return frozenset(level for level in range(1, degree + 1)
+                     if active_warp_fraction(plan.bs, plan.plane_radius, level) < 1.0)
+
+
+def _evaluate(dtype: str, expr: str, bit: int, skip: bool, boundary: str, centre: str
+              ) -> tuple[str, ...]:
+    """``out`` = the stencil value, or the level's value for boundary cells.
+
+    Halo threads outside the level's window hold values no thread in the window reads
+    (the simulator proves it with NaN), so the branch-free form selects on the boundary
+    flag alone, which is the same for every level: one predicate for the whole kernel
+    rather than a test of a level bit each time. Where whole warps are idle (``skip``)
+    the evaluation is branched around and the skipped threads keep ``centre``.
+    """
+    if skip:
+        return (f"if (an5d_act & {bit}u) out = ({dtype})({expr}); "
+                f"else out = an5d_bnd ? {boundary} : {centre};",)
+    return (f"const {dtype} an5d_v = ({dtype})({expr});",
+            f"out = an5d_bnd ? {boundary} : an5d_v;")
+
+
+def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> list[Macro]:
+    r = printer.r
+    idle = levels_with_idle_warps(plan, d)
+    ins = tuple(f"i{k}" for k in range(2 * r + 1))
+    expr = printer.stencil()
+    if plan.mode is Mode.NONE:
+        writes = [_store_smem(printer, f"i{k}", k) for k in range(2 * r + 1)]
+    else:
+        writes = [_store_smem(printer, f"i{r}")]
+    macros = []
+    for level in range(1, d + 1):
+        if level < d:
+            # boundary cells: level 1 loads the odd buffer; level T >= 2 copies level T-2
+            if level == 1:
+                params, bval = ("out", *ins, "q", "b"), "an5d_p_bo[AN5D_PLANE(q)]"
+                bparams, bbody = ("out", "q"), (
+                    f"out = an5d_in_array ? an5d_p_bo[AN5D_PLANE(q)] : ({dtype})0;",)
+                gargs, bargs = ", ".join(("out", *ins)), "out, q"
+            else:
+                params, bval = ("out", *ins, "prev", "q", "b"), "prev"
+                bparams, bbody = ("out", "prev"), ("out = prev;",)
+                gargs, bargs = ", ".join(("out", *ins, "prev")), "out, prev"
+            # boundary cells keep the level's boundary value; unless whole warps are idle,
+            # halo threads evaluate too (reading the padding) and keep what they get
+            body = (*writes, "__syncthreads();",
+                    *_evaluate(dtype, expr, 1 << level, level in idle, bval, f"i{r}"))
+            macros.append(Macro(f"CALC{level}", params, body))
+            macros.append(Macro(f"BOUNDARY{level}", bparams, bbody))
+            macros.append(Macro(f"G_CALC{level}", params, (
+                f"if (AN5D_BOUNDARY_PLANE(q)) {{ if (AN5D_EXISTS(q)) BOUNDARY{level}({bargs}); "
+                "__syncthreads(); }",
+                f"else CALC{level}({gargs}, q, b);")))
+        else:
+            store = f"if (an5d_act & {1 << level}u) an5d_p_st[AN5D_PLANE(q)]"
+            if level in idle:
+                body = (*writes, "__syncthreads();", f"{store} = ({dtype})({expr});")
+            else:
+                body = (*writes, "__syncthreads();",
+                        f"const {dtype} an5d_v = ({dtype})({expr});", f"{store} = an5d_v;")
+            macros.append(Macro("STORE", ("q", *ins, "b"), body))
+            macros.append(Macro("G_STORE", ("q", *ins, "b"), (
+                f"if (AN5D_STORES(q)) STORE(q, {', '.join(ins)}, b);",
+                "else __syncthreads();")))
+    return macros
+
+
+def _accumulate(printer: _Printer, by_plane: dict[int, list], r: int, dtype: str,
+                acc_type: str) -> list[str]:
+    """Statements adding an arriving plane's terms into the accumulators.
+
+    Terms that read one cell are grouped by that cell: its value is read once (from
+    shared memory, or the thread's own register) and added, scaled, into every
+    accumulator it contributes to, so only the accumulators stay live -- a 729-term box
+    would otherwise keep 81 values in registers or read shared memory 729 times. Each
+    accumulator still adds its terms in source order. Terms reading several cells are
+    added whole afterwards.
+    """
+    from an5dpy.ir import walk
+    first = min(by_plane)
+    lines = [f"  a{r - first} = ({acc_type})0;"]
+    groups: dict[tuple[int, ...], list[tuple[int, object]]] = {}
+    rest: list[tuple[int, object]] = []
+    for dz in sorted(by_plane):
+        for term in by_plane[dz]:
+            reads = {n.offset[1:] for n in walk(term) if isinstance(n, Read)}
+            if len(reads) == 1:
+                groups.setdefault(reads.pop(), []).append((dz, term))
+            else:
+                rest.append((dz, term))
+    for k, (offset, terms) in enumerate(groups.items()):
+        value = "src" if not any(offset) else printer.smem("0", offset)
+        lines.append(f"  {{ const {dtype} an5d_v{k} = {value};")
+        for dz, term in terms:
+            text = printer.expr(term, lambda n, v=f"an5d_v{k}": v)
+            lines.append(f"    a{r - dz} = ({acc_type})(a{r - dz} + {text});")
+        lines.append("  }")
+    for dz, term in rest:
+        lines.append(f"  a{r - dz} = ({acc_type})(a{r - dz} + {printer.partial([term])});")
+    return lines
+
+
+def _assoc_macros(printer: _Printer, info: StencilInfo, plan: BlockingPlan, d: int,
+                  dtype: str, acc_type: str) -> list[Macro]:
+    r = printer.r
+    form = info.assoc
+    accs = tuple(f"a{j}" for j in range(2 * r + 1))
+    by_plane: dict[int, list] = {}
+    for dz, term in form.terms:
+        if term.ctype != form.sum_type:
+            term = Cast(form.sum_type, term.coord, term, True)
+        by_plane.setdefault(dz, []).append(term)
+    updates = _accumulate(printer, by_plane, r, dtype, acc_type)
+    idle = levels_with_idle_warps(plan, d)
+    total = f"(({form.sum_type})(a0))"
+    if form.post is not None:
+        op, k = form.post
+        ctype = common_type(form.sum_type, k.ctype)
+        k_text = printer.expr(k, lambda n: "0")
+        total = f"((({ctype})(a0)) {op} ({k_text}))"
+    macros = []
+    for level in range(1, d + 1):
+        bnd = "an5d_p_be" if level % 2 == 0 else "an5d_p_bo"
+        # where whole warps are idle, halo threads skip the sums; elsewhere they add
+        # padding too (never used) and the finish selects
+        sums = ((f"  if (an5d_act & {1 << level}u) {{", *updates, "  }") if level in idle
+                else updates)
+        take = ("if (TAKE) {", f"  {_store_smem(printer, f'({dtype})(src)')}", "  __syncthreads();",
+                *sums, "} else if (GUARDED) __syncthreads();")
+        finish = (f"if (FIN == 1) {{ const {acc_type} an5d_f = ({acc_type})(({dtype})({total})); "
+                  f"a0 = an5d_bnd ? ({acc_type}){bnd}[AN5D_PLANE(q)] : an5d_f; }}",
+                  f"else if (FIN == 2) a0 = an5d_in_array ? ({acc_type}){bnd}["
+                  f"AN5D_PLANE(q)] : ({acc_type})0;")
+        arrives = f"AN5D_EXISTS((q) + {r})"
+        if level < d:
+            macros.append(Macro(f"ACC{level}", ("src", *accs, "q", "b", "TAKE", "FIN", "GUARDED"),
+                                (*take, *finish)))
+            macros.append(Macro(f"G_ACC{level}", ("src", *accs, "q", "b"), (
+                f"const int an5d_take = {arrives};",
+                "const int an5d_fin = AN5D_BOUNDARY_PLANE(q) ? (AN5D_EXISTS(q) ? 2 : 0) : 1;",
+                f"ACC{level}(src, {', '.join(accs)}, q, b, an5d_take, an5d_fin, 1);")))
+        else:
+            store = (f"if (DO_STORE) {{ if (an5d_act & {1 << level}u) a0 = ({acc_type})(({dtype})"
+                     f"({total})); if (an5d_act & {1 << level}u) "
+                     f"an5d_p_st[AN5D_PLANE(q)] = ({dtype})(a0); }}",)
+            macros.append(Macro("ACC_STORE", ("src", *accs, "q", "b", "TAKE", "DO_STORE", "GUARDED"),
+                                (*take, *store)))
+            macros.append(Macro("G_ACC_STORE", ("src", *accs, "q", "b"), (
+                f"const int an5d_take = {arrives};",
+                "const int an5d_store = AN5D_STORES(q);",
+                f"ACC_STORE(src, {', '.join(accs)}, q, b, an5d_take, an5d_store, 1);")))
+    return macros
+
+
+def accumulator_type(sum_type: str, dtype: str) -> str:
+    """The type of mode assoc's accumulators: the sum's type, unless it is narrower than
+    the element type or not floating."""
+    if is_floating(sum_type) and (sum_type == "double" or dtype == "float"):
+        return sum_type
+    return dtype
+
+
