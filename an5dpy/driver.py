@@ -16,12 +16,14 @@ from pathlib import Path
 from typing import Sequence
 
 from an5dpy.analysis.stencil import analyze
-from an5dpy.cuda.codegen import RenderModel, render_header, render_host, render_kernel, render_model
+from an5dpy.cuda.render import render_header, render_host, render_kernel
+from an5dpy.cuda.render_model import RenderModel, render_model
 from an5dpy.errors import UnsupportedInput
 from an5dpy.frontend import read_program, read_source_text
 from an5dpy.ir import StencilInfo, StencilProgram
 from an5dpy.blocking.plan import BlockingPlan, make_plan, parse_block_size
-from an5dpy.blocking.schedule import Schedule, build_schedule, static_head_degrees
+from an5dpy.blocking.build import build_schedule, static_head_degrees
+from an5dpy.blocking.ops import Schedule
 
 Defines = tuple[tuple[str, str | None], ...]
 

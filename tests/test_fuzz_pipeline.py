@@ -44,7 +44,7 @@ import pytest
 from an5dpy import driver
 from an5dpy.cli import show
 from an5dpy.errors import EXIT_BAD_INPUT, An5dError, UnsupportedInput
-from an5dpy.blocking.schedule import format_schedule
+from an5dpy.blocking.printing import format_schedule
 
 REPO = Path(__file__).resolve().parent.parent
 REGRESSIONS = REPO / "tests" / "data" / "fuzz_pipeline"

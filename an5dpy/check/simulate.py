@@ -27,8 +27,10 @@ from an5dpy.check.evaluate import compile_expr, numpy_type
 from an5dpy.ir import Cast, Read, StencilInfo
 from an5dpy.blocking.plan import (BlockingPlan, DimExtent, Launch, LaunchGeometry, Mode,
                                   grid_extents, launch_plan)
-from an5dpy.blocking.schedule import (Accumulate, BlockRanges, Boundary, Calc, KernelSchedule, Load,
-                             ResolvedOp, Schedule, Store, Sync, block_trace, build_schedule)
+from an5dpy.blocking.build import build_schedule
+from an5dpy.blocking.ops import (Accumulate, Boundary, Calc, KernelSchedule, Load, Schedule, Store,
+                                 Sync)
+from an5dpy.blocking.trace import BlockRanges, ResolvedOp, block_trace
 
 
 def simulate(info: StencilInfo, plan: BlockingPlan, grid: np.ndarray,

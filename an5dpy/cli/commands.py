@@ -138,7 +138,8 @@ def model_params(program: StencilProgram, info: StencilInfo, given: Mapping[str,
 def cmd_model(args) -> int:
     from an5dpy import driver
     from an5dpy.perf.gpus import get_gpu
-    from an5dpy.perf.model import Model, format_prediction
+    from an5dpy.perf.model import Model
+    from an5dpy.perf.report import format_prediction
     from an5dpy.blocking.plan import check_plan
 
     options = _options(args)

@@ -126,7 +126,7 @@ def _show(stage: str, program=None, info=None, plan=None, schedule=None) -> str:
         return show.format_analysis(info)
     if stage == "plan":
         return show.format_plan(plan)
-    from an5dpy.blocking.schedule import format_schedule
+    from an5dpy.blocking.printing import format_schedule
     return format_schedule(schedule)
 
 

@@ -1,10 +1,10 @@
 """Every macro of the generated kernels, bodies and guards, built as C text.
 
 The kernels are written as macro calls, one per op of the schedule (LOAD, CALCn, STORE,
-ACCn, ...; :mod:`an5dpy.blocking.schedule`). This module builds every macro: the plain
+ACCn, ...; :mod:`an5dpy.blocking.ops`). This module builds every macro: the plain
 ops with the stencil expression, and the guarded forms (``G_*``) and plane predicates
 (``AN5D_STORES``, ``AN5D_BOUNDARY_PLANE``, ``AN5D_EXISTS``) that the tail runs under.
-The guards are the C form of :func:`an5dpy.blocking.schedule.resolve_guarded`, which the
+The guards are the C form of :func:`an5dpy.blocking.trace.resolve_guarded`, which the
 simulator and the model run: the same predicates (``BlockRanges.exists``, ``is_boundary``,
 the store range ``[s0, s1)``, ``last_load``) over the kernel's local plane variables
 ``an5d_s0``, ``an5d_s1``, ``an5d_zl``, ``an5d_zh``, ``an5d_last_load``. The templates only

@@ -27,7 +27,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from an5dpy.cuda.codegen import NAIVE_BLOCK, PLANE_CELLS_MAX, STATIC_SMEM_LIMIT
+from an5dpy.cuda.render_model import NAIVE_BLOCK, PLANE_CELLS_MAX, STATIC_SMEM_LIMIT
 from an5dpy.errors import CudaCompileError, UsageError
 from an5dpy.ir import StencilInfo
 from an5dpy.blocking.plan import BlockingPlan, DimExtent, LaunchGeometry, grid_extents, launch_plan
@@ -289,8 +289,9 @@ def build_kernels(info: StencilInfo, plan: BlockingPlan, stem: str,
                   directory: str | None = None, regs: int | None = None):
     """Generate the kernels of ``plan`` and build them with nvcc (no GPU needed):
     returns the render model and the cubin."""
-    from an5dpy.cuda.codegen import render_header, render_kernel, render_model
-    from an5dpy.blocking.schedule import build_schedule, static_head_degrees
+    from an5dpy.cuda.render import render_header, render_kernel
+    from an5dpy.cuda.render_model import render_model
+    from an5dpy.blocking.build import build_schedule, static_head_degrees
 
     schedule = build_schedule(plan, static_heads=static_head_degrees(plan, info.flops_per_cell))
     model = render_model(info, plan, schedule, stem, smem_wrap=smem_wrap, max_registers=regs)

@@ -21,7 +21,7 @@ Classes factor: the in-plane class of a thread depends on its (block, thread) po
 in-plane dimension, and the set of positions is a product over dimensions, so each count
 is a product of 1D counts (enumerated with numpy, as :class:`an5dpy.check.simulate.ThreadGrid`
 enumerates the whole plane; a test checks the two agree). The planes each level produces
-come from :class:`an5dpy.blocking.schedule.BlockRanges`, stream block by stream block.
+come from :class:`an5dpy.blocking.trace.BlockRanges`, stream block by stream block.
 
 **Traffic and work** (per launch; ``levels`` holds the counts of level 0..d):
 
@@ -65,386 +65,30 @@ there; ``scripts/model_fit.py`` refits them and cross-validates the fit). It is
 pessimistic: the tuned plans run 1.39x its prediction in geomean (the norm charges partly
 overlapping resources in full).
 
-Choices where the paper is vague are listed in :data:`MODEL_NOTES`.
+Choices where the paper is vague are listed in :data:`MODEL_NOTES`. The constants and notes
+live in :mod:`an5dpy.perf.model_constants`, the counts and occupancy in
+:mod:`an5dpy.perf.counts`, the printed report in :mod:`an5dpy.perf.report`.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 
-import numpy as np
-
-from an5dpy.analysis.stencil import op_mix
-from an5dpy.errors import UsageError
-from an5dpy.perf.gpus import GpuSpec, get_gpu
-from an5dpy.ir import AssocForm, Binary, Cast, Expr, StencilInfo, Unary, common_type
-from an5dpy.blocking.plan import (REGISTER_GRANULE, WARP_SIZE, BlockingPlan, DimExtent,
-                                  LaunchGeometry, Mode, active_warp_fraction,
-                                  budget_register_limit, default_mode, grid_extents,
+from an5dpy.blocking.plan import (WARP_SIZE, BlockingPlan, DimExtent, LaunchGeometry, Mode,
+                                  active_warp_fraction, budget_register_limit, grid_extents,
                                   launch_degrees, make_plan)
-from an5dpy.blocking.schedule import BlockRanges
-
-BOTTLENECKS = ("compute", "shared", "global", "issue")
-
-#: Instructions per thread and level besides the update's arithmetic, shared-memory reads
-#: and stores and the barrier: the boundary select, address arithmetic and loop control,
-#: as counted in the inner loops' SASS on sm_90 (about 7-9 in 2D and 15-22 in 3D kernels).
-LEVEL_OVERHEAD = {2: 8, 3: 14}
-#: Instructions per level added for each register a budget's limit falls short of the
-#: registers the kernel needs without spilling (spill loads and stores).
-SPILL_INSTRUCTIONS = 3.0
-#: Registers a kernel needs without spilling, besides its plane registers (one 32-bit
-#: register per float value, two per double): nvcc's temporaries, addresses and loop state,
-#: and in mode assoc ASSOC_TEMPORARIES more for the partial sums. Lower than the paper's
-#: estimate, which has one more register per level: the kernels of a budget below it
-#: often build without a spill (ptxas, sm_90).
-SPILL_FREE_BASE = {"float": 20, "double": 30}
-ASSOC_TEMPORARIES = 10
-#: A division in double (fast math gives float divisions a reciprocal, not double ones):
-#: issue slots of its Newton-Raphson sequence (a reciprocal estimate and about six FP64
-#: operations, counted twice as FP64 issues at half rate; sm_90 SASS), and the cycles it
-#: adds to a level's dependency chain.
-DOUBLE_DIVISION_INSTRUCTIONS = 20
-DOUBLE_DIVISION_LATENCY = 100
-#: Cycles from one dependent arithmetic instruction to the next (FFMA / DFMA latency).
-DEPENDENT_LATENCY = {"float": 4, "double": 8}
-#: Share of a block's own issue time per step that its step latency does not cover: the
-#: next plane's loads are in flight while the block computes, so most of it overlaps.
-EXPOSED_ISSUE = 0.4
-#: Register budgets besides none that the tuner builds, and that the model weighs where it
-#: models instruction issue (GpuSpec.step_latency_cycles > 0).
-REGISTER_BUDGETS = (32, 64, 96)
-
-MODEL_NOTES = (
-    "Computing threads (FLOPs and shared-memory reads) are the valid slots of levels 1..d: "
-    "interior threads inside their level's window [T*r, bS - T*r); threads outside it "
-    "(redundant) copy their input and are idle. With the other choices below this "
-    "reproduces the paper's Model column of Table 5 (V100 and P100, float and double, 84 "
-    "entries: median ratio 0.99, 72 within 10%, range 0.67-1.25). Charging redundant "
-    "threads too (halo_computes=True: an idle lane of a busy warp costs as much as a "
-    "working one) gives 49 within 10%, range 0.27-1.20.",
-    "Shared-memory reads are charged to computing threads only; boundary, redundant and "
-    "out-of-bound threads only write.",
-    "Shared-memory reads per computing thread (Table 2, practical column, generalised): "
-    "nondiag = distinct non-zero in-plane offsets of the centre plane; assoc = distinct "
-    "non-zero in-plane offsets over all planes (each arriving plane is read once per "
-    "column and feeds all partial sums); none = offsets with a non-zero in-plane part "
-    "(all 2r+1 planes come from shared memory). Repeated reads of one offset count once.",
-    "Shared-memory writes: one per thread and level op (2r+1 in mode none), streaming-"
-    "boundary planes included.",
-    "Global reads: level-0 loads of in-array threads (boundary planes included). The "
-    "kernels also re-load boundary cells at levels >= 1 (by buffer parity); those few, "
-    "cache-resident loads are not charged.",
-    "Instruction mix: nvcc's FMA contraction as estimated by analysis.op_mix, over the "
-    "update as written (nondiag, none) or as per-plane partial sums added to accumulators "
-    "(assoc: 1 MUL + (k-1) FMA per plane of k products, 1 ADD per further plane; this "
-    "matches the paper's box-stencil numbers). Division counts as a multiply (fast math, "
-    "section 5), math calls as OTHER, for float and double alike in the paper's terms "
-    "(which also ignore slow double division; the issue term charges it, "
-    "DOUBLE_DIVISION_INSTRUCTIONS and _LATENCY). Common subexpressions are not merged "
-    "(gradient2d is predicted ~25% below the paper, which counts nvcc's CSE).",
-    "Registers: the paper's empirical lower bound (section 6.3) rounded up to 8, unless "
-    "given (a budget, one or per degree). The paper's terms model neither "
-    "spilling nor latency at low occupancy; the issue term (GPUs with a step latency) "
-    "charges both, spills against spill_free_registers (below the paper's estimate) at "
-    "the limit a budget's launch bounds give ptxas (plan.budget_register_limit). Shared "
-    "memory per block is Table 1's footprint (no per-block reservation).",
-    "eff_SM = waves / ceil(waves), waves = blocks / (blocks per SM x SMs); each launch of "
-    "the launch plan is costed by its own degree.",
-)
-
-
-# --------------------------------------------------------------------------- small values
-
-
-@dataclass(frozen=True)
-class ThreadCounts:
-    """Thread slots (thread x level x plane) per class."""
-
-    out_of_bound: int = 0
-    boundary: int = 0
-    redundant: int = 0
-    valid: int = 0
-
-    @property
-    def total(self) -> int:
-        return self.out_of_bound + self.boundary + self.redundant + self.valid
-
-    @property
-    def computing(self) -> int:
-        return self.redundant + self.valid
-
-    @property
-    def in_array(self) -> int:
-        return self.boundary + self.redundant + self.valid
-
-    def __add__(self, other: "ThreadCounts") -> "ThreadCounts":
-        return ThreadCounts(self.out_of_bound + other.out_of_bound,
-                            self.boundary + other.boundary,
-                            self.redundant + other.redundant, self.valid + other.valid)
-
-    def scale(self, k: int) -> "ThreadCounts":
-        return ThreadCounts(k * self.out_of_bound, k * self.boundary, k * self.redundant,
-                            k * self.valid)
-
-    def to_json(self) -> dict:
-        return {"out_of_bound": self.out_of_bound, "boundary": self.boundary,
-                "redundant": self.redundant, "valid": self.valid, "total": self.total}
-
-
-def _sum(counts: Iterable[ThreadCounts]) -> ThreadCounts:
-    out = ThreadCounts()
-    for c in counts:
-        out = out + c
-    return out
-
-
-@dataclass(frozen=True)
-class OpMix:
-    """Instructions per cell update after FMA contraction (paper section 5)."""
-
-    fma: int
-    mul: int
-    add: int
-    other: int
-    double_divisions: int = 0  # of the MULs: divisions in double (see DOUBLE_DIVISION_*)
-
-    @staticmethod
-    def of(info: StencilInfo, mode: Mode | None = None) -> "OpMix":
-        """The mix of the update as mode ``mode`` (default: the info's) evaluates it.
-
-        Modes nondiag/none evaluate the update as written. Mode assoc evaluates, per
-        arriving plane, the partial sum of that plane's terms and adds it to the output's
-        accumulator (:func:`assoc_expression`): a plane of k products costs 1 MUL +
-        (k-1) FMA, and each partial sum after the first one ADD (an FMA when the partial
-        is a single product).
-        """
-        mode = mode or default_mode(info)
-        if mode is Mode.ASSOC and info.assoc is not None:
-            m = op_mix(assoc_expression(info.assoc))
-        else:
-            m = op_mix(info)
-        calls = sum(m["calls"].values())
-        # fast math: x / y becomes x * (1/y) with a hoisted constant reciprocal -> a MUL
-        return OpMix(fma=m["fma"], mul=m["mul"] - m["fma"] + m["div"],
-                     add=m["add"] - m["fma"], other=calls, double_divisions=m["double_div"])
-
-    @property
-    def instructions(self) -> int:
-        return self.fma + self.mul + self.add + self.other
-
-    @property
-    def eff_alu(self) -> float:
-        n = self.instructions
-        if n == 0:
-            return 1.0
-        return (2 * self.fma + self.mul + self.add + self.other) / (2 * n)
-
-    def to_json(self) -> dict:
-        return {"fma": self.fma, "mul": self.mul, "add": self.add, "other": self.other,
-                "double_divisions": self.double_divisions, "eff_alu": self.eff_alu}
-
-
-def assoc_expression(form: AssocForm) -> Expr:
-    """The update as mode assoc evaluates it, as one expression (for :func:`op_mix`).
-
-    ``post((P_1 + P_2) + ... + P_n)`` where ``P_k`` is the left-to-right sum of the terms
-    reading plane k (planes in arrival order); a plane with one term is added to the
-    accumulator directly (``acc + c*x`` contracts to an FMA), a subtracted term with ``-``.
-    """
-    st = form.sum_type
-
-    def item(term: Expr) -> tuple[bool, Expr]:
-        neg = isinstance(term, Unary) and term.op == "-"
-        x = term.operand if neg else term
-        return neg, (x if x.ctype == st else Cast(st, None, x, True))
-
-    def add(acc: Expr | None, neg: bool, x: Expr) -> Expr:
-        if acc is None:
-            return Unary(st, None, "-", x) if neg else x
-        return Binary(st, None, "-" if neg else "+", acc, x)
-
-    planes: dict[int, list[tuple[bool, Expr]]] = {}
-    for dz, term in form.terms:
-        planes.setdefault(dz, []).append(item(term))
-    total: Expr | None = None
-    for dz in sorted(planes):
-        items = planes[dz]
-        if total is None:  # the first plane starts the accumulator
-            for neg, x in items:
-                total = add(total, neg, x)
-        elif len(items) == 1:  # acc + c*x contracts to one FMA
-            total = add(total, *items[0])
-        else:
-            partial = None
-            for neg, x in items:
-                partial = add(partial, neg, x)
-            total = Binary(st, None, "+", total, partial)
-    assert total is not None
-    if form.post is not None:
-        op, k = form.post
-        ctype = common_type(st, k.ctype)
-        lhs = total if total.ctype == ctype else Cast(ctype, None, total, True)
-        rhs = k if k.ctype == ctype else Cast(ctype, None, k, True)
-        total = Binary(ctype, None, op, lhs, rhs)
-    return total
-
-
-def smem_reads_per_thread(info: StencilInfo, mode: Mode) -> int:
-    """Shared-memory reads per computing thread and level op (see :data:`MODEL_NOTES`).
-
-    Reproduces Table 2's practical column: 2D star ``2r``, 2D box ``(2r+1)-1``, 3D star
-    ``4r``, 3D box ``(2r+1)^2-1``.
-    """
-    offsets = info.offsets
-    match mode:
-        case Mode.NONDIAG:
-            return len({o[1:] for o in offsets if o[0] == 0 and any(o[1:])})
-        case Mode.ASSOC:
-            return len({o[1:] for o in offsets if any(o[1:])})
-        case Mode.NONE:
-            return len({o for o in offsets if any(o[1:])})
-    raise TypeError(f"not a Mode: {mode!r}")
-
-
-@dataclass(frozen=True)
-class Occupancy:
-    """Thread blocks resident per SM and the resource that limits them."""
-
-    blocks_per_sm: int
-    limited_by: str  # 'threads' | 'smem' | 'regs' | 'blocks'
-    regs_per_thread: int
-    smem_per_block: int
-
-    def to_json(self) -> dict:
-        return {"blocks_per_sm": self.blocks_per_sm, "limited_by": self.limited_by,
-                "regs_per_thread": self.regs_per_thread, "smem_per_block": self.smem_per_block}
-
-
-def spill_free_registers(plan: BlockingPlan, degree: int | None = None) -> int:
-    """Registers per thread the kernel of ``degree`` needs without spilling (see
-    :data:`SPILL_FREE_BASE`)."""
-    words = plan.word_bytes // 4
-    extra = ASSOC_TEMPORARIES if plan.mode is Mode.ASSOC else 0
-    return words * plan.registers_per_thread(degree) + SPILL_FREE_BASE[plan.dtype] + extra
-
-
-def round_up(n: int, k: int) -> int:
-    return -(-n // k) * k
-
-
-def occupancy(plan: BlockingPlan, gpu: GpuSpec, degree: int | None = None,
-              regs: int | None = None) -> Occupancy:
-    """Blocks per SM: min of the thread, shared-memory, register and block limits.
-
-    ``regs`` (per thread) defaults to :meth:`BlockingPlan.register_estimate` of ``degree``;
-    either is rounded up to a multiple of 8 (the allocation granularity). 0 blocks per SM
-    means the plan cannot run on this GPU.
-    """
-    d = plan.bt if degree is None else degree
-    r = round_up(regs if regs is not None else plan.register_estimate(d), REGISTER_GRANULE)
-    nthr = plan.nthreads
-    smem = plan.smem_bytes
-    limits = {
-        "threads": gpu.max_threads_per_sm // nthr,
-        "smem": gpu.smem_per_sm // smem if smem <= gpu.smem_per_block else 0,
-        "regs": (gpu.regs_per_sm // (r * nthr)
-                 if r <= gpu.max_regs_per_thread and r * nthr <= gpu.regs_per_block else 0),
-        "blocks": gpu.max_blocks_per_sm,
-    }
-    which = min(limits, key=lambda k: limits[k])
-    return Occupancy(limits[which], which, r, smem)
-
-
-# --------------------------------------------------------------------------- counting
-
-
-@lru_cache(maxsize=4096)
-def plane_dim_counts(dim: DimExtent, nblocks: int, b: int, r: int, degree: int
-                     ) -> tuple[int, int, int, tuple[int, ...]]:
-    """Counts along one in-plane dimension over ``nblocks`` blocks x ``b`` threads.
-
-    Returns ``(slots, in_array, interior, window)`` where ``window[T]`` (T = 0..degree)
-    counts interior positions inside level T's window ``[T*r, b - T*r)``. Thread ``t`` of
-    block ``k`` sits at ``lower - degree*r + k*(b - 2*degree*r) + t`` (as the kernels and
-    :class:`an5dpy.check.simulate.ThreadGrid` place it).
-    """
-    c = b - 2 * degree * r
-    t = np.arange(b)
-    x = dim.lower - degree * r + np.arange(nblocks)[:, None] * c + t[None, :]
-    in_array = int(((x >= 0) & (x < dim.size)).sum())
-    inside = (x >= dim.lower) & (x <= dim.upper)
-    per_thread = inside.sum(axis=0)  # interior positions per thread index
-    window = tuple(int(per_thread[T * r:b - T * r].sum()) for T in range(degree + 1))
-    return nblocks * b, in_array, window[0], window
-
-
-@lru_cache(maxsize=4096)
-def stream_counts(stream: DimExtent, sl: int | None, degree: int, r: int
-                  ) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
-    """Planes each level produces, over all stream blocks of a launch.
-
-    Returns ``(stream_blocks, interior, boundary)``: ``interior[T]``/``boundary[T]``
-    (T = 0..degree) count the interior and streaming-boundary planes level T produces
-    (level 0: loads) summed over stream blocks, from :class:`BlockRanges`.
-
-    Stream blocks whose local geometry is the same (the far grid boundaries clamped; see
-    ``_block_key``) are evaluated once and counted with their multiplicity.
-    """
-    length = stream.length
-    if length == 0:
-        return 0, (0,) * (degree + 1), (0,) * (degree + 1)
-    sl_eff = sl if sl is not None else length
-    n = -(-length // sl_eff)
-    s0 = stream.lower + np.arange(n) * sl_eff
-    s1 = np.minimum(s0 + sl_eff, stream.upper + 1)
-    clamp = 2 * (degree + 1) * r + 2
-    keys = np.stack([np.minimum(s0 - stream.lower, clamp),
-                     np.minimum(stream.upper + 1 - s1, clamp), s1 - s0], axis=1)
-    _, first_index, multiplicity = np.unique(keys, axis=0, return_index=True,
-                                             return_counts=True)
-    interior = [0] * (degree + 1)
-    boundary = [0] * (degree + 1)
-    for i, m in zip(first_index.tolist(), multiplicity.tolist()):
-        rng = BlockRanges.of(int(s0[i]), int(s1[i]), stream.lower, stream.upper, degree, r)
-        for T in range(degree + 1):
-            inner, outer = _level_planes(rng, T)
-            interior[T] += m * inner
-            boundary[T] += m * outer
-    return n, tuple(interior), tuple(boundary)
-
-
-def _level_planes(rng: BlockRanges, level: int) -> tuple[int, int]:
-    """(interior, streaming-boundary) planes level ``level`` produces in one block."""
-    first, last = rng.first(level), rng.last(level)
-    if last < first:
-        return 0, 0
-    inner = max(0, min(last, rng.hi) - max(first, rng.lo) + 1)
-    return inner, last - first + 1 - inner
-
-
-def stream_counts_direct(stream: DimExtent, sl: int | None, degree: int, r: int
-                         ) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
-    """:func:`stream_counts` block by block, without grouping (a reference for tests)."""
-    length = stream.length
-    if length == 0:
-        return 0, (0,) * (degree + 1), (0,) * (degree + 1)
-    sl_eff = sl if sl is not None else length
-    n = -(-length // sl_eff)
-    interior = [0] * (degree + 1)
-    boundary = [0] * (degree + 1)
-    for b in range(n):
-        S0 = stream.lower + b * sl_eff
-        S1 = min(S0 + sl_eff, stream.upper + 1)
-        rng = BlockRanges.of(S0, S1, stream.lower, stream.upper, degree, r)
-        for T in range(degree + 1):
-            inner, outer = _level_planes(rng, T)
-            interior[T] += inner
-            boundary[T] += outer
-    return n, tuple(interior), tuple(boundary)
+from an5dpy.errors import UsageError
+from an5dpy.perf.counts import (Occupancy, OpMix, ThreadCounts, occupancy, plane_dim_counts,
+                                smem_reads_per_thread, spill_free_registers, stream_counts,
+                                sum_counts)
+from an5dpy.perf.gpus import GpuSpec, get_gpu
+from an5dpy.perf.model_constants import (BOTTLENECKS, DEPENDENT_LATENCY,
+                                         DOUBLE_DIVISION_INSTRUCTIONS, DOUBLE_DIVISION_LATENCY,
+                                         EXPOSED_ISSUE, LEVEL_OVERHEAD, REGISTER_BUDGETS,
+                                         SPILL_INSTRUCTIONS)
+from an5dpy.ir import StencilInfo
 
 
 # --------------------------------------------------------------------------- per launch
@@ -487,7 +131,7 @@ class LaunchCost:
     @property
     def threads(self) -> ThreadCounts:
         """Classes over the computing levels 1..d."""
-        return _sum(self.levels[1:])
+        return sum_counts(self.levels[1:])
 
     @property
     def times(self) -> tuple[float, float, float, float]:
@@ -811,7 +455,7 @@ class Model:
             eff_alu=self._mix[plan.mode].eff_alu, eff_sm=raw / seconds if seconds > 0 else 1.0,
             blocks_per_sm=launches[0].occupancy.blocks_per_sm if launches
             else occupancy(plan, self.gpu, None, _regs_for(regs, plan.bt)).blocks_per_sm,
-            threads=_sum(c.threads.scale(c.count) for c in launches),
+            threads=sum_counts(c.threads.scale(c.count) for c in launches),
             gm_bytes=sum(c.count * c.gm_bytes for c in launches),
             sm_bytes=sum(c.count * c.sm_bytes for c in launches),
             flops=sum(c.count * c.flops for c in launches),
@@ -871,54 +515,3 @@ def predict_config(info: StencilInfo, gpu: GpuSpec | str, sizes, steps: int | No
     plan = make_plan(info, bt=bt, bs=tuple(bs) if bs is not None else None, sl=sl, opt=opt,
                      dtype=dtype, limits=spec.limits())
     return predict(info, plan, spec, sizes, steps, regs, halo_computes)
-
-
-# --------------------------------------------------------------------------- printing
-
-
-def _fmt_bytes(n: float) -> str:
-    for unit, k in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
-        if n >= k:
-            return f"{n / k:.2f} {unit}"
-    return f"{n:.0f} B"
-
-
-def format_prediction(p: Prediction, gpu: GpuSpec | None = None) -> str:
-    """A readable report of a prediction (``an5d model``)."""
-    plan = p.plan
-    lines = [f"plan {plan.describe()} on {p.gpu}"]
-    degrees = ", ".join(f"{c.count} x degree {c.degree}" for c in p.launches) or "none"
-    lines.append(f"{p.cells} interior cells, {p.steps} steps, {p.launch_count} launches "
-                 f"({degrees})")
-    lines.append(f"predicted {p.gflops:,.1f} GFLOP/s, {p.seconds * 1e3:.3f} ms, bottleneck: "
-                 f"{p.bottleneck}")
-    if p.time_issue:
-        lines.append("  (each launch takes the Euclidean norm of its four times, not the largest)")
-    bw_sm = f" at {gpu.smem_gbs(plan.dtype):,.0f} GB/s" if gpu else ""
-    bw_gm = f" at {gpu.gmem_gbs(plan.dtype):,.0f} GB/s" if gpu else ""
-    peak = f" of {gpu.peak_gflops(plan.dtype):,.0f} GFLOP/s peak" if gpu else ""
-    lines.append(f"  compute  {p.time_comp * 1e3:10.3f} ms  ({p.flops / 1e9:,.1f} GFLOP "
-                 f"executed{peak}, eff_ALU {p.eff_alu:.3f})")
-    lines.append(f"  shared   {p.time_sm * 1e3:10.3f} ms  ({_fmt_bytes(p.sm_bytes)}{bw_sm}, "
-                 f"{p.smem_reads_per_thread} reads per computing thread)")
-    lines.append(f"  global   {p.time_gm * 1e3:10.3f} ms  ({_fmt_bytes(p.gm_bytes)}{bw_gm})")
-    if p.time_issue:
-        instructions = sum(c.count * c.warp_instructions for c in p.launches)
-        latency = f", step latency {gpu.step_latency_cycles:,.0f} cycles" if gpu else ""
-        lines.append(f"  issue    {p.time_issue * 1e3:10.3f} ms  ({instructions / 1e9:,.2f} G "
-                     f"warp-instructions{latency})")
-    if p.registers is not None:
-        lines.append(f"  register budget {p.registers} per thread")
-    for c in p.launches:
-        o = c.occupancy
-        lines.append(f"  degree {c.degree}: {c.blocks} blocks, {o.blocks_per_sm} per SM "
-                     f"(limited by {o.limited_by}; {o.regs_per_thread} registers, "
-                     f"{o.smem_per_block} B shared), {c.waves:.2f} waves, "
-                     f"eff_SM {c.eff_sm:.3f}, bottleneck {c.bottleneck}")
-    t = p.threads
-    lines.append("thread slots (thread x level 1..bT x plane, all launches):")
-    for label, v in (("valid", t.valid), ("redundant", t.redundant),
-                     ("boundary", t.boundary), ("out-of-bound", t.out_of_bound)):
-        share = v / t.total if t.total else 0.0
-        lines.append(f"  {label:<13}{v:>20,}  {share:6.1%}")
-    return "\n".join(lines)

@@ -34,7 +34,7 @@ from an5dpy.cexpr import c_expr
 from an5dpy.errors import UsageError
 from an5dpy.perf.gpus import GpuSpec
 from an5dpy.ir import StencilInfo
-from an5dpy.perf.model import REGISTER_BUDGETS
+from an5dpy.perf.model_constants import REGISTER_BUDGETS
 from an5dpy.blocking.plan import BlockingPlan, format_block_size, make_plan
 
 SPACE = {
@@ -158,12 +158,12 @@ def generator_fingerprint() -> str:
     """A hash of what decides the generated CUDA (the templates and the modules that
     schedule and print kernels), so that measurements cached for kernels an5dpy no
     longer generates are not reused, whether or not the version number changed."""
-    from an5dpy.cuda import codegen
+    from an5dpy.cuda import render
     digest = hashlib.sha256()
     package = Path(__file__).resolve().parent.parent
     sources = [package / "cexpr.py", *sorted((package / "blocking").glob("*.py")),
                *sorted((package / "cuda").glob("*.py"))]
-    sources += sorted(codegen.template_dir().glob("*.j2"))
+    sources += sorted(render.template_dir().glob("*.j2"))
     for path in sources:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()

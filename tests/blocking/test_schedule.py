@@ -7,9 +7,10 @@ import pytest
 from hypothesis import given, strategies as st
 
 from an5dpy.blocking.plan import BlockingPlan, Mode
-from an5dpy.blocking.schedule import (Accumulate, BlockRanges, Boundary, Calc, Load, Reg, Store, Sync,
-                             block_trace, build_kernel_schedule, chunk_steps, format_schedule,
-                             build_schedule)
+from an5dpy.blocking.build import build_kernel_schedule, build_schedule, chunk_steps
+from an5dpy.blocking.ops import Accumulate, Boundary, Calc, Load, Reg, Store, Sync
+from an5dpy.blocking.printing import format_schedule
+from an5dpy.blocking.trace import BlockRanges, block_trace
 
 
 def plan(mode="nondiag", bt=3, r=1, ndim=2):

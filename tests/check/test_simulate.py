@@ -25,7 +25,7 @@ from an5dpy.driver import load
 from an5dpy.errors import UsageError
 from an5dpy.blocking.plan import BlockingPlan, Mode, check_plan, grid_extents, make_plan
 from an5dpy.check.reference import build_reference, resolve_params
-from an5dpy.blocking.schedule import build_schedule
+from an5dpy.blocking.build import build_schedule
 from an5dpy.check.simulate import simulate
 from an5dpy.check.verify import compare, must_be_identical, random_grid, result_buffer, tolerance
 

@@ -229,7 +229,7 @@ def test_templates_ship_in_the_wheel_and_load_from_an_install(tmp_path):
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target",
                     str(target), str(wheel)], check=True)
-    code = ("import an5dpy.cuda.codegen as c; print(c.template_dir()); "
+    code = ("import an5dpy.cuda.render as c; print(c.template_dir()); "
             "from an5dpy.driver import translate, Options; "
             f"t = translate({os.path.join(C_INPUTS, 'j2d5pt.c')!r}, "
             "Options(defines=(('SB_TYPE', 'float'),))); print(len(t.outputs))")
@@ -259,10 +259,11 @@ def test_levels_with_idle_warps():
 
 
 def test_idle_levels_branch_around_the_evaluation():
-    from an5dpy.cuda.codegen import render_kernel, render_model
+    from an5dpy.cuda.render import render_kernel
+    from an5dpy.cuda.render_model import render_model
     from an5dpy.driver import load
     from an5dpy.blocking.plan import make_plan
-    from an5dpy.blocking.schedule import build_schedule
+    from an5dpy.blocking.build import build_schedule
     _, info = load(os.path.join(C_INPUTS, "star3d1r.c"), (("SB_TYPE", "float"),))
 
     def macros(bs):
@@ -341,7 +342,7 @@ def template_logic(text: str) -> list[str]:
 
 
 def test_templates_only_print():
-    from an5dpy.cuda.codegen import template_dir
+    from an5dpy.cuda.render import template_dir
     templates = sorted(template_dir().glob("*.j2"))
     assert len(templates) == 3
     for path in templates:

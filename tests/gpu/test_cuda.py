@@ -101,9 +101,10 @@ def build(case: Case):
     from an5dpy.cuda.runtime import BuildOptions, device_arch
     prog, info = program(case.name, case.dtype)
     plan = make_plan(info, bt=case.bt, bs=case.bs, sl=case.sl, opt=case.mode)
-    from an5dpy.cuda.codegen import render_header, render_kernel, render_model
+    from an5dpy.cuda.render import render_header, render_kernel
+    from an5dpy.cuda.render_model import render_model
     from an5dpy.cuda.runtime import compile_cubin, workdir
-    from an5dpy.blocking.schedule import build_schedule, static_head_degrees
+    from an5dpy.blocking.build import build_schedule, static_head_degrees
     schedule = build_schedule(plan, static_heads=static_head_degrees(plan, info.flops_per_cell))
     stem = case.name.replace("-", "_")
     model = render_model(info, plan, schedule, stem)

@@ -20,14 +20,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from an5dpy.cli import main as cli
-from an5dpy.perf import model as M
 from an5dpy.driver import load
 from an5dpy.errors import UsageError
 from an5dpy.perf.gpus import KNOWN_GPUS
-from an5dpy.perf.model import (Model, OpMix, ThreadCounts, benchmark_grid, occupancy,
-                          plane_dim_counts, predict, predict_config, smem_reads_per_thread,
-                          spill_free_registers, stream_counts, stream_counts_direct)
-from an5dpy.blocking.plan import BlockingPlan, DimExtent, LaunchGeometry, Mode, default_mode, make_plan
+from an5dpy.perf.counts import (OpMix, ThreadCounts, occupancy, plane_dim_counts,
+                                smem_reads_per_thread, spill_free_registers, stream_counts,
+                                stream_counts_direct)
+from an5dpy.perf.model import Model, benchmark_grid, predict, predict_config
+from an5dpy.perf.model_constants import BOTTLENECKS
+from an5dpy.blocking.plan import (BlockingPlan, DimExtent, LaunchGeometry, Mode, default_mode,
+                                  launch_degrees, make_plan)
 from an5dpy.check.simulate import ThreadGrid
 
 from paths import C_INPUTS, TESTS_DIR as HERE
@@ -257,7 +259,7 @@ def test_conservation(data, star2d):
     dims = (DimExtent(1, ny, ny + 2), DimExtent(1, nx, nx + 2))
     plan = plan2d(bt, b, sl)
     p = predict(star2d, plan, V100, dims, steps)
-    assert p.launch_count == len(M.launch_degrees(steps, bt))
+    assert p.launch_count == len(launch_degrees(steps, bt))
     for c in p.launches:
         geo = LaunchGeometry(plan, c.degree, dims)
         n, inner, outer = stream_counts_direct(dims[0], sl, c.degree, 1)
@@ -434,15 +436,15 @@ def test_sizes_from_parameters(j2d5pt):
 def test_json_is_serialisable(j2d5pt):
     p = predict_config(j2d5pt, "H200", benchmark_grid(j2d5pt, 1024), 10, bt=4, bs=(256,))
     data = json.loads(json.dumps(p.to_json()))
-    assert data["bottleneck"] in M.BOTTLENECKS
+    assert data["bottleneck"] in BOTTLENECKS
     assert data["launches"][0]["levels"][0]["redundant"] == 0
 
 
 def test_fast_enough_for_a_tuner(j2d5pt):
     plan = make_plan(j2d5pt, bt=4, bs=(256,), sl=128)
     grid = benchmark_grid(j2d5pt, 16384)
-    M.plane_dim_counts.cache_clear()
-    M.stream_counts.cache_clear()
+    plane_dim_counts.cache_clear()
+    stream_counts.cache_clear()
     start = time.perf_counter()
     predict(j2d5pt, plan, "H200", grid, 1000)
     assert time.perf_counter() - start < 0.1

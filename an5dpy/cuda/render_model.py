@@ -13,14 +13,11 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
-
-import jinja2
 
 from an5dpy.blocking.plan import BlockingPlan, Mode, budget_min_blocks
-from an5dpy.blocking.schedule import (Accumulate, Boundary, Calc, KernelSchedule, Load, Op,
-                                      Phase, Schedule, Store, Sync, plane_text)
+from an5dpy.blocking.ops import (Accumulate, Boundary, Calc, KernelSchedule, Load, Op, Phase,
+                                 Schedule, Store, Sync)
+from an5dpy.blocking.printing import plane_text
 from an5dpy.cexpr import c_expr
 from an5dpy.cuda.macros import (SYNC_MACRO, ConstantTable, LineMacro, Macro, accumulator_type,
                                 level_macros, plane_macros)
@@ -331,95 +328,3 @@ def _baseline_code(info: StencilInfo, plan: BlockingPlan, prefix: str) -> Baseli
         return f"an5d_src[{idx}]"
 
     return BaselineCode(f"{prefix}_naive", c_expr(update, read), NAIVE_BLOCK[info.ndim])
-
-
-# --------------------------------------------------------------------------- rendering
-
-
-def template_dir() -> Path:
-    """The templates: those of the source tree this module is in (the repository's
-    top-level ``templates/``), else the ``an5dpy.templates`` package of an installed wheel
-    (the same folder, mapped by pyproject.toml). The source tree comes first so that a
-    checkout run from its own folder renders its own templates, not an installed copy's."""
-    source_tree = Path(__file__).resolve().parents[2] / "templates"
-    if (source_tree / "kernel.cu.j2").is_file():
-        return source_tree
-    from importlib.resources import files
-    return Path(str(files("an5dpy.templates")))
-
-
-@lru_cache(maxsize=1)
-def environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(template_dir())),
-        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-        keep_trailing_newline=True)
-
-
-def render_kernel(model: RenderModel) -> str:
-    return environment().get_template("kernel.cu.j2").render(m=model)
-
-
-def render_header(model: RenderModel) -> str:
-    return environment().get_template("kernel.hu.j2").render(m=model)
-
-
-@dataclass(frozen=True)
-class HostCall:
-    """What the host region needs from the user's program, as C expressions."""
-
-    array: str
-    extents: tuple[str, ...]
-    lowers: tuple[str, ...]
-    uppers: tuple[str, ...]
-    steps: str
-    start_buffer: str
-
-
-def host_call(info: StencilInfo) -> HostCall:
-    t = info.time
-    return HostCall(
-        array=info.array,
-        extents=tuple(f"({d.extent.c_str()})" for d in info.dims),
-        lowers=tuple(f"({d.lower.c_str()})" for d in info.dims),
-        uppers=tuple(f"({d.upper.c_str()})" for d in info.dims),
-        steps=f"(({t.upper.c_str()}) - ({t.lower.c_str()}) + 1)",
-        start_buffer=f"((({t.lower.c_str()}) + ({t.read_shift})) % 2 + 2) % 2")
-
-
-def render_host_region(model: RenderModel, info: StencilInfo, baseline: bool = False) -> str:
-    call = host_call(info)
-    return environment().get_template("host_region.cu.j2").render(
-        m=model, call=call, baseline=baseline)
-
-
-def render_host(model: RenderModel, info: StencilInfo, original: str, header_name: str,
-                baseline: bool = False) -> str:
-    """The user's file with only the scop region replaced (everything else verbatim).
-
-    The -D definitions the code was generated with are repeated at the top (unless the
-    build defines them too), so the host file compiles to what the kernels assume.
-    """
-    start, end = info.program.scop.original_span
-    region = render_host_region(model, info, baseline)
-    before, after = original[:start], original[end:]
-    line_after = before.count("\n") + original[start:end].count("\n") + 1
-    name = model.source_name.replace("\\", "\\\\").replace('"', '\\"')
-    defines = "".join(f"#ifndef {k}\n#define {k} {'1' if v is None else v}\n#endif\n"
-                      for k, v in info.program.defines)
-    guard = ""
-    if has_vla_parameter(info.program):
-        host = f"{model.stem}_host.cu"
-        guard = ("#ifdef __cplusplus\n"
-                 f'#error "{host} keeps your C function, whose variable-length array parameter '
-                 f'C++ rejects: compile this file as C (nvcc -x c -c {host})"\n#endif\n')
-    return (f'{guard}#include "{header_name}"\n{defines}#line 1 "{name}"\n' + before + region
-            + f'#line {line_after} "{name}"\n' + after)
-
-
-def has_vla_parameter(program) -> bool:
-    """Whether a function of the user's file takes an array whose extents are not
-    constants (``float A[2][n][n]``): valid C, but nvcc compiles .cu files as C++, which
-    has no variable-length arrays, so the host file must be compiled as C."""
-    return any(a.form == "parameter" and not all(e.is_constant for e in a.extents)
-               for a in program.arrays)

@@ -1,0 +1,217 @@
+"""Construction of the schedule: the ops of every step of every phase of every kernel,
+their registers (fixed rings) and shared buffers (double buffering); see
+:mod:`an5dpy.blocking.ops` for what the schedule is."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from an5dpy.blocking.ops import (Accumulate, Boundary, Calc, KernelSchedule, Load, Op, Phase,
+                                 Reg, Schedule, Step, Store, Sync)
+from an5dpy.blocking.plan import BlockingPlan, Mode, degrees_needed
+
+def round_up(n: int, k: int) -> int:
+    return -(-n // k) * k
+
+
+def chunk_steps(degree: int, ring: int) -> int:
+    """Steps per chunk: a multiple of the ring with an even number of level ops."""
+    return ring if (ring * degree) % 2 == 0 else 2 * ring
+
+
+def head_length(kind: str, degree: int, r: int, unroll: int) -> int:
+    """Steps until every level is past the lower boundary / halo (rounded to a chunk)."""
+    fill = (degree + 1) * r if kind == "lowermost" else 2 * degree * r
+    return round_up(fill, unroll)
+
+
+class _Builder:
+    """Assigns shared-memory buffers along a phase's op sequence."""
+
+    def __init__(self, plan: BlockingPlan, degree: int):
+        self.mode = plan.mode
+        self.d = degree
+        self.r = plan.stream_radius
+        self.ring = plan.ring
+        self.reach_lo = plan.reach[0]
+
+    def slot(self, plane: int) -> int:
+        return plane % self.ring
+
+    def reg(self, level: int, plane: int) -> Reg:
+        if self.mode is Mode.ASSOC and level == 0:
+            return Reg(0, 0)
+        return Reg(level, self.slot(plane))
+
+    def window(self, level: int, plane: int) -> tuple[Reg, ...]:
+        return tuple(self.reg(level, plane + k) for k in range(-self.r, self.r + 1))
+
+    def level_op(self, level: int, plane: int, kind: str) -> Op | None:
+        """The op of level ``level`` (1..d) producing local plane ``plane``.
+
+        ``kind``: 'calc' (interior), 'boundary' (streaming boundary plane), for assoc also
+        the consume/complete flags through :meth:`assoc_op`. Buffers are filled in later.
+        """
+        d = self.d
+        if level == d:
+            return Store(d, self.window(d - 1, plane), plane, -1)
+        prev = self.reg(level - 2, plane) if level >= 2 else None
+        if kind == "boundary":
+            return Boundary(level, self.reg(level, plane), plane, prev)
+        return Calc(level, self.reg(level, plane), self.window(level - 1, plane), plane, -1, prev)
+
+    def assoc_op(self, level: int, plane: int, consume: bool, complete: str | None) -> Op | None:
+        store = level == self.d and complete == "calc"
+        if level == self.d and complete == "boundary":
+            complete = None  # nobody reads the last level's boundary planes
+        if not consume and complete is None:
+            return None
+        arriving = plane + self.r
+        accs = tuple(self.reg(level, plane + j) for j in range(2 * self.r + 1))
+        return Accumulate(level, self.reg(level - 1, arriving), accs, plane, -1,
+                          consume, complete, store, level == self.d)
+
+    def assign_buffers(self, steps: list[list[Op]], first: int, every_level_op: bool) -> tuple[Step, ...]:
+        """Number barrier ops 0,1,0,1,... starting at ``first``.
+
+        ``every_level_op``: in guarded chunks each level op position owns a barrier even
+        when it is skipped at run time.
+        """
+        parity = first
+        out = []
+        for index, ops in steps:
+            new_ops = []
+            for op in ops:
+                if isinstance(op, Sync):
+                    parity = first  # the chunk after the barrier starts over
+                elif every_level_op and not isinstance(op, Load) or op.barrier:
+                    op = _with_buf(op, parity)
+                    parity ^= 1
+                new_ops.append(op)
+            out.append(Step(index, tuple(new_ops)))
+        return tuple(out)
+
+
+def _with_buf(op: Op, buf: int) -> Op:
+    return replace(op, buf=buf)
+
+
+def _with_load(ops: list[Op], load: Load | None) -> list[Op]:
+    """Place the load of the next plane after the last op that reads the ring slot it
+    overwrites (level 0's plane h - 2r): level 1's window, and level 2's boundary copy
+    (``prev``) when it has one. The levels after it hide the load's latency: each step's
+    plane is loaded one step before its first use."""
+    if load is None:
+        return ops
+    at = 0
+    for i, op in enumerate(ops):
+        if op.level == 1 or (op.level == 2 and getattr(op, "prev", None) is not None):
+            at = i + 1
+    return ops[:at] + [load] + ops[at:]
+
+
+def _count_barriers(steps: list[tuple[int, list[Op]]]) -> int:
+    return sum(1 for _, ops in steps for op in ops if op.barrier)
+
+
+def build_kernel_schedule(plan: BlockingPlan, degree: int, static_heads: bool = True
+                          ) -> KernelSchedule:
+    """The kernel of temporal degree ``degree``.
+
+    ``static_heads=False`` builds a *compact* kernel: no unrolled heads (the guarded tail
+    chunk fills the pipeline too) and chunks of exactly 2r+1 steps, closed by a barrier
+    when their level-op count is odd. It is a fraction of the code, for remainder degrees
+    and for stencils whose expression is so large that unrolled heads make nvcc slow.
+    """
+    b = _Builder(plan, degree)
+    d, r, ring = degree, plan.stream_radius, plan.ring
+    unroll = chunk_steps(d, ring) if static_heads else ring
+    closing_sync = not static_heads and (ring * d) % 2 == 1
+    assoc = plan.mode is Mode.ASSOC
+
+    def head(kind: str) -> Phase:
+        n = head_length(kind, d, r, unroll)
+        steps: list[tuple[int, list[Op]]] = []
+        # In a lowermost block local planes 0..r-1 lie below the interior; those below
+        # r - reach_lo are outside the array and never read, so nothing touches them.
+        first_real = r - b.reach_lo if kind == "lowermost" else 0
+        for h in range(n):
+            ops: list[Op] = []
+            nxt = h + 1  # the plane loaded in this step, consumed from the next one
+            load = Load(b.reg(0, nxt), nxt, kind == "lowermost" and nxt < r) \
+                if nxt >= first_real else None
+            for level in range(1, d + 1):
+                p = h - level * r
+                if kind == "lowermost":
+                    first_prev, first = first_real, (r if level == d else first_real)
+                else:
+                    first_prev, first = (level - 1) * r, level * r
+                if assoc:
+                    q = p + r
+                    consume = q >= first_prev
+                    if p < first or p < 0:
+                        complete = None
+                    elif kind == "lowermost" and p < r:
+                        complete = "boundary"
+                    else:
+                        complete = "calc"
+                    op = b.assoc_op(level, p, consume, complete)
+                else:
+                    if p < first or p < 0:
+                        op = None
+                    else:
+                        boundary = kind == "lowermost" and p < r
+                        op = b.level_op(level, p, "boundary" if boundary else "calc")
+                if op is not None:
+                    ops.append(op)
+            steps.append((h, _with_load(ops, load)))
+        first_buf = _count_barriers(steps) % 2
+        return Phase(f"head_{kind}", b.assign_buffers(steps, first_buf, False), False, False)
+
+    def chunk(name: str, guarded: bool) -> Phase:
+        steps: list[tuple[int, list[Op]]] = []
+        for k in range(unroll):
+            ops: list[Op] = []
+            for level in range(1, d + 1):
+                p = k - level * r
+                if assoc:
+                    ops.append(b.assoc_op(level, p, True, "calc"))
+                else:
+                    ops.append(b.level_op(level, p, "calc"))
+            ops = _with_load(ops, Load(b.reg(0, k + 1), k + 1))
+            if closing_sync and k == unroll - 1:
+                ops.append(Sync())
+            steps.append((k, ops))
+        return Phase(name, b.assign_buffers(steps, 0, guarded), True, guarded)
+
+    heads = {"lowermost": head("lowermost"), "middle": head("middle")} if static_heads else {}
+    prologue = Phase("prologue", (Step(0, (Load(b.reg(0, 0), 0),)),), False, True)
+    return KernelSchedule(d, r, ring, unroll, heads,
+                          chunk("inner", False), chunk("tail", True), plan.reach, prologue)
+
+
+#: Above this many expression nodes in the unrolled heads of a kernel, heads are left out
+#: (the compact kernel): nvcc's front end takes minutes on box3d4r's heads otherwise.
+STATIC_HEAD_BUDGET = 20000
+
+
+def static_head_degrees(plan: BlockingPlan, flops_per_cell: int) -> frozenset[int]:
+    """Degrees whose kernel gets unrolled heads: the plan's own degree (the launches that
+    do nearly all the work) unless its heads would be huge. Remainder degrees run once or
+    twice per run and get compact kernels."""
+    d, r, ring = plan.bt, plan.stream_radius, plan.ring
+    unroll = chunk_steps(d, ring)
+    head_steps = sum(head_length(k, d, r, unroll) for k in ("lowermost", "middle"))
+    size = head_steps * d * max(1, flops_per_cell)
+    return frozenset({d}) if size <= STATIC_HEAD_BUDGET else frozenset()
+
+
+def build_schedule(plan: BlockingPlan, degrees: tuple[int, ...] | None = None,
+                   static_heads: frozenset[int] | None = None) -> Schedule:
+    """Kernels for ``degrees`` (default: every degree a launch plan can need).
+    ``static_heads`` lists the degrees built with unrolled heads (default: all)."""
+    degrees = degrees or degrees_needed(plan.bt)
+    heads = set(degrees) if static_heads is None else static_heads
+    return Schedule(plan, tuple(build_kernel_schedule(plan, d, d in heads) for d in degrees))
+
+

@@ -1,0 +1,60 @@
+"""The schedule as text (``--print-ir schedule``), and the spelling of planes that the
+generated code shares."""
+
+from __future__ import annotations
+
+from an5dpy.blocking.ops import Accumulate, Boundary, Calc, Load, Op, Schedule, Store, Sync
+
+def plane_text(plane: int, relative: bool) -> str:
+    """A plane as C: the number, or ``s``, ``s + k``, ``s - k`` relative to the chunk
+    start ``s`` (the generated code and the schedule printer spell planes alike)."""
+    if not relative:
+        return str(plane)
+    return "s" if plane == 0 else (f"s + {plane}" if plane > 0 else f"s - {-plane}")
+
+
+def format_op(op: Op, relative: bool = False) -> str:
+    q = plane_text(op.plane, relative)
+    match op:
+        case Sync():
+            return "SYNC()"
+        case Load():
+            return f"{op.name}({op.out}, {q})"
+        case Boundary():
+            return f"{op.name}({op.out}, {op.prev if op.prev else q})"
+        case Calc():
+            ins = ", ".join(map(str, op.ins))
+            prev = f", boundary from {op.prev}" if op.prev else ""
+            return f"{op.name}({op.out}, {ins}, {q}, buf {op.buf}{prev})"
+        case Store():
+            return f"{op.name}({q}, {', '.join(map(str, op.ins))}, buf {op.buf})"
+        case Accumulate():
+            flags = []
+            if op.consume:
+                flags.append(f"take {op.src}")
+            if op.complete:
+                flags.append(f"finish {op.accs[0]} ({op.complete})")
+            if op.store:
+                flags.append("store")
+            accs = ", ".join(map(str, op.accs))
+            return f"{op.name}({q}; accs {accs}; {'; '.join(flags)}; buf {op.buf})"
+    raise TypeError(f"not an op: {op!r}")
+
+
+def format_schedule(schedule: Schedule) -> str:
+    plan = schedule.plan
+    lines = [f"schedule for {plan.describe()}, streaming radius {plan.stream_radius}"]
+    for k in schedule.kernels:
+        lines.append("")
+        lines.append(f"kernel degree {k.degree}{' (compact)' if k.compact else ''}: "
+                     f"unroll {k.unroll} steps, "
+                     f"registers {', '.join(map(str, k.registers()))}")
+        for phase in (k.prologue, *k.heads.values(), k.inner, k.tail):
+            tag = "guarded, " if phase.guarded else ""
+            where = "planes relative to chunk start s" if phase.relative else "local planes"
+            lines.append(f"  {phase.name} ({tag}{where}):")
+            for st in phase.steps:
+                body = "; ".join(format_op(op, phase.relative) for op in st.ops)
+                label = f"s+{st.index}" if phase.relative else str(st.index)
+                lines.append(f"    step {label}: {body}")
+    return "\n".join(lines)

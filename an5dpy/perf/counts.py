@@ -1,0 +1,308 @@
+"""What the model counts: thread classes, the update's instruction mix, shared-memory
+reads, SM occupancy, and the thread slots of a launch along each dimension (see the
+thread classes of :mod:`an5dpy.perf.model`)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterable
+
+import numpy as np
+
+from an5dpy.analysis.stencil import op_mix
+from an5dpy.blocking.plan import REGISTER_GRANULE, BlockingPlan, DimExtent, Mode, default_mode
+from an5dpy.blocking.trace import BlockRanges
+from an5dpy.ir import AssocForm, Binary, Cast, Expr, StencilInfo, Unary, common_type
+from an5dpy.perf.gpus import GpuSpec
+from an5dpy.perf.model_constants import ASSOC_TEMPORARIES, SPILL_FREE_BASE
+
+
+@dataclass(frozen=True)
+class ThreadCounts:
+    """Thread slots (thread x level x plane) per class."""
+
+    out_of_bound: int = 0
+    boundary: int = 0
+    redundant: int = 0
+    valid: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.out_of_bound + self.boundary + self.redundant + self.valid
+
+    @property
+    def computing(self) -> int:
+        return self.redundant + self.valid
+
+    @property
+    def in_array(self) -> int:
+        return self.boundary + self.redundant + self.valid
+
+    def __add__(self, other: "ThreadCounts") -> "ThreadCounts":
+        return ThreadCounts(self.out_of_bound + other.out_of_bound,
+                            self.boundary + other.boundary,
+                            self.redundant + other.redundant, self.valid + other.valid)
+
+    def scale(self, k: int) -> "ThreadCounts":
+        return ThreadCounts(k * self.out_of_bound, k * self.boundary, k * self.redundant,
+                            k * self.valid)
+
+    def to_json(self) -> dict:
+        return {"out_of_bound": self.out_of_bound, "boundary": self.boundary,
+                "redundant": self.redundant, "valid": self.valid, "total": self.total}
+
+
+def sum_counts(counts: Iterable[ThreadCounts]) -> ThreadCounts:
+    out = ThreadCounts()
+    for c in counts:
+        out = out + c
+    return out
+
+
+@dataclass(frozen=True)
+class OpMix:
+    """Instructions per cell update after FMA contraction (paper section 5)."""
+
+    fma: int
+    mul: int
+    add: int
+    other: int
+    double_divisions: int = 0  # of the MULs: divisions in double (see DOUBLE_DIVISION_*)
+
+    @staticmethod
+    def of(info: StencilInfo, mode: Mode | None = None) -> "OpMix":
+        """The mix of the update as mode ``mode`` (default: the info's) evaluates it.
+
+        Modes nondiag/none evaluate the update as written. Mode assoc evaluates, per
+        arriving plane, the partial sum of that plane's terms and adds it to the output's
+        accumulator (:func:`assoc_expression`): a plane of k products costs 1 MUL +
+        (k-1) FMA, and each partial sum after the first one ADD (an FMA when the partial
+        is a single product).
+        """
+        mode = mode or default_mode(info)
+        if mode is Mode.ASSOC and info.assoc is not None:
+            m = op_mix(assoc_expression(info.assoc))
+        else:
+            m = op_mix(info)
+        calls = sum(m["calls"].values())
+        # fast math: x / y becomes x * (1/y) with a hoisted constant reciprocal -> a MUL
+        return OpMix(fma=m["fma"], mul=m["mul"] - m["fma"] + m["div"],
+                     add=m["add"] - m["fma"], other=calls, double_divisions=m["double_div"])
+
+    @property
+    def instructions(self) -> int:
+        return self.fma + self.mul + self.add + self.other
+
+    @property
+    def eff_alu(self) -> float:
+        n = self.instructions
+        if n == 0:
+            return 1.0
+        return (2 * self.fma + self.mul + self.add + self.other) / (2 * n)
+
+    def to_json(self) -> dict:
+        return {"fma": self.fma, "mul": self.mul, "add": self.add, "other": self.other,
+                "double_divisions": self.double_divisions, "eff_alu": self.eff_alu}
+
+
+def assoc_expression(form: AssocForm) -> Expr:
+    """The update as mode assoc evaluates it, as one expression (for :func:`op_mix`).
+
+    ``post((P_1 + P_2) + ... + P_n)`` where ``P_k`` is the left-to-right sum of the terms
+    reading plane k (planes in arrival order); a plane with one term is added to the
+    accumulator directly (``acc + c*x`` contracts to an FMA), a subtracted term with ``-``.
+    """
+    st = form.sum_type
+
+    def item(term: Expr) -> tuple[bool, Expr]:
+        neg = isinstance(term, Unary) and term.op == "-"
+        x = term.operand if neg else term
+        return neg, (x if x.ctype == st else Cast(st, None, x, True))
+
+    def add(acc: Expr | None, neg: bool, x: Expr) -> Expr:
+        if acc is None:
+            return Unary(st, None, "-", x) if neg else x
+        return Binary(st, None, "-" if neg else "+", acc, x)
+
+    planes: dict[int, list[tuple[bool, Expr]]] = {}
+    for dz, term in form.terms:
+        planes.setdefault(dz, []).append(item(term))
+    total: Expr | None = None
+    for dz in sorted(planes):
+        items = planes[dz]
+        if total is None:  # the first plane starts the accumulator
+            for neg, x in items:
+                total = add(total, neg, x)
+        elif len(items) == 1:  # acc + c*x contracts to one FMA
+            total = add(total, *items[0])
+        else:
+            partial = None
+            for neg, x in items:
+                partial = add(partial, neg, x)
+            total = Binary(st, None, "+", total, partial)
+    assert total is not None
+    if form.post is not None:
+        op, k = form.post
+        ctype = common_type(st, k.ctype)
+        lhs = total if total.ctype == ctype else Cast(ctype, None, total, True)
+        rhs = k if k.ctype == ctype else Cast(ctype, None, k, True)
+        total = Binary(ctype, None, op, lhs, rhs)
+    return total
+
+
+def smem_reads_per_thread(info: StencilInfo, mode: Mode) -> int:
+    """Shared-memory reads per computing thread and level op (see :data:`an5dpy.perf.model_constants.MODEL_NOTES`).
+
+    Reproduces Table 2's practical column: 2D star ``2r``, 2D box ``(2r+1)-1``, 3D star
+    ``4r``, 3D box ``(2r+1)^2-1``.
+    """
+    offsets = info.offsets
+    match mode:
+        case Mode.NONDIAG:
+            return len({o[1:] for o in offsets if o[0] == 0 and any(o[1:])})
+        case Mode.ASSOC:
+            return len({o[1:] for o in offsets if any(o[1:])})
+        case Mode.NONE:
+            return len({o for o in offsets if any(o[1:])})
+    raise TypeError(f"not a Mode: {mode!r}")
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    """Thread blocks resident per SM and the resource that limits them."""
+
+    blocks_per_sm: int
+    limited_by: str  # 'threads' | 'smem' | 'regs' | 'blocks'
+    regs_per_thread: int
+    smem_per_block: int
+
+    def to_json(self) -> dict:
+        return {"blocks_per_sm": self.blocks_per_sm, "limited_by": self.limited_by,
+                "regs_per_thread": self.regs_per_thread, "smem_per_block": self.smem_per_block}
+
+
+def spill_free_registers(plan: BlockingPlan, degree: int | None = None) -> int:
+    """Registers per thread the kernel of ``degree`` needs without spilling (see
+    :data:`SPILL_FREE_BASE`)."""
+    words = plan.word_bytes // 4
+    extra = ASSOC_TEMPORARIES if plan.mode is Mode.ASSOC else 0
+    return words * plan.registers_per_thread(degree) + SPILL_FREE_BASE[plan.dtype] + extra
+
+
+def round_up(n: int, k: int) -> int:
+    return -(-n // k) * k
+
+
+def occupancy(plan: BlockingPlan, gpu: GpuSpec, degree: int | None = None,
+              regs: int | None = None) -> Occupancy:
+    """Blocks per SM: min of the thread, shared-memory, register and block limits.
+
+    ``regs`` (per thread) defaults to :meth:`BlockingPlan.register_estimate` of ``degree``;
+    either is rounded up to a multiple of 8 (the allocation granularity). 0 blocks per SM
+    means the plan cannot run on this GPU.
+    """
+    d = plan.bt if degree is None else degree
+    r = round_up(regs if regs is not None else plan.register_estimate(d), REGISTER_GRANULE)
+    nthr = plan.nthreads
+    smem = plan.smem_bytes
+    limits = {
+        "threads": gpu.max_threads_per_sm // nthr,
+        "smem": gpu.smem_per_sm // smem if smem <= gpu.smem_per_block else 0,
+        "regs": (gpu.regs_per_sm // (r * nthr)
+                 if r <= gpu.max_regs_per_thread and r * nthr <= gpu.regs_per_block else 0),
+        "blocks": gpu.max_blocks_per_sm,
+    }
+    which = min(limits, key=lambda k: limits[k])
+    return Occupancy(limits[which], which, r, smem)
+
+
+# --------------------------------------------------------------------------- counting
+
+
+@lru_cache(maxsize=4096)
+def plane_dim_counts(dim: DimExtent, nblocks: int, b: int, r: int, degree: int
+                     ) -> tuple[int, int, int, tuple[int, ...]]:
+    """Counts along one in-plane dimension over ``nblocks`` blocks x ``b`` threads.
+
+    Returns ``(slots, in_array, interior, window)`` where ``window[T]`` (T = 0..degree)
+    counts interior positions inside level T's window ``[T*r, b - T*r)``. Thread ``t`` of
+    block ``k`` sits at ``lower - degree*r + k*(b - 2*degree*r) + t`` (as the kernels and
+    :class:`an5dpy.check.simulate.ThreadGrid` place it).
+    """
+    c = b - 2 * degree * r
+    t = np.arange(b)
+    x = dim.lower - degree * r + np.arange(nblocks)[:, None] * c + t[None, :]
+    in_array = int(((x >= 0) & (x < dim.size)).sum())
+    inside = (x >= dim.lower) & (x <= dim.upper)
+    per_thread = inside.sum(axis=0)  # interior positions per thread index
+    window = tuple(int(per_thread[T * r:b - T * r].sum()) for T in range(degree + 1))
+    return nblocks * b, in_array, window[0], window
+
+
+@lru_cache(maxsize=4096)
+def stream_counts(stream: DimExtent, sl: int | None, degree: int, r: int
+                  ) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
+    """Planes each level produces, over all stream blocks of a launch.
+
+    Returns ``(stream_blocks, interior, boundary)``: ``interior[T]``/``boundary[T]``
+    (T = 0..degree) count the interior and streaming-boundary planes level T produces
+    (level 0: loads) summed over stream blocks, from :class:`BlockRanges`.
+
+    Stream blocks whose local geometry is the same (the far grid boundaries clamped; see
+    ``_block_key``) are evaluated once and counted with their multiplicity.
+    """
+    length = stream.length
+    if length == 0:
+        return 0, (0,) * (degree + 1), (0,) * (degree + 1)
+    sl_eff = sl if sl is not None else length
+    n = -(-length // sl_eff)
+    s0 = stream.lower + np.arange(n) * sl_eff
+    s1 = np.minimum(s0 + sl_eff, stream.upper + 1)
+    clamp = 2 * (degree + 1) * r + 2
+    keys = np.stack([np.minimum(s0 - stream.lower, clamp),
+                     np.minimum(stream.upper + 1 - s1, clamp), s1 - s0], axis=1)
+    _, first_index, multiplicity = np.unique(keys, axis=0, return_index=True,
+                                             return_counts=True)
+    interior = [0] * (degree + 1)
+    boundary = [0] * (degree + 1)
+    for i, m in zip(first_index.tolist(), multiplicity.tolist()):
+        rng = BlockRanges.of(int(s0[i]), int(s1[i]), stream.lower, stream.upper, degree, r)
+        for T in range(degree + 1):
+            inner, outer = _level_planes(rng, T)
+            interior[T] += m * inner
+            boundary[T] += m * outer
+    return n, tuple(interior), tuple(boundary)
+
+
+def _level_planes(rng: BlockRanges, level: int) -> tuple[int, int]:
+    """(interior, streaming-boundary) planes level ``level`` produces in one block."""
+    first, last = rng.first(level), rng.last(level)
+    if last < first:
+        return 0, 0
+    inner = max(0, min(last, rng.hi) - max(first, rng.lo) + 1)
+    return inner, last - first + 1 - inner
+
+
+def stream_counts_direct(stream: DimExtent, sl: int | None, degree: int, r: int
+                         ) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
+    """:func:`stream_counts` block by block, without grouping (a reference for tests)."""
+    length = stream.length
+    if length == 0:
+        return 0, (0,) * (degree + 1), (0,) * (degree + 1)
+    sl_eff = sl if sl is not None else length
+    n = -(-length // sl_eff)
+    interior = [0] * (degree + 1)
+    boundary = [0] * (degree + 1)
+    for b in range(n):
+        S0 = stream.lower + b * sl_eff
+        S1 = min(S0 + sl_eff, stream.upper + 1)
+        rng = BlockRanges.of(S0, S1, stream.lower, stream.upper, degree, r)
+        for T in range(degree + 1):
+            inner, outer = _level_planes(rng, T)
+            interior[T] += inner
+            boundary[T] += outer
+    return n, tuple(interior), tuple(boundary)
+
+

@@ -1,0 +1,73 @@
+"""The performance model's calibrated constants and the notes on its choices where the
+paper is vague (:data:`MODEL_NOTES`); the model itself is :mod:`an5dpy.perf.model`."""
+
+from __future__ import annotations
+
+BOTTLENECKS = ("compute", "shared", "global", "issue")
+
+#: Instructions per thread and level besides the update's arithmetic, shared-memory reads
+#: and stores and the barrier: the boundary select, address arithmetic and loop control,
+#: as counted in the inner loops' SASS on sm_90 (about 7-9 in 2D and 15-22 in 3D kernels).
+LEVEL_OVERHEAD = {2: 8, 3: 14}
+#: Instructions per level added for each register a budget's limit falls short of the
+#: registers the kernel needs without spilling (spill loads and stores).
+SPILL_INSTRUCTIONS = 3.0
+#: Registers a kernel needs without spilling, besides its plane registers (one 32-bit
+#: register per float value, two per double): nvcc's temporaries, addresses and loop state,
+#: and in mode assoc ASSOC_TEMPORARIES more for the partial sums. Lower than the paper's
+#: estimate, which has one more register per level: the kernels of a budget below it
+#: often build without a spill (ptxas, sm_90).
+SPILL_FREE_BASE = {"float": 20, "double": 30}
+ASSOC_TEMPORARIES = 10
+#: A division in double (fast math gives float divisions a reciprocal, not double ones):
+#: issue slots of its Newton-Raphson sequence (a reciprocal estimate and about six FP64
+#: operations, counted twice as FP64 issues at half rate; sm_90 SASS), and the cycles it
+#: adds to a level's dependency chain.
+DOUBLE_DIVISION_INSTRUCTIONS = 20
+DOUBLE_DIVISION_LATENCY = 100
+#: Cycles from one dependent arithmetic instruction to the next (FFMA / DFMA latency).
+DEPENDENT_LATENCY = {"float": 4, "double": 8}
+#: Share of a block's own issue time per step that its step latency does not cover: the
+#: next plane's loads are in flight while the block computes, so most of it overlaps.
+EXPOSED_ISSUE = 0.4
+#: Register budgets besides none that the tuner builds, and that the model weighs where it
+#: models instruction issue (GpuSpec.step_latency_cycles > 0).
+REGISTER_BUDGETS = (32, 64, 96)
+
+MODEL_NOTES = (
+    "Computing threads (FLOPs and shared-memory reads) are the valid slots of levels 1..d: "
+    "interior threads inside their level's window [T*r, bS - T*r); threads outside it "
+    "(redundant) copy their input and are idle. With the other choices below this "
+    "reproduces the paper's Model column of Table 5 (V100 and P100, float and double, 84 "
+    "entries: median ratio 0.99, 72 within 10%, range 0.67-1.25). Charging redundant "
+    "threads too (halo_computes=True: an idle lane of a busy warp costs as much as a "
+    "working one) gives 49 within 10%, range 0.27-1.20.",
+    "Shared-memory reads are charged to computing threads only; boundary, redundant and "
+    "out-of-bound threads only write.",
+    "Shared-memory reads per computing thread (Table 2, practical column, generalised): "
+    "nondiag = distinct non-zero in-plane offsets of the centre plane; assoc = distinct "
+    "non-zero in-plane offsets over all planes (each arriving plane is read once per "
+    "column and feeds all partial sums); none = offsets with a non-zero in-plane part "
+    "(all 2r+1 planes come from shared memory). Repeated reads of one offset count once.",
+    "Shared-memory writes: one per thread and level op (2r+1 in mode none), streaming-"
+    "boundary planes included.",
+    "Global reads: level-0 loads of in-array threads (boundary planes included). The "
+    "kernels also re-load boundary cells at levels >= 1 (by buffer parity); those few, "
+    "cache-resident loads are not charged.",
+    "Instruction mix: nvcc's FMA contraction as estimated by analysis.op_mix, over the "
+    "update as written (nondiag, none) or as per-plane partial sums added to accumulators "
+    "(assoc: 1 MUL + (k-1) FMA per plane of k products, 1 ADD per further plane; this "
+    "matches the paper's box-stencil numbers). Division counts as a multiply (fast math, "
+    "section 5), math calls as OTHER, for float and double alike in the paper's terms "
+    "(which also ignore slow double division; the issue term charges it, "
+    "DOUBLE_DIVISION_INSTRUCTIONS and _LATENCY). Common subexpressions are not merged "
+    "(gradient2d is predicted ~25% below the paper, which counts nvcc's CSE).",
+    "Registers: the paper's empirical lower bound (section 6.3) rounded up to 8, unless "
+    "given (a budget, one or per degree). The paper's terms model neither "
+    "spilling nor latency at low occupancy; the issue term (GPUs with a step latency) "
+    "charges both, spills against spill_free_registers (below the paper's estimate) at "
+    "the limit a budget's launch bounds give ptxas (plan.budget_register_limit). Shared "
+    "memory per block is Table 1's footprint (no per-block reservation).",
+    "eff_SM = waves / ceil(waves), waves = blocks / (blocks per SM x SMs); each launch of "
+    "the launch plan is costed by its own degree.",
+)

@@ -1,0 +1,54 @@
+"""The model's prediction as text (``an5d model``)."""
+
+from __future__ import annotations
+
+from an5dpy.perf.gpus import GpuSpec
+from an5dpy.perf.model import Prediction
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit, k in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= k:
+            return f"{n / k:.2f} {unit}"
+    return f"{n:.0f} B"
+
+
+def format_prediction(p: Prediction, gpu: GpuSpec | None = None) -> str:
+    """A readable report of a prediction (``an5d model``)."""
+    plan = p.plan
+    lines = [f"plan {plan.describe()} on {p.gpu}"]
+    degrees = ", ".join(f"{c.count} x degree {c.degree}" for c in p.launches) or "none"
+    lines.append(f"{p.cells} interior cells, {p.steps} steps, {p.launch_count} launches "
+                 f"({degrees})")
+    lines.append(f"predicted {p.gflops:,.1f} GFLOP/s, {p.seconds * 1e3:.3f} ms, bottleneck: "
+                 f"{p.bottleneck}")
+    if p.time_issue:
+        lines.append("  (each launch takes the Euclidean norm of its four times, not the largest)")
+    bw_sm = f" at {gpu.smem_gbs(plan.dtype):,.0f} GB/s" if gpu else ""
+    bw_gm = f" at {gpu.gmem_gbs(plan.dtype):,.0f} GB/s" if gpu else ""
+    peak = f" of {gpu.peak_gflops(plan.dtype):,.0f} GFLOP/s peak" if gpu else ""
+    lines.append(f"  compute  {p.time_comp * 1e3:10.3f} ms  ({p.flops / 1e9:,.1f} GFLOP "
+                 f"executed{peak}, eff_ALU {p.eff_alu:.3f})")
+    lines.append(f"  shared   {p.time_sm * 1e3:10.3f} ms  ({_fmt_bytes(p.sm_bytes)}{bw_sm}, "
+                 f"{p.smem_reads_per_thread} reads per computing thread)")
+    lines.append(f"  global   {p.time_gm * 1e3:10.3f} ms  ({_fmt_bytes(p.gm_bytes)}{bw_gm})")
+    if p.time_issue:
+        instructions = sum(c.count * c.warp_instructions for c in p.launches)
+        latency = f", step latency {gpu.step_latency_cycles:,.0f} cycles" if gpu else ""
+        lines.append(f"  issue    {p.time_issue * 1e3:10.3f} ms  ({instructions / 1e9:,.2f} G "
+                     f"warp-instructions{latency})")
+    if p.registers is not None:
+        lines.append(f"  register budget {p.registers} per thread")
+    for c in p.launches:
+        o = c.occupancy
+        lines.append(f"  degree {c.degree}: {c.blocks} blocks, {o.blocks_per_sm} per SM "
+                     f"(limited by {o.limited_by}; {o.regs_per_thread} registers, "
+                     f"{o.smem_per_block} B shared), {c.waves:.2f} waves, "
+                     f"eff_SM {c.eff_sm:.3f}, bottleneck {c.bottleneck}")
+    t = p.threads
+    lines.append("thread slots (thread x level 1..bT x plane, all launches):")
+    for label, v in (("valid", t.valid), ("redundant", t.redundant),
+                     ("boundary", t.boundary), ("out-of-bound", t.out_of_bound)):
+        share = v / t.total if t.total else 0.0
+        lines.append(f"  {label:<13}{v:>20,}  {share:6.1%}")
+    return "\n".join(lines)
