@@ -8,11 +8,7 @@ from dataclasses import replace
 
 from an5dpy.blocking.ops import (Accumulate, Boundary, Calc, KernelSchedule, Load, Op, Phase,
                                  Reg, Schedule, Step, Store, Sync)
-from an5dpy.blocking.plan import BlockingPlan, Mode, degrees_needed
-
-def round_up(n: int, k: int) -> int:
-    return -(-n // k) * k
-
+from an5dpy.blocking.plan import BlockingPlan, Mode, degrees_needed, round_up
 
 def chunk_steps(degree: int, ring: int) -> int:
     """Steps per chunk: a multiple of the ring with an even number of level ops."""

@@ -221,9 +221,6 @@ class Phase:
     def ops(self) -> tuple[Op, ...]:
         return tuple(op for st in self.steps for op in st.ops)
 
-    def macro_sequence(self) -> tuple[str, ...]:
-        return tuple(op.name for op in self.ops)
-
 
 @dataclass(frozen=True)
 class KernelSchedule:
@@ -253,23 +250,6 @@ class KernelSchedule:
     @property
     def compact(self) -> bool:
         return not self.heads
-
-    def kinds(self) -> dict[str, tuple[Phase | None, Phase, Phase]]:
-        """Head, inner body and tail per stream-block kind.
-
-        The tail is one guarded chunk for every kind: its range checks resolve to the
-        uppermost boundary planes in a block that reaches the top of the grid. A compact
-        kernel has no static head: the guarded chunk fills the pipeline.
-        """
-        if self.compact:
-            return {kind: (None, self.inner, self.tail)
-                    for kind in ("lowermost", "middle", "uppermost", "single")}
-        return {
-            "lowermost": (self.heads["lowermost"], self.inner, self.tail),
-            "middle": (self.heads["middle"], self.inner, self.tail),
-            "uppermost": (self.heads["middle"], self.inner, self.tail),
-            "single": (self.heads["lowermost"], self.inner, self.tail),
-        }
 
 
 @dataclass(frozen=True)

@@ -308,11 +308,6 @@ def grid_extents(info: StencilInfo, env: Mapping[str, int]) -> tuple[DimExtent, 
                  for d in info.dims)
 
 
-def launch_geometry(plan: BlockingPlan, degree: int,
-                    dims: tuple[DimExtent, ...]) -> LaunchGeometry:
-    return LaunchGeometry(plan, degree, dims)
-
-
 # --------------------------------------------------------------------------- launch plan
 
 
@@ -341,7 +336,8 @@ def launch_degrees(steps: int, bt: int) -> tuple[int, ...]:
     ``start ^ (steps % 2)``: n must have the parity of ``steps`` (paper section 4.3).
     Fewest launches: ``ceil(steps / bt)``, plus one when the parity is off; full-degree
     launches first, then the remainder. The emitted C host code computes the same
-    sequence (see templates/host.cu.j2) and tests check that they agree.
+    sequence (templates/kernel.hu.j2, ``_plan_launches`` and ``_plan_degree``) and tests check
+    that they agree.
     """
     if steps < 0 or bt < 1:
         raise ValueError("steps must be >= 0 and bt >= 1")
@@ -397,6 +393,11 @@ def active_warp_fraction(bs: tuple[int, ...], radius: tuple[int, ...], level: in
             linear = linear * b + i
         active.add(linear // WARP_SIZE)
     return len(active) / math.ceil(math.prod(bs) / WARP_SIZE)
+
+
+def round_up(n: int, k: int) -> int:
+    """``n`` rounded up to a multiple of ``k``."""
+    return -(-n // k) * k
 
 
 #: 32-bit registers of an SM (every GPU from P100 to H200 has 64K).

@@ -12,7 +12,8 @@ from typing import Iterable
 import numpy as np
 
 from an5dpy.analysis.stencil import op_mix
-from an5dpy.blocking.plan import REGISTER_GRANULE, BlockingPlan, DimExtent, Mode, default_mode
+from an5dpy.blocking.plan import (REGISTER_GRANULE, BlockingPlan, DimExtent, Mode, default_mode,
+                                  round_up)
 from an5dpy.blocking.trace import BlockRanges
 from an5dpy.ir import AssocForm, Binary, Cast, Expr, StencilInfo, Unary, common_type
 from an5dpy.perf.gpus import GpuSpec
@@ -191,10 +192,6 @@ def spill_free_registers(plan: BlockingPlan, degree: int | None = None) -> int:
     return words * plan.registers_per_thread(degree) + SPILL_FREE_BASE[plan.dtype] + extra
 
 
-def round_up(n: int, k: int) -> int:
-    return -(-n // k) * k
-
-
 def occupancy(plan: BlockingPlan, gpu: GpuSpec, degree: int | None = None,
               regs: int | None = None) -> Occupancy:
     """Blocks per SM: min of the thread, shared-memory, register and block limits.
@@ -270,39 +267,16 @@ def stream_counts(stream: DimExtent, sl: int | None, degree: int, r: int
     for i, m in zip(first_index.tolist(), multiplicity.tolist()):
         rng = BlockRanges.of(int(s0[i]), int(s1[i]), stream.lower, stream.upper, degree, r)
         for T in range(degree + 1):
-            inner, outer = _level_planes(rng, T)
+            inner, outer = level_planes(rng, T)
             interior[T] += m * inner
             boundary[T] += m * outer
     return n, tuple(interior), tuple(boundary)
 
 
-def _level_planes(rng: BlockRanges, level: int) -> tuple[int, int]:
+def level_planes(rng: BlockRanges, level: int) -> tuple[int, int]:
     """(interior, streaming-boundary) planes level ``level`` produces in one block."""
     first, last = rng.first(level), rng.last(level)
     if last < first:
         return 0, 0
     inner = max(0, min(last, rng.hi) - max(first, rng.lo) + 1)
     return inner, last - first + 1 - inner
-
-
-def stream_counts_direct(stream: DimExtent, sl: int | None, degree: int, r: int
-                         ) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
-    """:func:`stream_counts` block by block, without grouping (a reference for tests)."""
-    length = stream.length
-    if length == 0:
-        return 0, (0,) * (degree + 1), (0,) * (degree + 1)
-    sl_eff = sl if sl is not None else length
-    n = -(-length // sl_eff)
-    interior = [0] * (degree + 1)
-    boundary = [0] * (degree + 1)
-    for b in range(n):
-        S0 = stream.lower + b * sl_eff
-        S1 = min(S0 + sl_eff, stream.upper + 1)
-        rng = BlockRanges.of(S0, S1, stream.lower, stream.upper, degree, r)
-        for T in range(degree + 1):
-            inner, outer = _level_planes(rng, T)
-            interior[T] += inner
-            boundary[T] += outer
-    return n, tuple(interior), tuple(boundary)
-
-

@@ -74,11 +74,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping
 
 from an5dpy.blocking.plan import (WARP_SIZE, BlockingPlan, DimExtent, LaunchGeometry, Mode,
                                   active_warp_fraction, budget_register_limit, grid_extents,
-                                  launch_degrees, make_plan)
+                                  launch_degrees)
 from an5dpy.errors import UsageError
 from an5dpy.perf.counts import (Occupancy, OpMix, ThreadCounts, occupancy, plane_dim_counts,
                                 smem_reads_per_thread, spill_free_registers, stream_counts,
@@ -232,13 +232,6 @@ class Prediction:
 
 
 # --------------------------------------------------------------------------- the model
-
-
-def benchmark_grid(info: StencilInfo, n: int) -> tuple[DimExtent, ...]:
-    """An interior of ``n`` cells per dimension with the stencil's reach as boundary
-    (the benchmark harness' layout: ``dimsize = compsize + 2 * rad``)."""
-    return tuple(DimExtent(d.reach_lo, d.reach_lo + n - 1, n + d.reach_lo + d.reach_hi)
-                 for d in info.dims)
 
 
 def resolve_sizes(info: StencilInfo, sizes, steps: int | None
@@ -503,15 +496,3 @@ def predict(info: StencilInfo, plan: BlockingPlan, gpu: GpuSpec | str, sizes,
     :meth:`Model.predict`). ``halo_computes``: see :class:`Model`.
     """
     return Model(info, gpu, sizes, steps, halo_computes).predict(plan, regs)
-
-
-def predict_config(info: StencilInfo, gpu: GpuSpec | str, sizes, steps: int | None = None,
-                   *, bt: int = 4, bs: Sequence[int] | None = None, sl: int | None = None,
-                   opt: str | None = None, dtype: str | None = None,
-                   regs: Registers = None, halo_computes: bool = False) -> Prediction:
-    """:func:`predict` for a plan given by its parameters (``bs`` in array order),
-    checked against the GPU's limits."""
-    spec = get_gpu(gpu)
-    plan = make_plan(info, bt=bt, bs=tuple(bs) if bs is not None else None, sl=sl, opt=opt,
-                     dtype=dtype, limits=spec.limits())
-    return predict(info, plan, spec, sizes, steps, regs, halo_computes)

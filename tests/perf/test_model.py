@@ -24,14 +24,14 @@ from an5dpy.driver import load
 from an5dpy.errors import UsageError
 from an5dpy.perf.gpus import KNOWN_GPUS
 from an5dpy.perf.counts import (OpMix, ThreadCounts, occupancy, plane_dim_counts,
-                                smem_reads_per_thread, spill_free_registers, stream_counts,
-                                stream_counts_direct)
-from an5dpy.perf.model import Model, benchmark_grid, predict, predict_config
+                                smem_reads_per_thread, spill_free_registers, stream_counts)
+from an5dpy.perf.model import Model, predict
 from an5dpy.perf.model_constants import BOTTLENECKS
 from an5dpy.blocking.plan import (BlockingPlan, DimExtent, LaunchGeometry, Mode, default_mode,
                                   launch_degrees, make_plan)
 from an5dpy.check.simulate import ThreadGrid
 
+from model_support import benchmark_grid, predict_config, stream_counts_direct
 from paths import C_INPUTS, TESTS_DIR as HERE
 V100 = KNOWN_GPUS["V100"]
 
