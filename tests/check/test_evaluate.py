@@ -162,3 +162,33 @@ def test_exactness_marks_correctly_rounded_functions_only(name, exact):
                 args=tuple(Read(p, None, array="A", offset=(0,)) for p in fn.params))
     assert fn.exact is exact
     assert is_exact(call) is exact
+
+
+BESSEL_GAMMA = """#include <math.h>
+void bessel(int n, int T, SB_TYPE A[2][n][n])
+{
+#pragma scop
+  for (int t = 0; t < T; t++)
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        A[(t+1)%2][i][j] = 0.3 * lgamma(1.5 + A[t%2][i][j]) + 0.4f * j0(A[t%2][i-1][j])
+            + 0.1 * jn(2, A[t%2][i+1][j]) + 0.1f * tgammaf(1.0f + A[t%2][i][j-1])
+            + 0.05 * y1(1.0 + fabs(A[t%2][i][j+1])) + 0.05f * erfcf(A[t%2][i][j]);
+#pragma endscop
+}
+"""
+
+
+@pytest.mark.parametrize("dtype", ["float", "double"])
+@pytest.mark.parametrize("mode", ["nondiag", "none"])
+def test_lgamma_and_j0_program_simulates_equal_to_gcc(tmp_path, dtype, mode):
+    """Issue 12's case: lgamma (C99) and j0 (POSIX) were refused as non-math functions."""
+    from an5dpy.check.verify import verify_file
+    from an5dpy.driver import Options
+    path = tmp_path / "bessel.c"
+    path.write_text(BESSEL_GAMMA)
+    options = Options(bt=3, bs="32", sl=None if mode == "none" else 8, opt=mode,
+                      defines=(("SB_TYPE", dtype),))
+    report = verify_file(str(path), options, "sim", {"n": "37", "T": "8"})
+    assert report.comparison.passed and report.comparison.bit_identical, report.lines()
+    assert report.info.flops_per_cell == 21  # 14 floating operators + 7 calls (fabs too)
