@@ -84,34 +84,100 @@ _INT_BITS = {"int": 32, "unsigned int": 32, "long": 64, "unsigned long": 64,
 
 @dataclass(frozen=True)
 class MathFunction:
+    """A <math.h> function a stencil update may call, with its C prototype.
+
+    ``params`` are C types: the floating ones are the function's own type (``double`` for
+    ``lgamma``, ``float`` for ``lgammaf``), integer ones stay integer (``ldexp``'s exponent,
+    ``jn``'s order); a call converts each argument to its parameter type as C does.
+    """
+
     name: str
     result: str
     params: tuple[str, ...]
-    #: True when IEEE 754 requires a correctly rounded result (sqrt) or the result is exact
-    #: (fabs, fmin, ...): CPU and GPU then agree bit for bit.
+    #: True when IEEE 754 requires a correctly rounded result (sqrt, fma, rint, fmod, ...)
+    #: or the result is exact (fabs, fmin, logb, ...): CPU and GPU then agree bit for bit.
     exact: bool
+    #: The double function's name (``lgamma`` for ``lgammaf``).
+    base: str = ""
+
+
+#: Parameter kinds of the accepted functions: ``F`` is the function's floating type.
+_F = "F"
+#: C99 7.12 functions of floating (and integer) arguments with a floating result, plus the
+#: POSIX Bessel functions; each has a double and a float (``...f``) variant, in glibc and
+#: in CUDA's device math library alike.
+_MATH_SIGNATURES: Mapping[str, tuple[str, ...]] = {
+    **{name: (_F,) for name in (
+        # 7.12.4-7.12.9
+        "acos", "asin", "atan", "cos", "sin", "tan", "acosh", "asinh", "atanh", "cosh",
+        "sinh", "tanh", "exp", "exp2", "expm1", "log", "log10", "log1p", "log2", "logb",
+        "cbrt", "fabs", "sqrt", "erf", "erfc", "lgamma", "tgamma", "ceil", "floor",
+        "nearbyint", "rint", "round", "trunc",
+        # POSIX (XSI) Bessel functions of the first and second kind, orders 0 and 1
+        "j0", "j1", "y0", "y1")},
+    **{name: (_F, _F) for name in (
+        "atan2", "pow", "hypot", "fmod", "remainder", "copysign", "nextafter", "fdim",
+        "fmax", "fmin")},
+    "fma": (_F, _F, _F),
+    "ldexp": (_F, "int"), "scalbn": (_F, "int"), "scalbln": (_F, "long"),
+    "jn": ("int", _F), "yn": ("int", _F),  # POSIX Bessel functions of order n
+}
+
+#: Functions whose result IEEE 754 defines exactly: correctly rounded operations (sqrt, fma,
+#: the roundings to integral values, fmod, remainder, the scalings) and exact ones.
+_EXACT_MATH = frozenset({
+    "sqrt", "fabs", "fmin", "fmax", "fdim", "floor", "ceil", "trunc", "round", "rint",
+    "nearbyint", "fma", "copysign", "fmod", "remainder", "nextafter", "logb", "ldexp",
+    "scalbn", "scalbln"})
 
 
 def _math_table() -> dict[str, MathFunction]:
     table: dict[str, MathFunction] = {}
-    exact = {"sqrt", "fabs", "fmin", "fmax", "floor", "ceil", "trunc", "round", "fma", "copysign"}
-    unary = ("sqrt", "fabs", "floor", "ceil", "trunc", "round", "exp", "exp2", "expm1", "log",
-             "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
-             "cosh", "tanh", "cbrt", "erf", "erfc")
-    binary = ("pow", "fmin", "fmax", "atan2", "hypot", "copysign", "fmod")
-    for base in unary:
-        table[base] = MathFunction(base, "double", ("double",), base in exact)
-        table[base + "f"] = MathFunction(base + "f", "float", ("float",), base in exact)
-    for base in binary:
-        table[base] = MathFunction(base, "double", ("double", "double"), base in exact)
-        table[base + "f"] = MathFunction(base + "f", "float", ("float", "float"), base in exact)
-    table["fma"] = MathFunction("fma", "double", ("double",) * 3, True)
-    table["fmaf"] = MathFunction("fmaf", "float", ("float",) * 3, True)
+    for base, kinds in _MATH_SIGNATURES.items():
+        for name, ftype in ((base, "double"), (base + "f", "float")):
+            params = tuple(ftype if kind == _F else kind for kind in kinds)
+            table[name] = MathFunction(name, ftype, params, base in _EXACT_MATH, base)
     return table
 
 
-#: The C99 <math.h> functions a stencil update may call, with their C prototypes.
+#: The <math.h> functions a stencil update may call, with their C prototypes.
 MATH_FUNCTIONS: Mapping[str, MathFunction] = _math_table()
+
+
+def _refused_math() -> dict[str, str]:
+    """Every other C99 <math.h> function (and the long double variants of all of them),
+    with the reason a stencil update cannot call it."""
+    pointer = "takes a pointer argument"
+    integer = ("returns an integer, whose value C leaves unspecified for NaN, infinite or "
+               "out-of-range arguments (the CPU and the GPU differ there)")
+    long_double = "takes a long double argument (GPUs have no long double)"
+    classification = ("is a classification macro: its integer result is implementation-"
+                      "defined (C promises only a nonzero value, or one of the FP_ constants)")
+    comparison = "is a comparison macro (an update expression has no comparisons)"
+    refused: dict[str, str] = {}
+    for base, why in (("frexp", pointer), ("modf", pointer), ("remquo", pointer),
+                      ("nan", "takes a pointer argument (a string)"),
+                      ("ilogb", integer), ("lrint", integer), ("llrint", integer),
+                      ("lround", integer), ("llround", integer),
+                      ("nexttoward", long_double)):
+        refused[base] = refused[base + "f"] = why
+    for base in list(_MATH_SIGNATURES) + list(refused):
+        if base.endswith("f") and base[:-1] in refused:
+            continue
+        refused.setdefault(base + "l", "is the long double variant (GPUs have no long double)")
+    for name in ("lgamma_r", "lgammaf_r", "lgammal_r", "sincos", "sincosf", "sincosl"):
+        refused[name] = pointer  # glibc extensions
+    for name in ("fpclassify", "isfinite", "isinf", "isnan", "isnormal", "signbit"):
+        refused[name] = classification
+    for name in ("isgreater", "isgreaterequal", "isless", "islessequal", "islessgreater",
+                 "isunordered"):
+        refused[name] = comparison
+    return refused
+
+
+#: Why each <math.h> function outside :data:`MATH_FUNCTIONS` cannot be called (the message
+#: reads "'NAME' REASON: ...").
+REFUSED_MATH: Mapping[str, str] = _refused_math()
 
 # --------------------------------------------------------------------------- affine forms
 

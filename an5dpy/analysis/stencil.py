@@ -35,6 +35,7 @@ from typing import Iterable
 import islpy as isl
 
 from an5dpy.errors import InternalError, UnsupportedInput
+from an5dpy.frontend.literals import int_range
 from an5dpy.ir import (
     Access,
     Affine,
@@ -392,7 +393,22 @@ class _Analysis:
             cons.append(f"{nm.aff(lp.lower)} <= {nm.to_isl[var]} <= {nm.aff(lp.upper)}")
         for name, aff in defs.items():
             cons.append(f"{nm.to_isl[name]} = {nm.aff(aff)}")
+        cons += self._type_ranges(names)
         self.domain = self._set(f"{{ {self.s_tuple} : {' and '.join(cons)} }}")
+
+    def _type_ranges(self, names: list[str]) -> list[str]:
+        """Each integer parameter holds only values of its C type (an ``unsigned`` one is
+        never negative), so no counterexample names a value the program cannot pass."""
+        cons = []
+        for name in names:
+            try:
+                param = self.prog.param(name)
+            except KeyError:
+                continue
+            if is_integer(param.ctype):
+                low, high = int_range(param.ctype)
+                cons.append(f"{low} <= {self.names.to_isl[name]} <= {high}")
+        return cons
 
     def _set(self, body: str) -> "isl.Set":
         return isl.Set(self.names.param_header + body)
@@ -425,6 +441,17 @@ class _Analysis:
                 "parameters); blocking needs every read at a constant offset", acc.coord)
         return tuple(off)
 
+    def _small_sample(self, bad: "isl.Set") -> "isl.Point":
+        """A point of ``bad`` with parameters as small as possible in magnitude (isl's own
+        sample sits at the types' limits, ``n = 2147483647``, which reads poorly)."""
+        params = self.names.params
+        for bound in (16, 256, 65536):
+            box = " and ".join(f"-{bound} <= {self.names.to_isl[p]} <= {bound}" for p in params)
+            small = bad.intersect(self._set(f"{{ {self.s_tuple} : {box or 'true'} }}"))
+            if not small.is_empty():
+                return small.sample_point()
+        return bad.sample_point()
+
     def _describe_point(self, point: "isl.Point") -> tuple[str, dict[str, int]]:
         """``"n = 4, t = 0, i = 3"`` and the same as a dict, for a point of the domain."""
         nm = self.names
@@ -448,7 +475,7 @@ class _Analysis:
             bad = self._set(f"{{ {self.s_tuple} : {cond} }}").intersect(self.domain)
             if bad.is_empty():
                 continue
-            text, env = self._describe_point(bad.sample_point())
+            text, env = self._describe_point(self._small_sample(bad))
             idx, ext = acc.indices[d], arr.extents[d]
             ival, eval_ = idx.evaluate(env), ext.evaluate(env)
             ext_text = _affine_text(ext)
@@ -468,7 +495,7 @@ class _Analysis:
             done.add(c)
             bad = self._set(f"{{ {self.s_tuple} : t_ + {c} < 0 }}").intersect(self.domain)
             if not bad.is_empty():
-                text, _ = self._describe_point(bad.sample_point())
+                text, _ = self._describe_point(self._small_sample(bad))
                 raise UnsupportedInput(
                     f"time subscript of {format_access(acc)} may be negative (when {text}): "
                     "C's % keeps the sign, so the access falls outside the time buffers",

@@ -27,6 +27,12 @@ _WHAT_IT_IS = {
     "--": "decrement '--'", "p--": "decrement '--'",
 }
 
+#: What a call may be (every function of ir.MATH_FUNCTIONS).
+_MATH_RULE = ("a stencil update may call the C99 <math.h> functions of floating arguments "
+              "with a floating result (ldexp, scalbn and scalbln with their integer exponent), "
+              "in their double and float variants, and the POSIX Bessel functions j0, j1, jn, "
+              "y0, y1, yn")
+
 _SUPPORTED = "only + - * / (% on integers), unary - and +, casts and <math.h> calls"
 
 
@@ -145,8 +151,10 @@ def _call(node: c_ast.FuncCall, ctx: ExprContext) -> Expr:
     name = node.name.name
     function = ir.MATH_FUNCTIONS.get(name)
     if function is None:
-        raise UnsupportedInput(f"call of non-math function '{name}' (only <math.h> "
-                               f"functions can be evaluated on the GPU)", coord)
+        if name in ir.REFUSED_MATH:
+            raise UnsupportedInput(f"'{name}' {ir.REFUSED_MATH[name]}: {_MATH_RULE}", coord)
+        raise UnsupportedInput(f"call of '{name}', which is not a <math.h> function that "
+                               f"can be blocked: {_MATH_RULE}", coord)
     arg_nodes = list(node.args.exprs) if node.args is not None else []
     if len(arg_nodes) != len(function.params):
         count = len(function.params)

@@ -71,6 +71,7 @@ class _Header:
     upper: c_ast.Node
     inclusive: bool
     declared_in_init: bool
+    var_type: str  # the loop variable's integer C type
 
 
 def _is_one(node: c_ast.Node | None) -> bool:
@@ -110,6 +111,7 @@ class _ScopReader:
         self.function = function
         self.arrays: dict[str, ArrayDecl] = {}
         self._param_decls: dict[str, Declaration] = {}
+        self._param_types: dict[str, str] = {}  # integer parameters of bounds and subscripts
         self._deferred_params: list[Declaration] = []
         self.loop_vars: list[str] = []
         self.time_var = ""
@@ -196,7 +198,7 @@ class _ScopReader:
         return time_loop, space_loops, statement
 
     def _header(self, node: c_ast.For) -> _Header:
-        var, lower, declared = self._init(node)
+        var, var_type, lower, declared = self._init(node)
         if var in self.loop_vars:
             raise UnsupportedInput(f"loop variable '{var}' is already the variable of an "
                                    f"enclosing loop", self.coord(node))
@@ -210,21 +212,21 @@ class _ScopReader:
             raise UnsupportedInput(f"non-unit loop stride: '{c_text(step)}' (only loops that "
                                    f"step by +1, like '{var}++', can be blocked)",
                                    self.coord(step))
-        return _Header(node, var, lower, upper, inclusive, declared)
+        return _Header(node, var, lower, upper, inclusive, declared, var_type)
 
-    def _init(self, node: c_ast.For) -> tuple[str, c_ast.Node, bool]:
+    def _init(self, node: c_ast.For) -> tuple[str, str, c_ast.Node, bool]:
         init = node.init
         if isinstance(init, c_ast.Assignment) and init.op == "=" \
                 and isinstance(init.lvalue, c_ast.ID):
             var = init.lvalue.name
-            self._require_integer_loop_var(var, self.visible.get(var), init.lvalue)
-            return var, init.rvalue, False
+            ctype = self._require_integer_loop_var(var, self.visible.get(var), init.lvalue)
+            return var, ctype, init.rvalue, False
         if isinstance(init, c_ast.DeclList) and len(init.decls) == 1 \
                 and init.decls[0].init is not None and init.decls[0].name:
             decl = init.decls[0]
-            self._require_integer_loop_var(decl.name, Declaration(decl.name, decl, "local"),
-                                           decl)
-            return decl.name, decl.init, True
+            ctype = self._require_integer_loop_var(
+                decl.name, Declaration(decl.name, decl, "local"), decl)
+            return decl.name, ctype, decl.init, True
         if init is None:
             raise UnsupportedInput(f"loop without an initialiser (write {_LOOP_FORM})",
                                    self.coord(node))
@@ -232,7 +234,7 @@ class _ScopReader:
                                f"{_LOOP_FORM} or 'int v = lower')", self.coord(init))
 
     def _require_integer_loop_var(self, var: str, decl: Declaration | None,
-                                  node: c_ast.Node) -> None:
+                                  node: c_ast.Node) -> str:
         if decl is None:
             raise UnsupportedInput(f"undeclared identifier '{var}'", self.coord(node))
         ctype = self.types.resolve(decl.node) if decl.kind != "enumerator" else None
@@ -240,6 +242,7 @@ class _ScopReader:
             what = describe(ctype) if ctype is not None else "an enumeration constant"
             raise UnsupportedInput(f"loop variable '{var}' has type {what}; loop variables "
                                    f"must be integers", self.coord(node))
+        return ctype.name
 
     def _condition(self, node: c_ast.For, var: str) -> tuple[c_ast.Node, bool]:
         cond = node.cond
@@ -266,10 +269,42 @@ class _ScopReader:
                 raise UnsupportedInput(f"loop bound '{c_text(node)}' does not fit in an int "
                                        f"(the generated code and the loop variable use int)",
                                        self.coord(node))
+        self._check_start_fits(header, lower)
         if not header.inclusive:
             upper = upper - 1
         return Loop(var=header.var, lower=lower, upper=upper, coord=self.coord(header.node),
                     declared_in_init=header.declared_in_init)
+
+    def _check_start_fits(self, header: _Header, lower: Affine) -> None:
+        """``for (t = t0; ...)`` converts ``t0`` to the loop variable's type: where that
+        type cannot hold every value of a parameter in the bound (an ``unsigned`` ``t0``,
+        an ``int`` ``t``), C wraps the value around and the loop starts far below the
+        bound (negative), outside every array. Signed overflow of the bound's own arithmetic is
+        undefined behaviour and is not considered."""
+        var_low, var_high = literals.int_range(header.var_type)
+        types = {name: self._param_types[name] for name in lower.variables}
+        if all(var_low <= literals.int_range(t)[0] and literals.int_range(t)[1] <= var_high
+               for t in types.values()):
+            return
+        extreme = {}  # the parameter values that take the bound furthest up or down
+        for direction in (1, -1):
+            values = {n: literals.int_range(types[n])[(c * direction > 0)]
+                      for n, c in lower.terms}
+            extreme[direction] = (values, lower.evaluate(values))
+        for values, start in extreme.values():
+            width = var_high - var_low + 1
+            wrapped = (start - var_low) % width + var_low
+            if var_low <= start <= var_high or wrapped >= 0:
+                # a wrap to a large positive start only shortens the loop
+                continue
+            given = ", ".join(f"{n} = {v} ({types[n]})" for n, v in values.items())
+            raise UnsupportedInput(
+                f"loop '{header.var}' of type {header.var_type} starts at "
+                f"'{c_text(header.lower)}', a value its type cannot always hold: when {given}, "
+                f"C converts it to {wrapped}, so '{header.var}' starts negative and the "
+                f"loop's accesses fall outside the arrays whenever it runs; declare "
+                f"'{header.var}' with a type that holds every value of the bound",
+                self.coord(header.lower))
 
     def _bound(self, node: c_ast.Node, loop_var: str) -> Affine:
         def name(id_node: c_ast.ID) -> Affine:
@@ -330,6 +365,7 @@ class _ScopReader:
             raise UnsupportedInput(f"{role} uses '{id_node.name}' of type {ctype}; it must be "
                                    f"an integer", self.coord(id_node))
         self._record_param(decl)
+        self._param_types[id_node.name] = ctype
         return Affine.var(id_node.name)
 
     # ---------------------------------------------------------------- statement

@@ -876,3 +876,71 @@ def test_forms_files_are_well_formed():
     assert FORMS
     for path in FORMS:
         read_expect(path)
+
+
+# --- parameters hold values of their C types only (issue 12 item 4)
+
+TIME_START = """
+void f(int n, int T, {t0_type} t0, double A[2][n][n])
+{{
+  {t_type} t;
+#pragma scop
+  for (t = t0; t < T; t++)
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        A[(t+1)%2][i][j] = 0.25 * (A[t%2][i-1][j] + A[t%2][i+1][j] + A[t%2][i][j-1]
+                                   + A[t%2][i][j+1]);
+#pragma endscop
+}}
+"""
+
+
+def _time_start(t0_type: str, t_type: str):
+    _, read_text = _frontend()
+    return read_text(TIME_START.format(t0_type=t0_type, t_type=t_type), filename="t0.c")
+
+
+@needs_frontend
+@pytest.mark.parametrize("t_type", ["unsigned int", "long"])
+def test_unsigned_time_start_is_accepted_where_the_loop_variable_holds_it(t_type):
+    # t0 >= 0, and t (which holds every t0) never goes below it: (t+1)%2 and t%2 stay in
+    # [0, 1]. Before, the analysis let t0 be -2, a value an unsigned int cannot hold.
+    info = analyze(_time_start("unsigned int", t_type))
+    assert info.time.lower == Affine.var("t0")
+
+
+@needs_frontend
+def test_unsigned_time_start_into_an_int_loop_variable_is_refused_with_a_value_of_its_type():
+    # int t = t0 wraps t0 = 4294967295 to -1: A[t%2] then reads buffer -1 (gcc's conversion)
+    with pytest.raises(UnsupportedInput) as info:
+        _time_start("unsigned int", "int")
+    message = info.value.message
+    assert "t0 = 4294967295 (unsigned int)" in message and "converts it to -1" in message
+    assert info.value.coord.line == 6 and info.value.coord.column == 12
+
+
+@needs_frontend
+@pytest.mark.parametrize("t0_type, t_type", [("int", "int"), ("short", "long"),
+                                             ("long", "long")])
+def test_signed_time_start_counterexample_is_a_small_value_of_its_type(t0_type, t_type):
+    with pytest.raises(UnsupportedInput) as info:
+        analyze(_time_start(t0_type, t_type))
+    found = re.search(r"when t0 = (-?\d+), T = (-?\d+), n = (-?\d+)", info.value.message)
+    assert found, info.value.message
+    t0, steps, n = map(int, found.groups())
+    assert -256 <= t0 < 0 and t0 < steps and 3 <= n <= 256
+    assert "time subscript of A[(t+1)%2][i][j] may be negative" in info.value.message
+
+
+@needs_frontend
+def test_unsigned_lower_bound_counterexample_is_a_value_of_its_type():
+    # separate bound parameters are refused (A[t%2][i-1][j] reads row -1 when lb = 0), and
+    # the counterexample is lb = 0, not a negative lb an unsigned int cannot hold
+    _, read_text = _frontend()
+    text = TIME_START.format(t0_type="unsigned int", t_type="unsigned int").replace(
+        "int i = 1;", "unsigned int i = t0;")
+    with pytest.raises(UnsupportedInput) as info:
+        analyze(read_text(text, filename="lb.c"))
+    assert "read may fall outside the array: A[t%2][i-1][j] reads index -1" in \
+        info.value.message
+    assert re.search(r"when t0 = 0, ", info.value.message), info.value.message

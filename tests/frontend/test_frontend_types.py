@@ -217,3 +217,24 @@ def test_float32_rounding_ties_to_even():
     assert literals.round_to_float32(1 + 2 ** -24) == 1.0
     assert literals.round_to_float32(1 + 3 * 2 ** -24) == 1 + 2 ** -22
     assert literals.round_to_float32(-0.1) == -literals.round_to_float32(0.1)
+
+
+def test_lgamma_and_j0_of_float_convert_to_double():
+    value = update("lgamma(x) + j0f(d)", elem="double")
+    assert value.lhs == Call("double", func="lgamma",
+                                 args=(implicit("double", Scalar("float", name="x")),))
+    assert value.rhs == implicit("double", Call(
+        "float", func="j0f", args=(implicit("float", Scalar("double", name="d")),)))
+
+
+def test_integer_parameters_of_jn_and_ldexp_convert_as_c_does():
+    # jn's order and ldexp's exponent are int: a double argument is truncated, a long
+    # one converted; scalbln's exponent is long.
+    value = update("jn(d, x) + ldexp(x, l) + scalbln(x, s)", elem="double")
+    jn, ldexp = value.lhs.lhs, value.lhs.rhs
+    scalbln = value.rhs
+    assert jn == Call("double", func="jn", args=(
+        implicit("int", Scalar("double", name="d")),
+        implicit("double", Scalar("float", name="x"))))
+    assert ldexp.args[1] == implicit("int", Scalar("long", name="l"))
+    assert scalbln.args[1] == implicit("long", Scalar("short", name="s"))

@@ -1,4 +1,4 @@
-/* reject: 11:41 | call of non-math function 'g' */
+/* reject: 11:41 | call of 'g', which is not a <math.h> function */
 #define WEIGHT   0.25f
 #define CALL(x) g(x)
 float g(float);

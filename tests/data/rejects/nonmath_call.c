@@ -1,4 +1,4 @@
-/* reject: 9:28 | call of non-math function 'g' (only <math.h> functions can be evaluated on the GPU) */
+/* reject: 9:28 | call of 'g', which is not a <math.h> function that can be blocked */
 float g(float);
 void f(int n, int T, float A[2][n][n])
 {

@@ -1,0 +1,11 @@
+/* reject: 9:28 | 'lrint' returns an integer, whose value C leaves unspecified for NaN, infinite or out-of-range arguments */
+#include <math.h>
+void f(int n, int T, double A[2][n][n])
+{
+#pragma scop
+  for (int t = 0; t < T; t++)
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        A[(t+1)%2][i][j] = lrint(A[t%2][i][j]);
+#pragma endscop
+}
