@@ -1,4 +1,4 @@
-"""The command line (DESIGN.md section 6): ``an5d-translate`` and ``an5d``.
+"""The command line: ``an5d-translate`` and ``an5d``.
 
 Exit status: 0 success, 1 verification mismatch, 2 bad input or usage (``FILE:LINE:COL:
 error: ...`` on stderr, nothing written, no traceback), 70 a bug in an5dpy (a short report

@@ -1,5 +1,5 @@
-"""Accepted inputs: every form of DESIGN.md section 2, the benchmark programs, and the
-details the later stages rely on (loops, arrays, parameters, scop region)."""
+"""Accepted inputs: every input form the README's "What it accepts" lists, the benchmark
+programs, and the details the later stages rely on (loops, arrays, parameters, scop region)."""
 
 from __future__ import annotations
 
