@@ -323,9 +323,8 @@ def measure_fig8(out_dir: str, deadline: float, stencils=RAD1) -> None:
     register budget tuned per bT (paper section 7.3). Points already in fig8.jsonl are kept
     for the stencils this run measures nothing of."""
     from an5dpy.perf.bench import paper_env
-    from an5dpy.driver import load
+    from an5dpy.driver import blocking_plan, load
     from an5dpy.errors import UsageError
-    from an5dpy.blocking.plan import make_plan
 
     rows = [json.loads(line) for line in open(os.path.join(out_dir, "rows.jsonl"))]
     tuned = {(r["stencil"], r["dtype"]): r["best"] for r in rows}
@@ -339,7 +338,8 @@ def measure_fig8(out_dir: str, deadline: float, stencils=RAD1) -> None:
         env = paper_env(program, info)
         for bt in FIG8_DEGREES[info.ndim]:
             try:
-                plan = make_plan(info, bt=bt, bs=tuple(best["bs"]), sl=best["sl"], opt=best["opt"])
+                plan = blocking_plan(info, bt, bs=tuple(best["bs"]), sl=best["sl"],
+                                     opt=best["opt"])
             except UsageError:
                 continue
             work.append((name, info, env, plan,

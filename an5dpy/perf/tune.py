@@ -35,7 +35,8 @@ from an5dpy.errors import UsageError
 from an5dpy.perf.gpus import GpuSpec
 from an5dpy.ir import StencilInfo
 from an5dpy.perf.model import REGISTER_BUDGETS
-from an5dpy.blocking.plan import BlockingPlan, format_block_size, make_plan
+from an5dpy.blocking.plan import BlockingPlan, format_block_size
+from an5dpy.driver import blocking_plan
 
 SPACE = {
     2: {"bt": range(1, 17), "bs": ((128,), (256,), (512,), (1024,)),
@@ -56,7 +57,7 @@ def candidate_plans(info: StencilInfo, gpu: GpuSpec, dtype: str | None = None
         for bs in space["bs"]:
             for sl in space["sl"]:
                 try:
-                    plan = make_plan(info, bt=bt, bs=bs, sl=sl, dtype=dtype, limits=limits)
+                    plan = blocking_plan(info, bt, bs=bs, sl=sl, dtype=dtype, limits=limits)
                 except UsageError:
                     continue
                 if plan.register_estimate() * plan.nthreads > gpu.regs_per_sm:
@@ -115,7 +116,7 @@ def plan_from_json(info: StencilInfo, d: Mapping) -> BlockingPlan:
     (bS as a list, as artifact rows keep it)."""
     from an5dpy.blocking.plan import parse_block_size
     bs = parse_block_size(d["bs"], info.ndim) if isinstance(d["bs"], str) else tuple(d["bs"])
-    return make_plan(info, bt=d["bt"], bs=bs, sl=d["sl"], opt=d["opt"], dtype=d["dtype"])
+    return blocking_plan(info, d["bt"], bs=bs, sl=d["sl"], opt=d["opt"], dtype=d["dtype"])
 
 
 def result_from_json(info: StencilInfo, d: Mapping) -> TuneResult:
