@@ -5,7 +5,7 @@ oracle (the user's loop nest compiled by gcc, :mod:`an5dpy.check.reference`) and
 the same step count; the buffer where the C program leaves its result is compared cell by
 cell. (The other buffer holds an earlier time level; which one depends on the launch plan.)
 
-When results must be bit-identical (DESIGN.md section 5): modes ``nondiag`` and ``none``,
+When results must be bit-identical: modes ``nondiag`` and ``none``,
 on the simulator or a GPU build without fast math and with ``-fmad=false``, as long as the
 update uses only + - * /, casts and correctly rounded math functions (sqrt, fabs, ...).
 Otherwise a relative tolerance applies, derived from the unit roundoff ``u`` of the
@@ -30,6 +30,9 @@ from an5dpy.ir import StencilInfo, WORD_BYTES
 from an5dpy.blocking.plan import BlockingPlan
 
 UNIT_ROUNDOFF = {"float": 2.0 ** -24, "double": 2.0 ** -53}
+#: sim: the numpy simulator of the schedule; cuda: the generated code on the GPU; isl: the
+#: proof that the launches store every interior cell exactly once.
+BACKENDS = ("sim", "cuda", "isl")
 
 
 def must_be_identical(info: StencilInfo, plan: BlockingPlan, exact_build: bool) -> bool:
@@ -121,6 +124,10 @@ class VerifyReport:
     device: str | None = None
     build: str | None = None
 
+    @property
+    def passed(self) -> bool:
+        return self.comparison.passed
+
     def lines(self) -> list[str]:
         sizes = ", ".join(f"{k}={v}" for k, v in self.env.items())
         config = [f"config: {self.plan.describe()}, backend {self.backend}"
@@ -134,28 +141,91 @@ class VerifyReport:
 MAX_GRID_BYTES = 16 * 2 ** 30
 
 
-def _check_grid(info: StencilInfo, shape: tuple[int, ...], dtype: str, env) -> None:
+def _check_extents(info: StencilInfo, shape: tuple[int, ...], env) -> None:
     """Parameter values that give no grid to verify on are the user's (exit 2), not ours."""
-    sizes = ", ".join(f"{d.var}: {n}" for d, n in zip(info.dims, shape[1:]))
-    given = ", ".join(f"{k}={v}" for k, v in env.items())
     if any(n < 0 for n in shape):
+        sizes = ", ".join(f"{d.var}: {n}" for d, n in zip(info.dims, shape[1:]))
+        given = ", ".join(f"{k}={v}" for k, v in env.items())
         raise UsageError(f"the parameters ({given}) give a negative array extent ({sizes})")
+
+
+def _check_grid(info: StencilInfo, shape: tuple[int, ...], dtype: str, env) -> None:
+    """A grid the run can allocate (with the oracle's copy)."""
+    _check_extents(info, shape, env)
     nbytes = WORD_BYTES[dtype] * int(np.prod(shape, dtype=object))
     if nbytes > MAX_GRID_BYTES:
+        sizes = ", ".join(f"{d.var}: {n}" for d, n in zip(info.dims, shape[1:]))
+        given = ", ".join(f"{k}={v}" for k, v in env.items())
         raise UsageError(f"the parameters ({given}) give a grid of {nbytes / 2 ** 30:.3g} GiB "
                          f"({sizes}, two time buffers); verification allocates at most "
                          f"{MAX_GRID_BYTES / 2 ** 30:.3g} GiB: give smaller sizes with -P")
 
 
+# --------------------------------------------------------------------------- coverage (isl)
+
+
+@dataclass(frozen=True)
+class CoverageReport:
+    """``an5d verify --backend isl``: the isl proof, for one grid, that every launch of the
+    launch plan stores each interior cell exactly once (:mod:`an5dpy.check.coverage`)."""
+
+    info: StencilInfo
+    plan: BlockingPlan
+    env: dict
+    launches: tuple[tuple[int, int], ...]  # (degree, number of launches of that degree)
+    proofs: tuple  # one CoverageProof per degree, in the order of ``launches``
+    backend: str = "isl"
+
+    @property
+    def passed(self) -> bool:
+        return all(p.holds for p in self.proofs)
+
+    def lines(self) -> list[str]:
+        sizes = ", ".join(f"{k}={v}" for k, v in self.env.items())
+        found = [f"degree {d} ({n} launch{'es' if n > 1 else ''}): {p.verdict()}"
+                 for (d, n), p in zip(self.launches, self.proofs)]
+        return (["PASS" if self.passed else "FAIL"]
+                + (found or ["no launch (0 time steps): nothing is stored"])
+                + [f"config: {self.plan.describe()}, backend isl (stores of the launch plan "
+                   "proven for these sizes)", f"parameters: {sizes}"])
+
+
+def prove_file(path: str, options, params: Mapping[str, str]) -> CoverageReport:
+    """``an5d verify --backend isl``: prove the plan's launches for the given sizes."""
+    from an5dpy import driver
+    from an5dpy.blocking.plan import grid_extents, launch_plan
+    from an5dpy.check.coverage import prove_coverage
+    from an5dpy.check.reference import resolve_params
+
+    program, info = driver.load(path, options.defines, options.include_dirs)
+    plan = driver.plan_for(info, options)
+    env = resolve_params(program, params)
+    dims = grid_extents(info, env)
+    _check_extents(info, (2, *(d.size for d in dims)), env)
+    counts: dict[int, int] = {}
+    for launch in launch_plan(info.time.steps(env), plan.bt, info.time.start_buffer(env)):
+        counts[launch.degree] = counts.get(launch.degree, 0) + 1
+    proofs = tuple(prove_coverage(plan, d, dims) for d in counts)
+    return CoverageReport(info, plan, dict(env), tuple(counts.items()), proofs)
+
+
+# --------------------------------------------------------------------------- whole runs
+
+
 def verify_file(path: str, options, backend: str, params: Mapping[str, str],
-                exact: bool = False, seed: int = 0, arch: str | None = None) -> VerifyReport:
-    """``an5d verify``: run ``backend`` ('sim' or 'cuda') and the gcc oracle on random data."""
+                exact: bool = False, seed: int = 0, arch: str | None = None
+                ) -> VerifyReport | CoverageReport:
+    """``an5d verify``: run ``backend`` ('sim' or 'cuda') and the gcc oracle on random data
+    (a :class:`VerifyReport`), or with 'isl' prove the launches' stores for these sizes
+    (a :class:`CoverageReport`, :func:`prove_file`)."""
     from an5dpy import driver
     from an5dpy.blocking.plan import grid_extents
     from an5dpy.check.reference import build_reference, resolve_params
 
-    if backend not in ("sim", "cuda"):
-        raise UsageError(f"--backend {backend!r}: choose sim or cuda")
+    if backend not in BACKENDS:
+        raise UsageError(f"--backend {backend!r}: choose {', '.join(BACKENDS)}")
+    if backend == "isl":
+        return prove_file(path, options, params)
     program, info = driver.load(path, options.defines, options.include_dirs)
     plan = driver.plan_for(info, options)
     env = resolve_params(program, params)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 from an5dpy.errors import UsageError
 from an5dpy.ir import StencilInfo
@@ -70,8 +70,7 @@ class BenchResult:
 
     @property
     def seconds(self) -> float:
-        ordered = sorted(self.times)
-        return ordered[len(ordered) // 2]
+        return median(self.times)
 
     def to_json(self) -> dict:
         return {"label": self.label, "plan": self.plan.to_json() if self.plan else None,
@@ -89,6 +88,9 @@ def device_grid(info: StencilInfo, env: Mapping[str, int], dtype: str, seed: int
 
 
 def time_runs(run: Callable[[], None], repeats: int = 5, warmup: int = 1) -> tuple[float, ...]:
+    """Seconds of each of ``repeats`` calls of ``run``, each bracketed by CUDA events on
+    the current stream, after ``warmup`` untimed calls (the one timing loop of an5dpy:
+    ``an5d bench``, the tuner and ``an5d probe`` use it)."""
     import cupy
     for _ in range(warmup):
         run()
@@ -102,6 +104,12 @@ def time_runs(run: Callable[[], None], repeats: int = 5, warmup: int = 1) -> tup
         stop.synchronize()
         times.append(cupy.cuda.get_elapsed_time(start, stop) / 1000.0)
     return tuple(times)
+
+
+def median(times: Sequence[float]) -> float:
+    """The median run time as reported: the middle run (the upper one of an even count)."""
+    ordered = sorted(times)
+    return ordered[len(ordered) // 2]
 
 
 def bench_plan(info: StencilInfo, plan: BlockingPlan, env: Mapping[str, int], stem: str,
@@ -120,6 +128,5 @@ def bench_plan(info: StencilInfo, plan: BlockingPlan, env: Mapping[str, int], st
     mine = runner.cubin.kernels("naive" if naive else "kernel")
     regs = max((r.registers for r in mine), default=None)
     name = label or ("naive" if naive else plan.describe())
-    median = sorted(times)[len(times) // 2]
     return BenchResult(name, None if naive else plan, regs, any(r.spills for r in mine),
-                       times, gflops(info, env, median), " ".join(options.flags()))
+                       times, gflops(info, env, median(times)), " ".join(options.flags()))

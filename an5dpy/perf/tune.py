@@ -396,7 +396,7 @@ def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
     fastest again ``repeats`` times (their median is reported)."""
     from tqdm import tqdm
 
-    from an5dpy.perf.bench import device_grid, gflops, time_runs
+    from an5dpy.perf.bench import device_grid, gflops, median, time_runs
     from an5dpy.cuda.runtime import BuildOptions, CupyRunner, device_arch
 
     options = BuildOptions(arch=device_arch())
@@ -410,7 +410,7 @@ def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
             grid = grids[plan.dtype] = device_grid(info, env, plan.dtype)
         runner = CupyRunner(info, plan, cubin, model.prefix, tuple(n for _, n in model.scalars))
         times = time_runs(lambda: runner.run(grid, env), count)
-        return sorted(times)[len(times) // 2]
+        return median(times)
 
     with concurrent.futures.ThreadPoolExecutor(max(1, os.cpu_count() or 2)) as pool:
         jobs = submit_builds(pool, info, plans, caps, stem, options)
