@@ -4,6 +4,8 @@ Both time buffers, boundaries included, get independent random values in [0.5, 1
 oracle (the user's loop nest compiled by gcc, :mod:`an5dpy.check.reference`) and the backend run
 the same step count; the buffer where the C program leaves its result is compared cell by
 cell. (The other buffer holds an earlier time level; which one depends on the launch plan.)
+The simulator runs the schedule of the emitted code (:func:`an5dpy.driver.emitted_schedule`,
+the one ``an5d-translate`` prints), compact kernels of remainder degrees included.
 
 When results must be bit-identical: modes ``nondiag`` and ``none``,
 on the simulator or a GPU build without fast math and with ``-fmad=false``, as long as the
@@ -243,7 +245,8 @@ def verify_file(path: str, options, backend: str, params: Mapping[str, str],
     device = build = None
     if backend == "sim":
         from an5dpy.check.simulate import simulate
-        result = simulate(info, plan, grid, env)
+        # the schedule of the code an5d-translate emits (compact kernels included)
+        result = simulate(info, plan, grid, env, driver.emitted_schedule(info, plan))
         exact_build = True
     else:
         from an5dpy.cuda.runtime import BuildOptions, cuda_runner, device_arch, device_name
