@@ -1,10 +1,15 @@
-"""The pipeline driver: runs every stage once and keeps every intermediate.
+"""The pipeline driver: the one place that runs the stages, in order.
 
     C file -frontend-> StencilProgram -analysis-> StencilInfo -plan-> BlockingPlan
            -schedule-> Schedule -codegen-> RenderModel -> x_host.cu, x_kernel.cu, x_kernel.hu
 
-:func:`translate` is the library entry point behind ``an5d-translate``; each field of the
-returned :class:`Translation` is one stage's value (``--print-ir`` prints any of them).
+* :func:`load`: the program and its analysis; :func:`plan_for` / :func:`blocking_plan`: a plan.
+* :func:`emitted_schedule`: the schedule the generated code runs (also what the simulator
+  runs for ``an5d verify --backend sim``).
+* :func:`generate`: schedule, render model and kernel texts of a plan (the CUDA runner
+  builds these, :mod:`an5dpy.cuda.runtime`).
+* :func:`translate`: all of it for a C file, behind ``an5d-translate``; each field of the
+  returned :class:`Translation` is one stage's value (``--print-ir`` prints any of them).
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ from an5dpy.cuda.render_model import RenderModel, render_model
 from an5dpy.errors import UnsupportedInput
 from an5dpy.frontend import read_program, read_source_text
 from an5dpy.ir import StencilInfo, StencilProgram
-from an5dpy.blocking.plan import BlockingPlan, make_plan, parse_block_size
+from an5dpy.blocking.plan import (HOPPER_LIMITS, BlockingPlan, DeviceLimits, make_plan,
+                                  parse_block_size)
 from an5dpy.blocking.build import build_schedule, static_head_degrees
 from an5dpy.blocking.ops import Schedule
 
@@ -75,27 +81,60 @@ def load(path: str, defines: Defines = (), include_dirs: Sequence[str] = ()
     return program, analyze(program)
 
 
+def blocking_plan(info: StencilInfo, bt: int, bs: tuple[int, ...] | None = None,
+                  sl: int | None = None, opt: str | None = None, dtype: str | None = None,
+                  limits: DeviceLimits = HOPPER_LIMITS) -> BlockingPlan:
+    """A checked plan for ``info`` (``opt`` None: the analysis' default mode)."""
+    return make_plan(info, bt=bt, bs=bs, sl=sl, opt=opt, dtype=dtype, limits=limits)
+
+
 def plan_for(info: StencilInfo, options: Options) -> BlockingPlan:
+    """The plan the user's options ask for."""
     bs = parse_block_size(options.bs, info.ndim) if options.bs else None
     opt = None if options.opt in (None, "auto") else options.opt
-    return make_plan(info, bt=options.bt, bs=bs, sl=options.sl, opt=opt)
+    return blocking_plan(info, options.bt, bs=bs, sl=options.sl, opt=opt)
+
+
+def emitted_schedule(info: StencilInfo, plan: BlockingPlan) -> Schedule:
+    """The schedule of the code an5dpy emits: unrolled heads only where they pay
+    (remainder degrees and very large expressions get compact kernels)."""
+    return build_schedule(plan, static_heads=static_head_degrees(plan, info.flops_per_cell))
+
+
+@dataclass(frozen=True)
+class Kernels:
+    """The generated kernels of a plan: the schedule, the render model and the texts of
+    ``x_kernel.cu`` and its header (``model.header`` names it)."""
+
+    schedule: Schedule
+    model: RenderModel
+    kernel_cu: str
+    kernel_hu: str
+
+    def files(self) -> dict[str, str]:
+        """File name -> text of the kernel file and its header."""
+        return {f"{self.model.stem}_kernel.cu": self.kernel_cu, self.model.header: self.kernel_hu}
+
+
+def generate(info: StencilInfo, plan: BlockingPlan, stem: str, smem_wrap: bool = True,
+             regs: int | None = None) -> Kernels:
+    """Schedule and print the kernels of ``plan``; ``regs``: a register budget per thread
+    (launch bounds), ``smem_wrap``: read shared memory through a device function."""
+    schedule = emitted_schedule(info, plan)
+    model = render_model(info, plan, schedule, stem, smem_wrap=smem_wrap, max_registers=regs)
+    return Kernels(schedule, model, render_kernel(model), render_header(model))
 
 
 def translate(path: str, options: Options = Options()) -> Translation:
     program, info = load(path, options.defines, options.include_dirs)
     plan = plan_for(info, options)
-    schedule = build_schedule(plan, static_heads=static_head_degrees(plan, info.flops_per_cell))
     stem = Path(path).stem
-    model = render_model(info, plan, schedule, stem, smem_wrap=options.smem_wrap,
-                         max_registers=options.regs)
-    original = read_source_text(path)
-    header = f"{stem}_kernel.hu"
-    outputs = {
-        f"{stem}_host.cu": render_host(model, info, original, header, baseline=options.baseline),
-        f"{stem}_kernel.cu": render_kernel(model),
-        header: render_header(model),
-    }
-    return Translation(path, options, program, info, plan, schedule, model, outputs)
+    kernels = generate(info, plan, stem, smem_wrap=options.smem_wrap, regs=options.regs)
+    host = render_host(kernels.model, info, read_source_text(path), kernels.model.header,
+                       baseline=options.baseline)
+    outputs = {f"{stem}_host.cu": host, **kernels.files()}
+    return Translation(path, options, program, info, plan, kernels.schedule, kernels.model,
+                       outputs)
 
 
 def write_outputs(outputs: dict[str, str], out_dir: str | Path) -> list[Path]:

@@ -3,10 +3,12 @@
 * :class:`UnsupportedInput` -- the user's C file cannot be blocked (exit status 2).
   It carries the source coordinate so the CLI prints ``FILE:LINE:COL: error: ...``.
 * :class:`UsageError` -- bad command-line options or an impossible blocking plan (exit 2).
-* :class:`VerificationMismatch` -- a backend disagrees with the gcc oracle (exit 1).
 * :class:`CudaCompileError` -- nvcc rejected generated code; carries the compiler log.
   Generated code that does not compile is our bug, so the CLI reports it as exit 70.
 * :class:`InternalError` -- a bug in an5dpy (exit 70).
+
+A backend that disagrees with the gcc oracle is no error: ``an5d verify`` reports FAIL and
+exits with :data:`EXIT_MISMATCH` (1).
 """
 
 from __future__ import annotations
@@ -50,10 +52,6 @@ class UsageError(An5dError):
 
     def __str__(self) -> str:
         return f"error: {self.args[0]}"
-
-
-class VerificationMismatch(An5dError):
-    exit_status = EXIT_MISMATCH
 
 
 class CudaCompileError(An5dError):

@@ -242,13 +242,6 @@ class Affine:
     def scale(self, k: int) -> "Affine":
         return Affine._make({n: c * k for n, c in self.terms}, self.const * k)
 
-    def substitute(self, name: str, value: "Affine") -> "Affine":
-        c = self.coeff(name)
-        if c == 0:
-            return self
-        rest = Affine._make({n: k for n, k in self.terms if n != name}, self.const)
-        return rest + value.scale(c)
-
     def evaluate(self, env: Mapping[str, int]) -> int:
         missing = [n for n in self.variables if n not in env]
         if missing:
@@ -427,12 +420,6 @@ def transform(expr: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
         replaced = fn(node)
         done.append(node if replaced is None else replaced)
     return done[0]
-
-
-def strip_implicit_casts(expr: Expr) -> Expr:
-    while isinstance(expr, Cast) and expr.implicit:
-        expr = expr.operand
-    return expr
 
 
 # --------------------------------------------------------------------------- programs

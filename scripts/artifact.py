@@ -94,7 +94,7 @@ class Bench:
 
     def time(self, info, plan, built, env, naive=False, repeats=2, min_run_s=MIN_RUN_S):
         """GFLOP/s, seconds per run, steps used, registers, spills."""
-        from an5dpy.perf.bench import gflops, time_runs
+        from an5dpy.perf.bench import gflops, median, time_runs
         from an5dpy.cuda.runtime import CupyRunner
         from an5dpy.perf.tune import own_kernel, with_steps
         model, cubin = built
@@ -107,9 +107,9 @@ class Bench:
         steps = max(20, min(info.time.steps(env), math.ceil(min_run_s / max(per_step, 1e-9))))
         run_env = with_steps(info, env, steps)
         times = time_runs(lambda: run(grid, run_env), repeats, 1)
-        median = sorted(times)[len(times) // 2]
+        seconds = median(times)
         own = cubin.kernel("naive") if naive else own_kernel(cubin, plan)
-        return (gflops(info, run_env, median), median, steps, own.registers if own else None,
+        return (gflops(info, run_env, seconds), seconds, steps, own.registers if own else None,
                 bool(own and own.spills))
 
 
@@ -323,9 +323,8 @@ def measure_fig8(out_dir: str, deadline: float, stencils=RAD1) -> None:
     register budget tuned per bT (paper section 7.3). Points already in fig8.jsonl are kept
     for the stencils this run measures nothing of."""
     from an5dpy.perf.bench import paper_env
-    from an5dpy.driver import load
+    from an5dpy.driver import blocking_plan, load
     from an5dpy.errors import UsageError
-    from an5dpy.blocking.plan import make_plan
 
     rows = [json.loads(line) for line in open(os.path.join(out_dir, "rows.jsonl"))]
     tuned = {(r["stencil"], r["dtype"]): r["best"] for r in rows}
@@ -339,7 +338,8 @@ def measure_fig8(out_dir: str, deadline: float, stencils=RAD1) -> None:
         env = paper_env(program, info)
         for bt in FIG8_DEGREES[info.ndim]:
             try:
-                plan = make_plan(info, bt=bt, bs=tuple(best["bs"]), sl=best["sl"], opt=best["opt"])
+                plan = blocking_plan(info, bt, bs=tuple(best["bs"]), sl=best["sl"],
+                                     opt=best["opt"])
             except UsageError:
                 continue
             work.append((name, info, env, plan,

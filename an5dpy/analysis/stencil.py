@@ -82,21 +82,9 @@ def analyze(program: StencilProgram) -> StencilInfo:
 
 
 def _affine_text(aff: Affine) -> str:
-    """Compact C spelling of an affine form: ``i+1``, ``2*i``, ``n-2``, ``0``."""
-    out = ""
-    for name, c in aff.terms:
-        mag = abs(c)
-        text = name if mag == 1 else f"{mag}*{name}"
-        if not out:
-            out = text if c > 0 else "-" + text
-        else:
-            out += ("+" if c > 0 else "-") + text
-    if aff.const or not out:
-        if not out:
-            out = str(aff.const)
-        else:
-            out += ("+" if aff.const > 0 else "-") + str(abs(aff.const))
-    return out
+    """Compact C spelling of an affine form: ``i+1``, ``2*i``, ``n-2``, ``0`` (the spelling
+    of :meth:`Affine.c_str`, without its spaces)."""
+    return aff.c_str().replace(" ", "")
 
 
 def _time_text(aff: Affine | None) -> str:

@@ -6,16 +6,18 @@ kernel stores: the stream block stores planes ``[S0, min(S0 + sl, hi0 + 1))``, a
 stores when it lies in the level-d window ``[d*r, bS - d*r)`` of its block and its cell is
 interior. With the interior bounds as isl *parameters* (any grid size), we check that
 the map from instances to cells is injective (no cell stored twice) and that its range
-is exactly the interior (every cell stored) -- for all sizes at once.
+is exactly the interior (every cell stored) -- for all sizes at once, or, given the
+interior bounds of a grid (``an5d verify --backend isl``), for that grid.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import islpy as isl
 
-from an5dpy.blocking.plan import BlockingPlan
+from an5dpy.blocking.plan import BlockingPlan, DimExtent
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,16 @@ class CoverageProof:
     @property
     def holds(self) -> bool:
         return self.injective and self.covers_interior and self.stays_inside
+
+    def verdict(self) -> str:
+        """What the proof shows, in words."""
+        if self.holds:
+            return "every interior cell stored exactly once"
+        wrong = [text for ok, text in ((self.injective, "a cell is stored twice"),
+                                       (self.covers_interior, "an interior cell is not stored"),
+                                       (self.stays_inside, "a store falls outside the interior"))
+                 if not ok]
+        return "; ".join(wrong)
 
 
 def store_map(plan: BlockingPlan, degree: int, stream_length: int | None = None) -> isl.Map:
@@ -63,11 +75,24 @@ def interior(plan: BlockingPlan) -> isl.Set:
     return isl.Set(f"[{params}] -> {{ [z, {cells}] : {cons} }}")
 
 
-def prove_coverage(plan: BlockingPlan, degree: int | None = None) -> CoverageProof:
+def grid_bounds(plan: BlockingPlan, dims: Sequence[DimExtent]) -> isl.Set:
+    """The parameter values of one grid: ``lo``/``hi`` are its interior bounds."""
+    params = ", ".join(f"lo{k}, hi{k}" for k in range(plan.ndim))
+    cons = " and ".join(f"lo{k} = {d.lower} and hi{k} = {d.upper}" for k, d in enumerate(dims))
+    return isl.Set(f"[{params}] -> {{ : {cons} }}")
+
+
+def prove_coverage(plan: BlockingPlan, degree: int | None = None,
+                   dims: Sequence[DimExtent] | None = None) -> CoverageProof:
+    """The proof for a launch of temporal degree ``degree`` (default ``plan.bt``): for
+    every grid, or for the grid of interior bounds ``dims`` (array dimension order)."""
     d = plan.bt if degree is None else degree
     stores = store_map(plan, d)
-    cells = stores.range()
     inside = interior(plan)
+    if dims is not None:
+        sizes = grid_bounds(plan, dims)
+        stores, inside = stores.intersect_params(sizes), inside.intersect_params(sizes)
+    cells = stores.range()
     return CoverageProof(
         degree=d,
         injective=stores.is_injective(),

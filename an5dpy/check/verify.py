@@ -4,23 +4,39 @@ Both time buffers, boundaries included, get independent random values in [0.5, 1
 oracle (the user's loop nest compiled by gcc, :mod:`an5dpy.check.reference`) and the backend run
 the same step count; the buffer where the C program leaves its result is compared cell by
 cell. (The other buffer holds an earlier time level; which one depends on the launch plan.)
+The simulator runs the schedule of the emitted code (:func:`an5dpy.driver.emitted_schedule`,
+the one ``an5d-translate`` prints), compact kernels of remainder degrees included.
 
-When results must be bit-identical (DESIGN.md section 5): modes ``nondiag`` and ``none``,
-on the simulator or a GPU build without fast math and with ``-fmad=false``, as long as the
-update uses only + - * /, casts and correctly rounded math functions (sqrt, fabs, ...).
-Otherwise a relative tolerance applies, derived from the unit roundoff ``u`` of the
-element type, the operations per cell ``k`` and the step count ``T``: each step rounds
-each of its ``k`` operations once more (or reorders a sum of up to ``k`` terms), each
-differing by at most a few ulp; errors of an averaging stencil add up at most linearly
-over time, so ``tol = 8 * u * k * T``. The error of a cell is relative to its value, or to
-the mean magnitude of the grid where the value is smaller (where terms cancel).
+Results must be bit-identical in modes ``nondiag`` and ``none``, on the simulator or a GPU
+build without fast math and with ``-fmad=false``, as long as the update uses only + - * /,
+casts and correctly rounded math functions (sqrt, fabs, ...). Bit-identical means
+identical bits except that any NaN equals any NaN: C leaves the sign and payload of a NaN
+open (x86 keeps one operand's NaN, and gcc and numpy order operands differently); the
+output says "(NaNs compared as NaN)" where both results hold NaNs.
+
+Otherwise (mode ``assoc`` reorders sums, fast math rounds differently) a relative tolerance
+applies, ``tol = 8 u k T A``: ``u`` the unit roundoff of the narrowest floating type the
+update computes in, ``k`` the operations per cell, ``T`` the step count, and ``A`` the
+problem's own sensitivity (:func:`amplification`). The rule: each step rounds each of its
+``k`` operations differently (or reorders a sum of up to ``k`` terms), which moves a cell by
+at most a few ulp of its terms, about what ``k`` one-ulp changes of the inputs can do; a
+change made at one step reaches the result amplified as a change of the inputs is over
+the rest of the run, at most (where changes grow at all, they grow with the steps) as over
+the whole run, and the ``T`` steps add up. ``A`` is measured by running gcc's loop
+nest twice more on the same data with every input cell moved by one ulp (random
+directions, then the opposite ones): the largest relative move of gcc's own result, in
+units of ``u`` (at least 1). For an averaging stencil ``A`` is a few units, the classic
+``8 u k T`` bound times a few; an update that divides by a neighbour, cancels terms or grows gets
+the tolerance its own conditioning needs, so a FAIL always means a result further from
+gcc's than rounding can explain. The error of a cell is relative to its value, or to the
+mean magnitude of the grid where the value is smaller (where terms cancel).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
 import numpy as np
 
@@ -30,63 +46,99 @@ from an5dpy.ir import StencilInfo, WORD_BYTES
 from an5dpy.blocking.plan import BlockingPlan, Mode
 
 UNIT_ROUNDOFF = {"float": 2.0 ** -24, "double": 2.0 ** -53}
+#: sim: the numpy simulator of the schedule; cuda: the generated code on the GPU; isl: the
+#: proof that the launches store every interior cell exactly once.
+BACKENDS = ("sim", "cuda", "isl")
 
 
 def must_be_identical(info: StencilInfo, plan: BlockingPlan, exact_build: bool) -> bool:
     return exact_build and plan.mode is not Mode.ASSOC and is_exact(info.update)
 
 
-def tolerance(info: StencilInfo, plan: BlockingPlan, steps: int) -> float:
-    """``8 u k T`` with u the unit roundoff of the narrowest floating type the update
-    computes in (a double stencil calling sqrtf rounds like float there)."""
+def tolerance(info: StencilInfo, plan: BlockingPlan, steps: int,
+              amplification: float = 1.0) -> float:
+    """``8 u k T A`` with u the unit roundoff of the narrowest floating type the update
+    computes in (a double stencil calling sqrtf rounds like float there) and ``A`` the
+    problem's amplification of rounding-size changes (at least 1; :func:`amplification`)."""
     from an5dpy.ir import walk
     types = {n.ctype for n in walk(info.update) if n.ctype in UNIT_ROUNDOFF} | {plan.dtype}
     u = max(UNIT_ROUNDOFF[t] for t in types)
     ops = max(1, info.flops_per_cell)
-    return 8.0 * u * ops * max(1, steps)
+    return 8.0 * u * ops * max(1, steps) * max(1.0, amplification)
 
 
 @dataclass(frozen=True)
 class Comparison:
     passed: bool
-    bit_identical: bool
+    bit_identical: bool  # identical bits, except that any NaN equals any NaN
     max_abs: float
     max_rel: float
     tolerance: float | None  # None: bit-identical results were required
     cells: int
+    nan_cells: int = 0  # cells that are NaN in both results
+    amplification: float = 1.0  # the factor A of the tolerance
 
     def lines(self) -> list[str]:
-        need = ("bit-identical results" if self.tolerance is None
-                else f"relative error <= {self.tolerance:.3g}")
+        if self.tolerance is None:
+            need = "bit-identical results"
+        else:
+            need = f"relative error <= {self.tolerance:.3g}"
+            if self.amplification > 1.0:
+                need += (f" (8 u k T x {self.amplification:.3g}: gcc's own result moves "
+                         f"{self.amplification:.3g} u for 1-ulp changes of the inputs)")
+        nans = " (NaNs compared as NaN)" if self.nan_cells else ""
         return [
             "PASS" if self.passed else "FAIL",
             f"max abs error: {self.max_abs:.6g}",
             f"max rel error: {self.max_rel:.6g}",
-            f"bit-identical: {'yes' if self.bit_identical else 'no'}",
+            f"bit-identical: {'yes' if self.bit_identical else 'no'}{nans}",
             f"required: {need} ({self.cells} cells compared)",
         ]
 
 
-def compare(result: np.ndarray, reference: np.ndarray, tol: float | None) -> Comparison:
-    result = np.asarray(result)
-    reference = np.asarray(reference)
-    identical = bool(np.array_equal(result.view(np.uint8), reference.view(np.uint8))) \
-        if result.dtype == reference.dtype and result.shape == reference.shape else False
+def same_values(result: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """Per cell: identical bits, or NaN in both. C leaves NaN payloads and signs open (x86
+    keeps one operand's NaN, and gcc and numpy order operands differently), so any NaN
+    equals any NaN."""
+    bits = np.dtype(f"u{result.dtype.itemsize}")
+    with np.errstate(invalid="ignore"):
+        return (result.view(bits) == reference.view(bits)) | (np.isnan(result)
+                                                              & np.isnan(reference))
+
+
+def relative_errors(result: np.ndarray, reference: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Per cell: the absolute and the relative difference of ``result`` from ``reference``.
+
+    Relative to the cell's value, or to the grid's mean magnitude where the value is
+    smaller: rounding errors scale with the terms summed, and a cell whose terms cancel (a
+    Laplacian, c*A - A) is near zero while its error is not. Equal infinities and NaN in
+    both agree (a stencil that overflows does so in both); a finite value against a
+    non-finite one, or inf against -inf, is infinitely wrong."""
     with np.errstate(all="ignore"):
         got, want = result.astype(np.float64), reference.astype(np.float64)
-        # Equal infinities and NaN in both agree (a stencil that overflows does so in both).
         same = (got == want) | (np.isnan(got) & np.isnan(want))
         diff = np.where(same, 0.0, np.abs(got - want))
         magnitude = np.abs(want)
         finite_values = magnitude[np.isfinite(magnitude)]
-        # Relative to the cell's value, or to the grid's mean magnitude where the value is
-        # smaller: rounding errors scale with the terms summed, and a cell whose terms
-        # cancel (a Laplacian, c*A - A) is near zero while its error is not.
         top = float(finite_values.max()) if finite_values.size else 0.0
         floor = top * float(np.mean(finite_values / top)) if top > 0 else 0.0
         rel = diff / np.maximum(np.maximum(magnitude, floor), np.finfo(np.float64).tiny)
-        rel[~same & ~(np.isfinite(got) & np.isfinite(want))] = np.inf  # inf vs -inf, ...
-    finite = bool((np.isfinite(got) == np.isfinite(want)).all())
+        rel[~same & ~(np.isfinite(got) & np.isfinite(want))] = np.inf
+    return diff, rel
+
+
+def compare(result: np.ndarray, reference: np.ndarray, tol: float | None,
+            amplification: float = 1.0) -> Comparison:
+    """``result`` against the oracle's ``reference``: bit-identical (NaNs compared as NaN)
+    where ``tol`` is None, else within the relative tolerance ``tol``."""
+    result = np.asarray(result)
+    reference = np.asarray(reference)
+    comparable = result.dtype == reference.dtype and result.shape == reference.shape
+    identical = comparable and bool(same_values(result, reference).all())
+    nan_cells = int((np.isnan(result) & np.isnan(reference)).sum()) if comparable else 0
+    diff, rel = relative_errors(result, reference)
+    finite = bool((np.isfinite(result) == np.isfinite(reference)).all())
     max_abs = float(np.nanmax(diff)) if diff.size else 0.0
     max_rel = float(np.nanmax(rel)) if rel.size else 0.0
     if np.isnan(diff).any() and not identical:
@@ -95,7 +147,29 @@ def compare(result: np.ndarray, reference: np.ndarray, tol: float | None) -> Com
         passed = identical
     else:
         passed = identical or (finite and max_rel <= tol)
-    return Comparison(passed, identical, max_abs, max_rel, tol, int(result.size))
+    return Comparison(passed, identical, max_abs, max_rel, tol, int(result.size), nan_cells,
+                      amplification)
+
+
+def amplification(run_oracle: Callable[[np.ndarray], None], grid: np.ndarray,
+                  reference: np.ndarray, buffer: int, dtype: str, seed: int = 0) -> float:
+    """How far the oracle's own result moves, in units of u of ``dtype`` (relative as
+    :func:`compare` measures), when every input cell (both buffers, boundaries included)
+    moves by one ulp: up or down at random, then each the other way; the larger of the
+    two. ``run_oracle(grid)`` runs gcc's loop nest in place; ``reference`` is its result
+    buffer for ``grid``. About 1 for an averaging stencil; large where the update divides
+    by a neighbour, cancels, or the problem grows."""
+    u = UNIT_ROUNDOFF[dtype]
+    up = np.random.default_rng([seed, 1]).random(grid.shape) < 0.5
+    higher = np.nextafter(grid, np.array(np.inf, grid.dtype))
+    lower = np.nextafter(grid, np.array(-np.inf, grid.dtype))
+    worst = 0.0
+    for direction in (up, ~up):
+        moved = np.where(direction, higher, lower)
+        run_oracle(moved)
+        _, rel = relative_errors(moved[buffer], reference)
+        worst = max(worst, float(np.nanmax(rel)) if rel.size else 0.0)
+    return worst / u
 
 
 def random_grid(shape: tuple[int, ...], dtype: str, seed: int) -> np.ndarray:
@@ -121,6 +195,10 @@ class VerifyReport:
     device: str | None = None
     build: str | None = None
 
+    @property
+    def passed(self) -> bool:
+        return self.comparison.passed
+
     def lines(self) -> list[str]:
         sizes = ", ".join(f"{k}={v}" for k, v in self.env.items())
         config = [f"config: {self.plan.describe()}, backend {self.backend}"
@@ -130,32 +208,96 @@ class VerifyReport:
         return self.comparison.lines() + config
 
 
-#: Largest grid (both time buffers) ``an5d verify`` allocates; the oracle needs a copy.
+#: Largest grid (both time buffers) ``an5d verify`` allocates; the oracle needs a copy (two
+#: where a tolerance is measured).
 MAX_GRID_BYTES = 16 * 2 ** 30
 
 
-def _check_grid(info: StencilInfo, shape: tuple[int, ...], dtype: str, env) -> None:
+def _check_extents(info: StencilInfo, shape: tuple[int, ...], env) -> None:
     """Parameter values that give no grid to verify on are the user's (exit 2), not ours."""
-    sizes = ", ".join(f"{d.var}: {n}" for d, n in zip(info.dims, shape[1:]))
-    given = ", ".join(f"{k}={v}" for k, v in env.items())
     if any(n < 0 for n in shape):
+        sizes = ", ".join(f"{d.var}: {n}" for d, n in zip(info.dims, shape[1:]))
+        given = ", ".join(f"{k}={v}" for k, v in env.items())
         raise UsageError(f"the parameters ({given}) give a negative array extent ({sizes})")
+
+
+def _check_grid(info: StencilInfo, shape: tuple[int, ...], dtype: str, env) -> None:
+    """A grid the run can allocate (with the oracle's copy)."""
+    _check_extents(info, shape, env)
     nbytes = WORD_BYTES[dtype] * int(np.prod(shape, dtype=object))
     if nbytes > MAX_GRID_BYTES:
+        sizes = ", ".join(f"{d.var}: {n}" for d, n in zip(info.dims, shape[1:]))
+        given = ", ".join(f"{k}={v}" for k, v in env.items())
         raise UsageError(f"the parameters ({given}) give a grid of {nbytes / 2 ** 30:.3g} GiB "
                          f"({sizes}, two time buffers); verification allocates at most "
                          f"{MAX_GRID_BYTES / 2 ** 30:.3g} GiB: give smaller sizes with -P")
 
 
+# --------------------------------------------------------------------------- coverage (isl)
+
+
+@dataclass(frozen=True)
+class CoverageReport:
+    """``an5d verify --backend isl``: the isl proof, for one grid, that every launch of the
+    launch plan stores each interior cell exactly once (:mod:`an5dpy.check.coverage`)."""
+
+    info: StencilInfo
+    plan: BlockingPlan
+    env: dict
+    launches: tuple[tuple[int, int], ...]  # (degree, number of launches of that degree)
+    proofs: tuple  # one CoverageProof per degree, in the order of ``launches``
+    backend: str = "isl"
+
+    @property
+    def passed(self) -> bool:
+        return all(p.holds for p in self.proofs)
+
+    def lines(self) -> list[str]:
+        sizes = ", ".join(f"{k}={v}" for k, v in self.env.items())
+        found = [f"degree {d} ({n} launch{'es' if n > 1 else ''}): {p.verdict()}"
+                 for (d, n), p in zip(self.launches, self.proofs)]
+        return (["PASS" if self.passed else "FAIL"]
+                + (found or ["no launch (0 time steps): nothing is stored"])
+                + [f"config: {self.plan.describe()}, backend isl (stores of the launch plan "
+                   "proven for these sizes)", f"parameters: {sizes}"])
+
+
+def prove_file(path: str, options, params: Mapping[str, str]) -> CoverageReport:
+    """``an5d verify --backend isl``: prove the plan's launches for the given sizes."""
+    from an5dpy import driver
+    from an5dpy.blocking.plan import grid_extents, launch_plan
+    from an5dpy.check.coverage import prove_coverage
+    from an5dpy.check.reference import resolve_params
+
+    program, info = driver.load(path, options.defines, options.include_dirs)
+    plan = driver.plan_for(info, options)
+    env = resolve_params(program, params)
+    dims = grid_extents(info, env)
+    _check_extents(info, (2, *(d.size for d in dims)), env)
+    counts: dict[int, int] = {}
+    for launch in launch_plan(info.time.steps(env), plan.bt, info.time.start_buffer(env)):
+        counts[launch.degree] = counts.get(launch.degree, 0) + 1
+    proofs = tuple(prove_coverage(plan, d, dims) for d in counts)
+    return CoverageReport(info, plan, dict(env), tuple(counts.items()), proofs)
+
+
+# --------------------------------------------------------------------------- whole runs
+
+
 def verify_file(path: str, options, backend: str, params: Mapping[str, str],
-                exact: bool = False, seed: int = 0, arch: str | None = None) -> VerifyReport:
-    """``an5d verify``: run ``backend`` ('sim' or 'cuda') and the gcc oracle on random data."""
+                exact: bool = False, seed: int = 0, arch: str | None = None
+                ) -> VerifyReport | CoverageReport:
+    """``an5d verify``: run ``backend`` ('sim' or 'cuda') and the gcc oracle on random data
+    (a :class:`VerifyReport`), or with 'isl' prove the launches' stores for these sizes
+    (a :class:`CoverageReport`, :func:`prove_file`)."""
     from an5dpy import driver
     from an5dpy.blocking.plan import grid_extents
     from an5dpy.check.reference import build_reference, resolve_params
 
-    if backend not in ("sim", "cuda"):
-        raise UsageError(f"--backend {backend!r}: choose sim or cuda")
+    if backend not in BACKENDS:
+        raise UsageError(f"--backend {backend!r}: choose {', '.join(BACKENDS)}")
+    if backend == "isl":
+        return prove_file(path, options, params)
     program, info = driver.load(path, options.defines, options.include_dirs)
     plan = driver.plan_for(info, options)
     env = resolve_params(program, params)
@@ -169,11 +311,13 @@ def verify_file(path: str, options, backend: str, params: Mapping[str, str],
     _check_grid(info, shape, plan.dtype, env)
     grid = random_grid(shape, plan.dtype, seed)
     reference = grid.copy()
-    build_reference(program).run(reference, env)
+    oracle = build_reference(program)
+    oracle.run(reference, env)
     device = build = None
     if backend == "sim":
         from an5dpy.check.simulate import simulate
-        result = simulate(info, plan, grid, env)
+        # the schedule of the code an5d-translate emits (compact kernels included)
+        result = simulate(info, plan, grid, env, driver.emitted_schedule(info, plan))
         exact_build = True
     else:
         from an5dpy.cuda.runtime import BuildOptions, cuda_runner, device_arch, device_name
@@ -183,7 +327,11 @@ def verify_file(path: str, options, backend: str, params: Mapping[str, str],
         device, build = device_name(), " ".join(opts.flags())
         exact_build = exact
     b = result_buffer(info, env)
-    tol = None if must_be_identical(info, plan, exact_build) else \
-        tolerance(info, plan, info.time.steps(env))
-    return VerifyReport(info, plan, backend, dict(env), compare(result[b], reference[b], tol),
-                        device, build)
+    if must_be_identical(info, plan, exact_build):
+        comparison = compare(result[b], reference[b], None)
+    else:
+        amp = amplification(lambda g: oracle.run(g, env), grid, reference[b], b, plan.dtype,
+                            seed)
+        comparison = compare(result[b], reference[b],
+                             tolerance(info, plan, info.time.steps(env), amp), amp)
+    return VerifyReport(info, plan, backend, dict(env), comparison, device, build)

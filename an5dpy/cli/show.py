@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import json
 
+from an5dpy.analysis.stencil import format_access
 from an5dpy.cexpr import c_expr
 from an5dpy.ir import Read, StencilInfo, StencilProgram
 from an5dpy.blocking.plan import BlockingPlan
 
 
 def _access(node) -> str:
+    """A read of the update as its offsets (``A[-1, 0]``), an access of the program as C
+    spells it (``A[(t+1)%2][i-1][j]``)."""
     if isinstance(node, Read):
         return f"{node.array}{list(node.offset)}"
-    idx = "".join(f"[{i}]" for i in node.indices)
-    time = f"[({node.time}) % 2]" if node.time is not None else ""
-    return f"{node.array}{time}{idx}"
+    return format_access(node)
 
 
 def format_program(program: StencilProgram) -> str:

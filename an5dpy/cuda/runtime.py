@@ -8,6 +8,8 @@
 * :func:`compile_cubin` compiles ``x_kernel.cu`` to a cubin and returns ptxas's
   per-kernel report (registers, spills, shared memory); failures raise
   :class:`CudaCompileError` with the whole log.
+* :func:`build_kernels` generates a plan's kernels through the driver
+  (:func:`an5dpy.driver.generate`) and compiles them; :func:`cuda_runner` loads them.
 * :class:`CupyRunner` launches the kernels on cupy arrays with the same launch plan and
   block counts as the generated host code (:mod:`an5dpy.blocking.plan`).
 """
@@ -28,6 +30,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from an5dpy.cuda.render_model import NAIVE_BLOCK, PLANE_CELLS_MAX, STATIC_SMEM_LIMIT
+from an5dpy.driver import generate
 from an5dpy.errors import CudaCompileError, UsageError
 from an5dpy.ir import StencilInfo
 from an5dpy.blocking.plan import BlockingPlan, DimExtent, LaunchGeometry, grid_extents, launch_plan
@@ -144,19 +147,6 @@ def compile_cubin(kernel_cu: str | Path, options: BuildOptions = BuildOptions(),
                      str(kernel_cu)])
     log = proc.stdout + proc.stderr
     return Cubin(str(cubin), parse_ptxas_report(log), log)
-
-
-def compile_program(sources: Sequence[str | Path], output: str | Path,
-                    options: BuildOptions = BuildOptions(), openmp: bool = True,
-                    include_dirs: Sequence[str] = (), defines: Sequence[str] = ()) -> str:
-    """Build an executable from the generated host and kernel files; returns the log."""
-    args = [*options.flags(), "-Xptxas", "-v"]
-    if openmp:
-        args += ["-Xcompiler", "-fopenmp"]
-    args += [f"-I{d}" for d in include_dirs] + [f"-D{d}" for d in defines]
-    args += ["-o", str(output), *map(str, sources)]
-    proc = run_nvcc(args)
-    return proc.stdout + proc.stderr
 
 
 # --------------------------------------------------------------------------- cupy
@@ -287,18 +277,14 @@ def workdir(prefix: str = "an5dpy-") -> str:
 def build_kernels(info: StencilInfo, plan: BlockingPlan, stem: str,
                   options: BuildOptions = BuildOptions(), smem_wrap: bool = True,
                   directory: str | None = None, regs: int | None = None):
-    """Generate the kernels of ``plan`` and build them with nvcc (no GPU needed):
-    returns the render model and the cubin."""
-    from an5dpy.cuda.render import render_header, render_kernel
-    from an5dpy.cuda.render_model import render_model
-    from an5dpy.blocking.build import build_schedule, static_head_degrees
-
-    schedule = build_schedule(plan, static_heads=static_head_degrees(plan, info.flops_per_cell))
-    model = render_model(info, plan, schedule, stem, smem_wrap=smem_wrap, max_registers=regs)
+    """Generate the kernels of ``plan`` (:func:`an5dpy.driver.generate`, as
+    ``an5d-translate`` does) and build them with nvcc (no GPU needed): returns the render
+    model and the cubin."""
+    kernels = generate(info, plan, stem, smem_wrap=smem_wrap, regs=regs)
     directory = Path(directory or workdir())
-    (directory / f"{stem}_kernel.cu").write_text(render_kernel(model))
-    (directory / model.header).write_text(render_header(model))
-    return model, compile_cubin(directory / f"{stem}_kernel.cu", options)
+    for name, text in kernels.files().items():
+        (directory / name).write_text(text)
+    return kernels.model, compile_cubin(directory / f"{stem}_kernel.cu", options)
 
 
 def cuda_runner(info: StencilInfo, plan: BlockingPlan, stem: str,

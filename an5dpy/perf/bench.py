@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 from an5dpy.errors import UsageError
 from an5dpy.ir import StencilInfo
-from an5dpy.blocking.plan import BlockingPlan, Mode, default_mode, grid_extents, make_plan
+from an5dpy.blocking.plan import BlockingPlan, Mode, default_mode, grid_extents
 
 #: The paper's sizes (section 6.1): 16384^2 in 2D, 512^3 in 3D, 1000 steps.
 PAPER_SIZE = {2: 16384, 3: 512}
@@ -35,13 +35,15 @@ def sconf_plan(info: StencilInfo) -> BlockingPlan:
     """The paper's Sconf (section 6.3): bT 4, 2D bS 128 with sl 128 and no associative
     mode, 3D bS 32x32 without stream division. Where bT 4 leaves a 32x32 block no compute
     region (radius-4 3D stencils), the largest legal bT is used."""
+    from an5dpy.driver import blocking_plan  # not at the top: the CLI reads our constants
+
     mode = default_mode(info)
     if info.ndim == 2 and mode is Mode.ASSOC:
         mode = Mode.NONE
     bs, sl = ((128,), 128) if info.ndim == 2 else ((32, 32), None)
     for bt in range(4, 0, -1):
         try:
-            return make_plan(info, bt=bt, bs=bs, sl=sl, opt=mode)
+            return blocking_plan(info, bt, bs=bs, sl=sl, opt=mode)
         except UsageError:
             continue
     raise UsageError("no Sconf plan fits this stencil")
@@ -68,8 +70,7 @@ class BenchResult:
 
     @property
     def seconds(self) -> float:
-        ordered = sorted(self.times)
-        return ordered[len(ordered) // 2]
+        return median(self.times)
 
     def to_json(self) -> dict:
         return {"label": self.label, "plan": self.plan.to_json() if self.plan else None,
@@ -87,6 +88,9 @@ def device_grid(info: StencilInfo, env: Mapping[str, int], dtype: str, seed: int
 
 
 def time_runs(run: Callable[[], None], repeats: int = 5, warmup: int = 1) -> tuple[float, ...]:
+    """Seconds of each of ``repeats`` calls of ``run``, each bracketed by CUDA events on
+    the current stream, after ``warmup`` untimed calls (the one timing loop of an5dpy:
+    ``an5d bench``, the tuner and ``an5d probe`` use it)."""
     import cupy
     for _ in range(warmup):
         run()
@@ -100,6 +104,12 @@ def time_runs(run: Callable[[], None], repeats: int = 5, warmup: int = 1) -> tup
         stop.synchronize()
         times.append(cupy.cuda.get_elapsed_time(start, stop) / 1000.0)
     return tuple(times)
+
+
+def median(times: Sequence[float]) -> float:
+    """The median run time as reported: the middle run (the upper one of an even count)."""
+    ordered = sorted(times)
+    return ordered[len(ordered) // 2]
 
 
 def bench_plan(info: StencilInfo, plan: BlockingPlan, env: Mapping[str, int], stem: str,
@@ -118,6 +128,5 @@ def bench_plan(info: StencilInfo, plan: BlockingPlan, env: Mapping[str, int], st
     mine = runner.cubin.kernels("naive" if naive else "kernel")
     regs = max((r.registers for r in mine), default=None)
     name = label or ("naive" if naive else plan.describe())
-    median = sorted(times)[len(times) // 2]
     return BenchResult(name, None if naive else plan, regs, any(r.spills for r in mine),
-                       times, gflops(info, env, median), " ".join(options.flags()))
+                       times, gflops(info, env, median(times)), " ".join(options.flags()))

@@ -29,7 +29,6 @@ import json
 import math
 import os
 import re
-import statistics
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -312,26 +311,17 @@ extern "C" __global__ void smem_read_double(double *out, int iters) { smem_read<
 _SMEM_UNROLL = 8
 
 
-def _median_ms(cupy, fn, repeats: int) -> float:
+def _median_ms(fn, repeats: int) -> float:
     """Median time of ``fn()`` in milliseconds (CUDA events), after one warm-up call."""
-    fn()
-    cupy.cuda.Device().synchronize()
-    times = []
-    for _ in range(repeats):
-        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(cupy.cuda.get_elapsed_time(start, stop))
-    return statistics.median(times)
+    from an5dpy.perf.bench import median, time_runs
+    return median(time_runs(fn, repeats)) * 1e3
 
 
 def _copy_gbs(cupy, nbytes: int, repeats: int) -> float:
     """Device-to-device copy of ``nbytes``: bytes read + written per second, in GB/s."""
     src = cupy.ones(nbytes // 4, dtype=cupy.float32)
     dst = cupy.empty_like(src)
-    ms = _median_ms(cupy, lambda: dst.data.copy_from_device(src.data, src.nbytes), repeats)
+    ms = _median_ms(lambda: dst.data.copy_from_device(src.data, src.nbytes), repeats)
     return 2 * src.nbytes / (ms * 1e-3) / 1e9
 
 
@@ -378,7 +368,7 @@ def probe(copy_bytes: int = 1 << 30, repeats: int = 7) -> GpuSpec:
     for dtype, np_type in (("float", np.float32), ("double", np.float64)):
         kernel = module.get_function(f"smem_read_{dtype}")
         out = cupy.empty(blocks * threads, dtype=np_type)
-        ms = _median_ms(cupy, lambda: kernel((blocks,), (threads,), (out, np.int32(iters))),
+        ms = _median_ms(lambda: kernel((blocks,), (threads,), (out, np.int32(iters))),
                         repeats)
         nbytes = blocks * threads * iters * _SMEM_UNROLL * np.dtype(np_type).itemsize
         smem[dtype] = nbytes / (ms * 1e-3) / 1e9

@@ -35,7 +35,8 @@ from an5dpy.errors import UsageError
 from an5dpy.perf.gpus import GpuSpec
 from an5dpy.ir import StencilInfo
 from an5dpy.perf.model_constants import REGISTER_BUDGETS
-from an5dpy.blocking.plan import BlockingPlan, format_block_size, make_plan
+from an5dpy.blocking.plan import BlockingPlan, format_block_size
+from an5dpy.driver import blocking_plan
 
 SPACE = {
     2: {"bt": range(1, 17), "bs": ((128,), (256,), (512,), (1024,)),
@@ -56,7 +57,7 @@ def candidate_plans(info: StencilInfo, gpu: GpuSpec, dtype: str | None = None
         for bs in space["bs"]:
             for sl in space["sl"]:
                 try:
-                    plan = make_plan(info, bt=bt, bs=bs, sl=sl, dtype=dtype, limits=limits)
+                    plan = blocking_plan(info, bt, bs=bs, sl=sl, dtype=dtype, limits=limits)
                 except UsageError:
                     continue
                 if plan.register_estimate() * plan.nthreads > gpu.regs_per_sm:
@@ -115,7 +116,7 @@ def plan_from_json(info: StencilInfo, d: Mapping) -> BlockingPlan:
     (bS as a list, as artifact rows keep it)."""
     from an5dpy.blocking.plan import parse_block_size
     bs = parse_block_size(d["bs"], info.ndim) if isinstance(d["bs"], str) else tuple(d["bs"])
-    return make_plan(info, bt=d["bt"], bs=bs, sl=d["sl"], opt=d["opt"], dtype=d["dtype"])
+    return blocking_plan(info, d["bt"], bs=bs, sl=d["sl"], opt=d["opt"], dtype=d["dtype"])
 
 
 def result_from_json(info: StencilInfo, d: Mapping) -> TuneResult:
@@ -395,7 +396,7 @@ def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
     fastest again ``repeats`` times (their median is reported)."""
     from tqdm import tqdm
 
-    from an5dpy.perf.bench import device_grid, gflops, time_runs
+    from an5dpy.perf.bench import device_grid, gflops, median, time_runs
     from an5dpy.cuda.runtime import BuildOptions, CupyRunner, device_arch
 
     options = BuildOptions(arch=device_arch())
@@ -409,7 +410,7 @@ def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
             grid = grids[plan.dtype] = device_grid(info, env, plan.dtype)
         runner = CupyRunner(info, plan, cubin, model.prefix, tuple(n for _, n in model.scalars))
         times = time_runs(lambda: runner.run(grid, env), count)
-        return sorted(times)[len(times) // 2]
+        return median(times)
 
     with concurrent.futures.ThreadPoolExecutor(max(1, os.cpu_count() or 2)) as pool:
         jobs = submit_builds(pool, info, plans, caps, stem, options)

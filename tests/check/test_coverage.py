@@ -42,3 +42,27 @@ def test_the_map_has_the_sizes_as_parameters():
     m = coverage.store_map(plan(3, 1, 2, (8, 16), 4), 2)
     # lo/hi of three dimensions are parameters: the proof holds for every grid size
     assert m.dim(isl.dim_type.param) == 6
+
+
+def test_the_proof_for_one_grid_holds_and_fails_where_the_plan_is_wrong(monkeypatch):
+    from an5dpy.blocking.plan import DimExtent
+    p = plan(3, 2, 3, (16, 32), 5)
+    dims = (DimExtent(2, 38, 41), DimExtent(2, 20, 23), DimExtent(2, 70, 73))
+    for degree in (1, 2, 3):
+        proof = coverage.prove_coverage(p, degree, dims)
+        assert proof.holds and proof.verdict() == "every interior cell stored exactly once"
+    real = BlockingPlan.compute_region
+    monkeypatch.setattr(BlockingPlan, "compute_region",
+                        lambda self, degree=None: tuple(c - 1 for c in real(self, degree)))
+    proof = coverage.prove_coverage(p, 3, dims)  # blocks closer than their windows: overlap
+    assert not proof.injective and proof.verdict() == "a cell is stored twice"
+    monkeypatch.setattr(BlockingPlan, "compute_region",
+                        lambda self, degree=None: tuple(c + 1 for c in real(self, degree)))
+    proof = coverage.prove_coverage(p, 3, dims)  # blocks further apart: a gap between them
+    assert not proof.holds and "an interior cell is not stored" in proof.verdict()
+
+
+def test_a_grid_without_interior_holds_trivially():
+    from an5dpy.blocking.plan import DimExtent
+    dims = (DimExtent(1, 0, 2), DimExtent(1, 30, 32))
+    assert coverage.prove_coverage(plan(2, 1, 2, (32,), 8), 2, dims).holds

@@ -1,4 +1,4 @@
-"""The command line (DESIGN.md section 6): ``an5d-translate`` and ``an5d``.
+"""The command line: ``an5d-translate`` and ``an5d``.
 
 Exit status: 0 success, 1 verification mismatch, 2 bad input or usage (``FILE:LINE:COL:
 error: ...`` on stderr, nothing written, no traceback), 70 a bug in an5dpy (a short report
@@ -429,6 +429,41 @@ def test_verify_mismatch_exits_1(capsys, monkeypatch):
     assert out.splitlines()[0] == "FAIL"
     assert "bit-identical: no" in out
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("name, dtype, plan, degrees, dimsize", [
+    ("j2d5pt", "float", ("--bt", "4", "--bs", "64", "--sl", "16"), "degree 3 (1 launch)", 42),
+    ("star3d2r", "double", ("--bt", "2", "--bs", "16x16", "--sl", "8"), "degree 1 (3 launches)",
+     44),
+])
+def test_verify_isl_proves_the_launches_for_the_given_sizes(capsys, name, dtype, plan,
+                                                            degrees, dimsize):
+    status, out, err = run(capsys, "verify", C_INPUTS / f"{name}.c", "--dtype", dtype,
+                           "--backend", "isl", "-P", "compsize=40", "-P", "timestep=11", *plan)
+    assert (status, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0] == "PASS"
+    assert f"{degrees}: every interior cell stored exactly once" in lines
+    assert any(line.startswith("config: bt=") and "backend isl" in line for line in lines)
+    assert f"parameters: timestep=11, dimsize={dimsize}, compsize=40" in lines
+
+
+def test_verify_isl_fails_on_a_wrong_block_stride(capsys, monkeypatch):
+    from an5dpy.blocking.plan import BlockingPlan
+    real = BlockingPlan.compute_region
+    monkeypatch.setattr(BlockingPlan, "compute_region",
+                        lambda self, degree=None: tuple(c - 1 for c in real(self, degree)))
+    status, out, err = run(capsys, "verify", C_INPUTS / "j2d5pt.c", *FLOAT, "--backend", "isl",
+                           "-P", "compsize=200", "-P", "timestep=4", "--bs", "64", "--sl", "16")
+    assert (status, err) == (1, "")
+    assert out.splitlines()[0] == "FAIL"
+    assert "a cell is stored twice" in out
+
+
+def test_verify_isl_refuses_sizes_without_a_grid(capsys):
+    status, out, err = run(capsys, "verify", C_INPUTS / "j2d5pt.c", *FLOAT, "--backend", "isl",
+                           "-P", "compsize=-5", "-P", "timestep=2")
+    assert status == 2 and "negative array extent" in err and out == ""
 
 
 def test_verify_missing_parameter_is_named(capsys):

@@ -1,11 +1,10 @@
-"""Accepted inputs: every form of DESIGN.md section 2, the benchmark programs, and the
-details the later stages rely on (loops, arrays, parameters, scop region)."""
+"""Accepted inputs: every input form the README's "What it accepts" lists, the benchmark
+programs, and the details the later stages rely on (loops, arrays, parameters, scop region)."""
 
 from __future__ import annotations
 
 import os
 import re
-import time
 
 import pytest
 
@@ -69,10 +68,7 @@ def _bench_macro(text: str, name: str) -> int:
 def test_benchmark_program(name, dtype):
     path = os.path.join("c_inputs", name)
     text = read_source_text(path)
-    started = time.perf_counter()
     program = read_program(path, defines=[("SB_TYPE", dtype)])
-    elapsed = time.perf_counter() - started
-    assert elapsed < 3.0  # well under a second on a workstation; slack for loaded CI
     ndim, rad = _bench_macro(text, "BENCH_DIM"), _bench_macro(text, "BENCH_RAD")
     assert len(program.space_loops) == ndim
     assert program.array.elem_type == dtype
@@ -90,16 +86,6 @@ def test_benchmark_program(name, dtype):
     assert re.match(r"#pragma scop\n", text[start:end])
     assert text[start:end].endswith("#pragma endscop\n")
     assert "BENCH_RAD" not in region.preprocessed_text
-
-
-def test_reading_the_largest_benchmark_is_fast():
-    path = os.path.join("c_inputs", "box3d4r.c")
-    if not os.path.exists(path):
-        pytest.skip("c_inputs/box3d4r.c is not there")
-    read_program(path, defines=[("SB_TYPE", "float")])  # warm imports
-    started = time.perf_counter()
-    read_program(path, defines=[("SB_TYPE", "float")])
-    assert time.perf_counter() - started < 3.0
 
 
 # --------------------------------------------------------------------------- j2d5pt in detail

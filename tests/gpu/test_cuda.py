@@ -98,23 +98,11 @@ CASES = cases()
 
 
 def build(case: Case):
-    from an5dpy.cuda.runtime import BuildOptions, device_arch
+    from an5dpy.cuda.runtime import BuildOptions, build_kernels, device_arch
     prog, info = program(case.name, case.dtype)
     plan = make_plan(info, bt=case.bt, bs=case.bs, sl=case.sl, opt=case.mode)
-    from an5dpy.cuda.render import render_header, render_kernel
-    from an5dpy.cuda.render_model import render_model
-    from an5dpy.cuda.runtime import compile_cubin, workdir
-    from an5dpy.blocking.build import build_schedule, static_head_degrees
-    schedule = build_schedule(plan, static_heads=static_head_degrees(plan, info.flops_per_cell))
-    stem = case.name.replace("-", "_")
-    model = render_model(info, plan, schedule, stem)
-    d = workdir()
-    with open(os.path.join(d, f"{stem}_kernel.cu"), "w") as f:
-        f.write(render_kernel(model))
-    with open(os.path.join(d, model.header), "w") as f:
-        f.write(render_header(model))
-    cubin = compile_cubin(os.path.join(d, f"{stem}_kernel.cu"),
-                          BuildOptions(arch=device_arch(), exact=case.exact))
+    model, cubin = build_kernels(info, plan, case.name.replace("-", "_"),
+                                 BuildOptions(arch=device_arch(), exact=case.exact))
     return plan, model, cubin
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import time
 from types import SimpleNamespace
 
 import numpy as np
@@ -438,16 +437,6 @@ def test_json_is_serialisable(j2d5pt):
     data = json.loads(json.dumps(p.to_json()))
     assert data["bottleneck"] in BOTTLENECKS
     assert data["launches"][0]["levels"][0]["redundant"] == 0
-
-
-def test_fast_enough_for_a_tuner(j2d5pt):
-    plan = make_plan(j2d5pt, bt=4, bs=(256,), sl=128)
-    grid = benchmark_grid(j2d5pt, 16384)
-    plane_dim_counts.cache_clear()
-    stream_counts.cache_clear()
-    start = time.perf_counter()
-    predict(j2d5pt, plan, "H200", grid, 1000)
-    assert time.perf_counter() - start < 0.1
 
 
 def test_rank_orders_and_skips(j2d5pt):

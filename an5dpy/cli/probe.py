@@ -1,0 +1,35 @@
+"""``an5d probe``: measure the present GPU's memory and shared-memory bandwidth and write a
+GPU spec for ``an5d model/tune --gpu SPEC.json`` (:func:`an5dpy.perf.gpus.probe`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from an5dpy.errors import UsageError
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "probe", help="measure the present GPU (memory and shared-memory bandwidth) for the model",
+        description="Measures device-memory bandwidth (a large device-to-device copy) and "
+                    "shared-memory bandwidth (a read kernel) with cupy and writes a GPU spec "
+                    "for 'an5d model/tune --gpu SPEC.json'.")
+    p.add_argument("-o", dest="output", metavar="SPEC.json", help="write the spec here")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from an5dpy.perf.gpus import probe
+
+    spec = probe()
+    text = json.dumps(spec.to_json(), indent=2)
+    if args.output:
+        try:
+            with open(args.output, "w") as f:
+                f.write(text + "\n")
+        except OSError as e:
+            raise UsageError(f"cannot write '{args.output}': {e.strerror}") from None
+        print(f"wrote {args.output}")
+    print(text)
+    return 0

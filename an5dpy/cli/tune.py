@@ -1,0 +1,106 @@
+"""``an5d tune``: rank the plan space with the model and, with ``--measure K``, time the
+best plans on the GPU (:mod:`an5dpy.perf.tune`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from an5dpy.cli.options import add_input, add_sizes, check_dtype, model_params, options, positive
+from an5dpy.errors import UsageError
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "tune", help="find the fastest blocking plan: model-ranked, then measured",
+        description="Enumerates bT, bS and sl (the paper's sets, extended for Hopper), prunes "
+                    "plans over the GPU's limits or the register estimate, ranks the rest with "
+                    "the performance model and, with --measure K, builds the top K plans and "
+                    "a best plan per bT and per bS (on Hopper as the paper's terms alone rank "
+                    "them) with each register budget that binds, times each once on the "
+                    "present GPU and the fastest three again. "
+                    "Results are cached.")
+    add_input(p)
+    p.add_argument("--gpu", metavar="NAME|SPEC.json",
+                   help="GPU to model (default: the present one; required without a GPU)")
+    add_sizes(p)
+    p.add_argument("--measure", type=positive, metavar="K", default=0,
+                   help="build and time the model's top K plans (and a best per bT and bS) "
+                        "on the GPU (default: model only)")
+    p.add_argument("--narrow", action="store_true",
+                   help="measure only the model's top K plans (no sweep over bT and bS)")
+    p.add_argument("--caps", default="none,32,64,96",
+                   help="register budgets to try for each measured plan (default none,32,64,96)")
+    p.add_argument("--tune-steps", type=positive, metavar="N",
+                   help="time candidates with N steps instead of the full count")
+    p.add_argument("--top", type=positive, default=10, help="ranked plans to print (default 10)")
+    p.add_argument("--no-cache", action="store_true", help="ignore and do not update the cache")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=run)
+
+
+def register_caps(text: str) -> tuple[int | None, ...]:
+    """``--caps none,32,64``: register budgets, None for no budget, each once."""
+    caps = []
+    for part in text.split(","):
+        part = part.strip().lower()
+        if part in ("none", "-", ""):
+            caps.append(None)
+            continue
+        try:
+            value = int(part)
+        except ValueError:
+            raise UsageError(f"--caps {text!r}: expected 'none' or register counts") from None
+        if not 16 <= value <= 255:
+            raise UsageError(f"--caps: {value} registers is outside 16..255")
+        caps.append(value)
+    return tuple(dict.fromkeys(caps))
+
+
+def run(args: argparse.Namespace) -> int:
+    from an5dpy import driver
+    from an5dpy.blocking.plan import format_block_size
+    from an5dpy.cuda.runtime import cupy_available, device_name
+    from an5dpy.perf.gpus import get_gpu
+    from an5dpy.perf.tune import tune
+
+    opts = options(args)
+    program, info = driver.load(args.input, opts.defines, opts.include_dirs)
+    check_dtype(args, info)
+    caps = register_caps(args.caps)
+    has_gpu, why = cupy_available()
+    if args.measure and not has_gpu:
+        raise UsageError(f"--measure needs a GPU with cupy: {why}")
+    if args.gpu:
+        gpu = get_gpu(args.gpu)
+    elif has_gpu:
+        gpu = get_gpu(device_name())
+    else:
+        raise UsageError("no GPU here: name the GPU to model with --gpu")
+    env = model_params(program, info, dict(args.params), args.size, args.steps)
+    result = tune(info, gpu, env, Path(args.input).stem, top=args.measure or 5, caps=caps,
+                  measure=bool(args.measure), measure_steps=args.tune_steps,
+                  use_cache=not args.no_cache, progress=not args.json,
+                  diverse=not args.narrow)
+    if args.json:
+        print(json.dumps({"input": args.input, **result.to_json()}, indent=2))
+        return 0
+    sizes = " ".join(f"{k}={v}" for k, v in result.sizes.items())
+    print(f"{args.input} on {gpu.name}: {sizes}; {result.candidates} plans fit")
+    print("model ranking (predicted GFLOP/s):")
+    for plan, g in result.ranking[:args.top]:
+        print(f"  {g:10,.0f}  bt={plan.bt} bs={format_block_size(plan.bs)} sl={plan.sl or 'off'}")
+    if result.measured:
+        print("measured (GFLOP/s):")
+        for m in sorted(result.measured, key=lambda m: -m.gflops):
+            spill = ", spills" if m.spills else ""
+            print(f"  {m.gflops:10,.0f}  {m.label()} ({m.registers} registers{spill}; "
+                  f"model {m.predicted:,.0f})")
+        best = result.best
+        print(f"best: {best.label()}: {best.gflops:,.0f} GFLOP/s; reproduce with "
+              f"an5d-translate {args.input} --bt {best.plan.bt} "
+              f"--bs {format_block_size(best.plan.bs)}"
+              + (f" --sl {best.plan.sl}" if best.plan.sl else "")
+              + f" --opt {best.plan.mode.value}" + (f" --regs {best.cap}" if best.cap else ""))
+    return 0
