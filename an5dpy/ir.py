@@ -465,6 +465,8 @@ class Loop:
     upper: Affine  # inclusive
     coord: Coord | None = field(default=None, compare=False)
     declared_in_init: bool = False  # ``for (int i = ...)``
+    #: The loop variable's C type: ``var = lower`` converts the start to it.
+    var_type: str = "int"
 
 
 @dataclass(frozen=True)
