@@ -143,6 +143,24 @@ def _math_table() -> dict[str, MathFunction]:
 #: The <math.h> functions a stencil update may call, with their C prototypes.
 MATH_FUNCTIONS: Mapping[str, MathFunction] = _math_table()
 
+#: The accepted functions that <tgmath.h> makes type-generic (C99 7.22p4-p5: every <math.h>
+#: function without suffix that has a double parameter, except modf; the POSIX Bessel
+#: functions are not <math.h> functions of C and stay double-only).
+TGMATH_GENERIC: frozenset[str] = frozenset(_MATH_SIGNATURES) - {"j0", "j1", "jn", "y0",
+                                                                 "y1", "yn"}
+
+
+def tgmath_variant(name: str, arg_types: tuple[str, ...]) -> MathFunction:
+    """The function a <tgmath.h> call ``name(args)`` selects (C99 7.22p3): the float one when
+    every argument of a generic (floating) parameter is float, else the double one (an
+    integer argument counts as double). Arguments of integer parameters (``ldexp``'s
+    exponent) take no part. ``arg_types`` are the arguments' C types, long double excluded
+    (the frontend refuses it)."""
+    float_variant = MATH_FUNCTIONS[name + "f"]
+    generic = [ctype for ctype, kind in zip(arg_types, _MATH_SIGNATURES[name]) if kind == _F]
+    return float_variant if all(ctype == "float" for ctype in generic) \
+        else MATH_FUNCTIONS[name]
+
 
 def _refused_math() -> dict[str, str]:
     """Every other C99 <math.h> function (and the long double variants of all of them),
@@ -434,6 +452,8 @@ class Loop:
     upper: Affine  # inclusive
     coord: Coord | None = field(default=None, compare=False)
     declared_in_init: bool = False  # ``for (int i = ...)``
+    #: The loop variable's C type: ``var = lower`` converts the start to it.
+    var_type: str = "int"
 
 
 @dataclass(frozen=True)
@@ -486,7 +506,9 @@ class ScopRegion:
     ``#pragma endscop`` in the user's (unpreprocessed) file; ``original_span`` is the
     character range ``[start, end)`` in that file covering both pragma lines completely,
     which the host-code generator replaces. ``preprocessed_text`` is the loop nest after
-    the C preprocessor (macros expanded), which the gcc oracle compiles.
+    the C preprocessor (macros expanded), which the gcc oracle compiles; a <tgmath.h> call
+    in it reads as glibc's header expands it for gcc (``__builtin_tgmath(...)``, see
+    an5dpy/frontend/tgmath.py).
     """
 
     pragma_start: Coord

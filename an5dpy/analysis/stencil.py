@@ -163,6 +163,7 @@ class _Analysis:
             raise UnsupportedInput(
                 "the loop nest never executes: its iteration domain is empty for every "
                 "parameter value, so there is nothing to block", self.tloop.coord)
+        self._check_start_conversions()
         self.write_map = self._access_map(target)
         offset_of: dict[tuple[Affine, ...], tuple[int, ...]] = {}
         for acc in reads:
@@ -449,6 +450,35 @@ class _Analysis:
         parts += [f"{v} = {x}" for v, x in zip([self.tloop.var] + self.loop_vars, svals)]
         return ", ".join(parts), dict(zip(nm.params, pvals)) | dict(
             zip([self.tloop.var] + self.loop_vars, svals))
+
+    def _check_start_conversions(self) -> None:
+        """``for (unsigned t = t0; ...)`` starts ``t`` at ``t0`` converted to ``unsigned``:
+        an ``int`` ``t0 = -1`` becomes 4294967295. The domain (and every later stage) runs
+        the loop from the bound's own value, so a start its variable's type cannot hold,
+        for parameter values that run the loop, would be blocked as a loop C never runs;
+        refuse it with such values. Where the type holds every start that runs the loop,
+        the conversion changes nothing."""
+        nm = self.names
+        for lp in (self.tloop,) + tuple(self.loops):
+            low, high = int_range(lp.var_type)
+            start = nm.aff(lp.lower)
+            bad = self._set(f"{{ {self.s_tuple} : {start} < {low} or {start} > {high} }}")
+            bad = bad.intersect(self.domain)
+            if bad.is_empty():
+                continue
+            point = self._small_sample(bad)
+            pvals = dict(zip(nm.params, _point_values(point, isl.dim_type.param,
+                                                      len(nm.params))))
+            value = lp.lower.evaluate(pvals)
+            converted = (value - low) % (high - low + 1) + low
+            given = ", ".join(f"{p} = {pvals[p]}" for p in nm.params)
+            raise UnsupportedInput(
+                f"loop '{lp.var}' of type {lp.var_type} starts at {_affine_text(lp.lower)}, "
+                f"a value its type cannot always hold: when {given}, the bounds say "
+                f"'{lp.var}' runs from {value} to {lp.upper.evaluate(pvals)}, but C converts "
+                f"the start to {converted}, so the loop does not run as its bounds say; "
+                f"declare '{lp.var}' with a type that holds every start value",
+                lp.coord)
 
     def _check_bounds(self, acc: Access, kind: str) -> None:
         nm = self.names

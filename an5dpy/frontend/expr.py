@@ -14,7 +14,7 @@ from pycparser import c_ast
 from .. import ir
 from ..errors import UnsupportedInput
 from ..ir import Binary, Call, Cast, Const, Coord, Expr, Unary
-from . import literals
+from . import literals, tgmath
 from .text import c_text
 
 _ARITHMETIC = ir.FLOAT_TYPES + ir.INT_TYPES + ir.PROMOTED_TO_INT
@@ -148,7 +148,8 @@ def _call(node: c_ast.FuncCall, ctx: ExprContext) -> Expr:
     if not isinstance(node.name, c_ast.ID):
         raise UnsupportedInput(f"call through an expression '{c_text(node.name)}' is not "
                                f"supported", coord)
-    name = node.name.name
+    generic = tgmath.generic_name(node.name.name)
+    name = generic or node.name.name  # as the user wrote it
     function = ir.MATH_FUNCTIONS.get(name)
     if function is None:
         if name in ir.REFUSED_MATH:
@@ -161,8 +162,12 @@ def _call(node: c_ast.FuncCall, ctx: ExprContext) -> Expr:
         raise UnsupportedInput(f"'{name}' takes {count} argument{'s' * (count != 1)}, "
                                f"{len(arg_nodes)} given", coord)
     args = []
-    for arg_node, param_type in zip(arg_nodes, function.params):
+    for arg_node in arg_nodes:
         arg = build_expr(arg_node, ctx)
         _require_arithmetic(arg, arg_node, ctx)
-        args.append(convert(arg, param_type))
-    return Call(function.result, coord, func=name, args=tuple(args))
+        args.append(arg)
+    if generic is not None:
+        # <tgmath.h>'s macro: the arguments' own types choose the function (C99 7.22p3)
+        function = ir.tgmath_variant(generic, tuple(arg.ctype for arg in args))
+    args = [convert(arg, param_type) for arg, param_type in zip(args, function.params)]
+    return Call(function.result, coord, func=function.name, args=tuple(args))

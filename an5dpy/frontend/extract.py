@@ -273,7 +273,7 @@ class _ScopReader:
         if not header.inclusive:
             upper = upper - 1
         return Loop(var=header.var, lower=lower, upper=upper, coord=self.coord(header.node),
-                    declared_in_init=header.declared_in_init)
+                    declared_in_init=header.declared_in_init, var_type=header.var_type)
 
     def _check_start_fits(self, header: _Header, lower: Affine) -> None:
         """``for (t = t0; ...)`` converts ``t0`` to the loop variable's type: where that

@@ -3,7 +3,8 @@
 pycparser reads preprocessed C only, and cannot read glibc's headers; ``pycparser-fake-libc``
 ships stand-in headers that it can. Its directory goes first on the include path, so a
 harness that includes ``stdio.h``, ``math.h``, ``getopt.h``, ... gets the stand-ins, while a
-header the stand-ins lack still comes from the system.
+header the stand-ins lack still comes from the system. an5dpy's own ``tgmath.h`` (see
+:mod:`.tgmath`) goes before them all.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pycparser_fake_libc
 
 from ..errors import UnsupportedInput
 from ..ir import Coord
+from . import tgmath
 
 FAKE_LIBC_DIR: str = pycparser_fake_libc.directory
 
@@ -66,7 +68,7 @@ def preprocessor_command(path: str, defines: Sequence[tuple[str, str | None]] = 
     compiler = cc or shutil.which("gcc") or shutil.which("cc") or "cpp"
     command = [compiler] if os.path.basename(compiler).startswith("cpp") else [compiler, "-E"]
     command += ["-std=gnu99", "-fdiagnostics-column-unit=byte", "-fdiagnostics-plain-output",
-                "-I", FAKE_LIBC_DIR]
+                "-I", tgmath.INCLUDE_DIR, "-I", FAKE_LIBC_DIR]
     for d in quote_dirs:
         command += ["-iquote", d]
     for d in include_dirs:

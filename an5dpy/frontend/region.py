@@ -10,6 +10,7 @@ from pycparser import c_ast
 
 from ..errors import InternalError, UnsupportedInput
 from ..ir import Coord, ScopRegion
+from . import tgmath
 from .scope import PragmaSite, enclosing_function, find_scop_pragmas
 from .source import Locator, PreprocessedLine, line_starts, read_source_text, split_lines
 
@@ -105,7 +106,8 @@ def scop_region(start: PragmaSite, end: PragmaSite, locator: Locator,
     span_end = offsets[last] if last < len(offsets) else len(text)
     return ScopRegion(pragma_start=start_coord, pragma_end=end_coord,
                       original_span=(offsets[first - 1], span_end),
-                      preprocessed_text=_preprocessed_between(lines, cpp_file, first, last))
+                      preprocessed_text=tgmath.as_gcc_expands(
+                          _preprocessed_between(lines, cpp_file, first, last)))
 
 
 def _preprocessed_between(lines: Sequence[PreprocessedLine], cpp_file: str, first: int,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pycparser import c_ast, c_generator
 
+from .tgmath import as_written
+
 _MAX_SHOWN = 60
 
 
@@ -15,7 +17,7 @@ def c_text(node: c_ast.Node) -> str:
         raise
     except Exception:  # a generator gap must not hide the real diagnosis
         text = type(node).__name__
-    text = " ".join(text.split())
+    text = as_written(" ".join(text.split()))
     if len(text) > _MAX_SHOWN:
         text = text[:_MAX_SHOWN - 3] + "..."
     return text

@@ -944,3 +944,78 @@ def test_unsigned_lower_bound_counterexample_is_a_value_of_its_type():
     assert "read may fall outside the array: A[t%2][i-1][j] reads index -1" in \
         info.value.message
     assert re.search(r"when t0 = 0, ", info.value.message), info.value.message
+
+
+# --- the loop variable's type: 'V t = t0' converts the start to V (issue 12 item 4)
+
+_VERDICTS = {  # (t0's type, t's type) -> what C makes of 'for (t = t0; t < T; t++)'
+    ("int", "int"): "negative subscript", ("int", "long"): "negative subscript",
+    ("long", "long"): "negative subscript",
+    ("int", "unsigned int"): "start converted", ("long", "unsigned int"): "start converted",
+    ("unsigned int", "int"): "start wraps", ("long", "int"): "start wraps",
+    ("unsigned int", "unsigned int"): "accepted", ("unsigned int", "long"): "accepted",
+}
+
+
+@needs_frontend
+@pytest.mark.parametrize("t0_type, t_type", sorted(_VERDICTS))
+def test_time_start_of_each_type_into_each_loop_variable_type(t0_type, t_type):
+    verdict = _VERDICTS[(t0_type, t_type)]
+    program = None
+    try:
+        program = _time_start(t0_type, t_type)
+        info = analyze(program)
+    except UnsupportedInput as exc:
+        message = exc.message
+    else:
+        assert verdict == "accepted"
+        assert program.time_loop.var_type == t_type
+        assert info.time.lower == Affine.var("t0")
+        return
+    if verdict == "negative subscript":
+        assert "time subscript of A[(t+1)%2][i][j] may be negative" in message
+    elif verdict == "start wraps":  # the frontend: the start wraps to a negative int
+        assert "so 't' starts negative" in message
+    elif verdict == "start converted":
+        found = re.search(r"of type unsigned int starts at t0, a value its type cannot always "
+                          r"hold: when t0 = (-?\d+), T = (-?\d+), n = \d+, the bounds say 't' "
+                          r"runs from (-?\d+) to (-?\d+), but C converts the start to (\d+)",
+                          message)
+        assert found, message
+        t0, steps, start, end, converted = map(int, found.groups())
+        assert t0 < 0 and start == t0 and end == steps - 1 >= start
+        assert converted == t0 + 2 ** 32  # what gcc's conversion to unsigned int gives
+    else:
+        pytest.fail(f"{t0_type} t0 into {t_type} t refused: {message}")
+
+
+@needs_frontend
+def test_the_loop_variable_type_reaches_the_ir():
+    _, read_text = _frontend()
+    text = TIME_START.format(t0_type="unsigned int", t_type="unsigned long").replace(
+        "for (int i = 1;", "for (short i = 1;")
+    program = read_text(text, filename="types.c")
+    assert program.time_loop.var_type == "unsigned long"
+    assert [lp.var_type for lp in program.space_loops] == ["short", "int"]
+
+
+@needs_frontend
+def test_a_space_loop_start_its_type_cannot_hold_is_refused():
+    # unsigned j = k with k = -1 starts j at 4294967295, far outside the row
+    _, read_text = _frontend()
+    text = TIME_START.format(t0_type="unsigned int", t_type="unsigned int").replace(
+        "int n, int T,", "int n, int T, int k,").replace(
+        "for (int j = 1; j < n - 1;", "for (unsigned j = k + 1; j < n - 1;")
+    with pytest.raises(UnsupportedInput) as info:
+        analyze(read_text(text, filename="j.c"))
+    assert re.search(r"loop 'j' of type unsigned int starts at k\+1, .* k = -\d+, "
+                     r"the bounds say 'j' ", info.value.message), info.value.message
+
+
+@needs_frontend
+def test_an_unsigned_loop_with_a_constant_start_is_accepted():
+    _, read_text = _frontend()
+    text = TIME_START.format(t0_type="unsigned int", t_type="unsigned int").replace(
+        "for (int i = 1;", "for (unsigned i = 1;")
+    info = analyze(read_text(text, filename="u.c"))
+    assert info.dims[0].lower == Affine.of(1)
