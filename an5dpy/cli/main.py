@@ -3,8 +3,9 @@
 This module assembles the parser from the command modules (:mod:`an5dpy.cli.translate`,
 ``analyze``, ``verify``, ``model``, ``bench``, ``tune``, ``probe``; their shared options are
 in :mod:`an5dpy.cli.options`) and turns errors into exit statuses: 0 success, 1 verification
-mismatch, 2 bad input or usage, 70 a bug in an5dpy (with a short report; the full traceback
-goes to a file).
+mismatch, 2 bad input or usage (one line on stderr, :class:`Parser` for argparse's own
+errors), 70 a bug in an5dpy (with a short report; the full traceback goes to a file), 130
+interrupted.
 """
 
 from __future__ import annotations
