@@ -35,7 +35,9 @@
 #include <time.h>
 
 #ifndef SB_TYPE
-#error "SB_TYPE is not defined: compile with -D SB_TYPE=float or -D SB_TYPE=double"
+/* an5dpy reads these files through the C preprocessor, so this is also what a command
+   without --dtype prints (with this line's FILE:LINE:COL). */
+#error "SB_TYPE is not defined: give an5dpy --dtype float or --dtype double (a C compiler: -D SB_TYPE=float or -D SB_TYPE=double)"
 #endif
 #if !defined(BENCH_DIM) || !defined(BENCH_FPP) || !defined(BENCH_RAD)
 #error "define BENCH_DIM, BENCH_FPP and BENCH_RAD before including common.h"

@@ -366,9 +366,17 @@ def measure_fig8(out_dir: str, deadline: float, stencils=RAD1) -> None:
 # --------------------------------------------------------------------------- rendering
 
 
+class ScriptError(Exception):
+    """A mistake or a missing package on the user's side: one line, exit status 2."""
+
+
 def render(out_dir: str) -> None:
     import csv
-    rows = [json.loads(line) for line in open(os.path.join(out_dir, "rows.jsonl"))]
+    rows_file = os.path.join(out_dir, "rows.jsonl")
+    if not os.path.exists(rows_file):
+        raise ScriptError(f"{rows_file} does not exist (measure first, or name a directory "
+                          "that holds rows.jsonl)")
+    rows = [json.loads(line) for line in open(rows_file)]
     order = {(n, d): i for i, (n, d) in enumerate((n, d) for n in NAMES
                                                  for d in ("float", "double"))}
     rows.sort(key=lambda r: order[(r["stencil"], r["dtype"])])
@@ -461,7 +469,11 @@ def render(out_dir: str) -> None:
 
 
 def plot(out_dir: str, rows, gpu: str) -> None:
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        raise ScriptError(f"the tables are written to {out_dir}; the plots need matplotlib: "
+                          "pip install '.[plot]' (or pip install matplotlib)") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -501,7 +513,15 @@ def plot(out_dir: str, rows, gpu: str) -> None:
     plt.close(fig)
 
 
-def main() -> int:
+def main(argv=None) -> int:
+    try:
+        return run(argv)
+    except ScriptError as e:
+        print(f"artifact.py: error: {e}", file=sys.stderr)
+        return 2
+
+
+def run(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.join(REPO, "artifact"))
     ap.add_argument("--render-only", metavar="DIR", help="render DIR/rows.jsonl and stop")
@@ -522,7 +542,7 @@ def main() -> int:
     ap.add_argument("--no-rows", action="store_true", help="only Fig. 8 (needs rows.jsonl)")
     ap.add_argument("--fig8-stencils", help="comma-separated subset of the radius-1 stencils")
     ap.add_argument("--redo", help="comma-separated stencils to measure again (with --resume)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.render_only:
         render(args.render_only)
         return 0

@@ -2,7 +2,8 @@
 """Regenerate every benchmark's CUDA in batch, in parallel, with progress; optionally
 compile each with nvcc and fail on any error or warning.
 
-    python scripts/regenerate.py [--out out/generated] [--config sconf|tuned] [--compile]
+    python scripts/regenerate.py [--out DIR] [--config sconf|tuned] [--compile]
+                                 [--stencils a,b] [--jobs N] [--arch sm_XX]
 
 --config sconf: the paper's Sconf plan (bT 4; 2D bS 128, sl 128, no associative mode;
 3D bS 32x32 without stream division; bT lowered where 4 leaves no compute region).
@@ -80,20 +81,62 @@ def job(name: str, dtype: str, out: str, config: str, table: dict, compile_: boo
     return name, dtype, result.plan.describe(), status, log
 
 
-def main() -> int:
+def benchmark_names() -> list[str]:
+    """The benchmarks of c_inputs/ (each NAME.c)."""
+    return sorted(f[:-2] for f in os.listdir(C_INPUTS) if f.endswith(".c"))
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0].replace("\n", " "),
+        epilog="Exit status: 0 every program generated (and compiled without a warning), "
+               "1 some did not, 2 bad options.")
+    ap.add_argument("--out", default=os.path.join("out", "generated"), metavar="DIR",
+                    help="output directory (default: out/generated in the working directory)")
+    ap.add_argument("--config", choices=("sconf", "tuned"), default="sconf",
+                    help="sconf: the paper's Sconf plan; tuned: the plans of --table "
+                         "(default sconf)")
+    ap.add_argument("--table", default=os.path.join(REPO, "artifact", "H200", "table5.csv"),
+                    help="table5.csv of the tuned plans (default: the repository's H200 one)")
+    ap.add_argument("--compile", action="store_true",
+                    help="build each with nvcc and fail on any error or warning")
+    ap.add_argument("--arch", default="sm_90", help="nvcc -arch (default sm_90)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2,
+                    help="programs generated at once (default: the CPU count)")
+    ap.add_argument("--stencils", metavar="A,B,...",
+                    help="comma-separated subset of c_inputs/ (default: all)")
+    return ap.parse_args(argv)
+
+
+class ScriptError(Exception):
+    """Bad options: one line, exit status 2."""
+
+
+def main(argv=None) -> int:
+    try:
+        return run(parse_args(argv))
+    except ScriptError as e:
+        print(f"regenerate.py: error: {e}", file=sys.stderr)
+        return 2
+
+
+def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=os.path.join(REPO, "out", "generated"))
-    ap.add_argument("--config", choices=("sconf", "tuned"), default="sconf")
-    ap.add_argument("--table", default=os.path.join(REPO, "artifact", "H200", "table5.csv"))
-    ap.add_argument("--compile", action="store_true")
-    ap.add_argument("--arch", default="sm_90")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
-    ap.add_argument("--stencils", help="comma-separated subset")
-    args = ap.parse_args()
-    names = args.stencils.split(",") if args.stencils else sorted(
-        f[:-2] for f in os.listdir(C_INPUTS) if f.endswith(".c"))
-    table = tuned_configs(args.table) if args.config == "tuned" else {}
+    known = benchmark_names()
+    names = [n.strip() for n in args.stencils.split(",")] if args.stencils else known
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ScriptError(f"unknown stencil {', '.join(unknown)} (c_inputs/ has: "
+                          f"{', '.join(known)})")
+    table = {}
+    if args.config == "tuned":
+        if not os.path.exists(args.table):
+            raise ScriptError(f"--table {args.table} does not exist")
+        table = tuned_configs(args.table)
+        missing = [f"{n} {d}" for n in names for d in ("float", "double")
+                   if (n, d) not in table]
+        if missing:
+            raise ScriptError(f"--table {args.table} has no row for {', '.join(missing)}")
     work = [(n, d) for n in names for d in ("float", "double")]
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         futures = [pool.submit(job, n, d, args.out, args.config, table, args.compile, args.arch)
@@ -107,7 +150,7 @@ def main() -> int:
         if status in ("ERROR", "WARNING"):
             bad += 1
             print(log)
-    print(f"{len(results)} programs, {bad} with errors or warnings")
+    print(f"{len(results)} programs in {args.out}, {bad} with errors or warnings")
     return 1 if bad else 0
 
 

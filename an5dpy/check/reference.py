@@ -25,7 +25,7 @@ import numpy as np
 from an5dpy import ir
 from an5dpy.errors import InternalError, UsageError
 from an5dpy.frontend.literals import int_range, round_to_float32
-from an5dpy.ir import StencilProgram
+from an5dpy.ir import Affine, StencilProgram
 
 #: Flags that make gcc evaluate exactly what C says: no FMA contraction, no fast-math.
 REFERENCE_CFLAGS = ("-O2", "-std=gnu99", "-ffp-contract=off", "-fno-fast-math", "-fPIC",
@@ -112,8 +112,17 @@ def resolve_params(program: StencilProgram,
         if p.name not in values:
             missing = _first_missing(program, p, values)
             raise UsageError(f"missing value for parameter '{missing}' (give -P "
-                             f"{missing}=VALUE)")
+                             f"{missing}=VALUE; the program's parameters: "
+                             f"{describe_params(program)})")
     return {p.name: values[p.name] for p in program.params}
+
+
+def describe_params(program: StencilProgram) -> str:
+    """The parameters ``-P`` may give, as an error lists them: ``timestep, dimsize =
+    compsize + 2, compsize`` (constants need no value)."""
+    parts = [p.name if p.definition is None else f"{p.name} = {p.definition}"
+             for p in program.params if p.value is None]
+    return ", ".join(parts) or "none"
 
 
 def _evaluate_definition(param: ir.Param, values: Mapping[str, int | float]) -> int | None:
@@ -125,8 +134,27 @@ def _evaluate_definition(param: ir.Param, values: Mapping[str, int | float]) -> 
 
 
 def _derive(program: StencilProgram, values: dict[str, int | float]) -> None:
+    """Fill ``values`` from the definitions, forwards (``dimsize = compsize + 2`` from
+    compsize) and backwards (compsize from dimsize, where the definition leaves one
+    variable unknown): any variable of a chain determines the others."""
+    known = {p.name: p for p in program.params}
+    while True:  # definitions may chain (n = m + 1, m = k * 2): iterate to a fixed point
+        _derive_forwards(program, values)
+        # backwards only where forwards is stuck, so given values meet their definitions
+        # in resolve_params' check rather than in a solution
+        for p in program.params:
+            solved = _solve_definition(p, values) if p.definition is not None \
+                and p.name in values else None
+            if solved is not None and solved[0] in known:
+                values[solved[0]] = _parse_value(known[solved[0]], solved[1])
+                break
+        else:
+            return
+
+
+def _derive_forwards(program: StencilProgram, values: dict[str, int | float]) -> None:
     changed = True
-    while changed:  # definitions may chain (n = m + 1, m = k * 2): iterate to a fixed point
+    while changed:
         changed = False
         for p in program.params:
             if p.name in values or p.definition is None:
@@ -135,6 +163,26 @@ def _derive(program: StencilProgram, values: dict[str, int | float]) -> None:
             if value is not None:
                 values[p.name] = _parse_value(p, value)
                 changed = True
+
+
+def _solve_definition(param: ir.Param, values: Mapping[str, int | float]
+                      ) -> tuple[str, int] | None:
+    """The one unknown variable of ``param``'s definition, solved from ``param``'s value
+    (``dimsize = compsize + 2`` with dimsize 45 gives compsize 43); None where more than one
+    is unknown. A value the definition cannot produce (dimsize 45 of ``2 * n``) is refused."""
+    definition = param.definition
+    unknown = [n for n in definition.variables if n not in values]
+    if len(unknown) != 1:
+        return None
+    name = unknown[0]
+    rest = definition - Affine.var(name).scale(definition.coeff(name))
+    remainder = int(values[param.name]) - rest.evaluate({k: int(values[k])
+                                                         for k in rest.variables})
+    value, leftover = divmod(remainder, definition.coeff(name))
+    if leftover:
+        raise UsageError(f"parameter '{param.name}' is defined as {definition} in the "
+                         f"program; no integer {name} gives {values[param.name]}")
+    return name, value
 
 
 def _first_missing(program: StencilProgram, param: ir.Param,

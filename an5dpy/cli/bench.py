@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from an5dpy.cli.options import (add_input, add_plan, add_sizes, check_dtype, integer_sizes,
-                                model_params, options, positive)
+                                model_params, options, positive, register_budget)
 from an5dpy.errors import UsageError
 
 
@@ -21,7 +21,7 @@ def register(subparsers) -> None:
     add_input(p)
     add_plan(p)
     add_sizes(p)
-    p.add_argument("--regs", type=positive, metavar="N",
+    p.add_argument("--regs", type=register_budget, metavar="N",
                    help="register budget per thread (launch bounds, like nvcc -maxrregcount)")
     p.add_argument("--naive", action="store_true", help="also time the naive baseline")
     p.add_argument("--sconf", action="store_true", help="also time the paper's Sconf plan")

@@ -3,8 +3,9 @@
 This module assembles the parser from the command modules (:mod:`an5dpy.cli.translate`,
 ``analyze``, ``verify``, ``model``, ``bench``, ``tune``, ``probe``; their shared options are
 in :mod:`an5dpy.cli.options`) and turns errors into exit statuses: 0 success, 1 verification
-mismatch, 2 bad input or usage, 70 a bug in an5dpy (with a short report; the full traceback
-goes to a file).
+mismatch, 2 bad input or usage (one line on stderr, :class:`Parser` for argparse's own
+errors), 70 a bug in an5dpy (with a short report; the full traceback goes to a file), 130
+interrupted.
 """
 
 from __future__ import annotations
@@ -24,8 +25,36 @@ from an5dpy.errors import EXIT_INTERNAL, An5dError
 COMMANDS = (translate, analyze, verify, model, bench, tune, probe)
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``an5d translate: error: --bt 0: must be at least 1``
+    and exit status 2, without the usage block (``--help`` shows it). Subparsers are made
+    of the same class, so every command reports the same way."""
+
+    def _get_value(self, action: argparse.Action, arg_string: str):
+        try:
+            return super()._get_value(action, arg_string)
+        except argparse.ArgumentError as e:
+            option = action.option_strings[0] if action.option_strings else action.dest
+            reason = e.message
+            if isinstance(self._registry_get("type", action.type, action.type),
+                          type) and reason.startswith("invalid "):
+                reason = f"not a valid {action.type.__name__}"
+            if reason.startswith(option):  # the type function named the option itself
+                raise argparse.ArgumentError(None, reason) from None
+            raise argparse.ArgumentError(None, f"{option} {arg_string}: {reason}") from None
+
+    def _check_value(self, action: argparse.Action, value) -> None:
+        if action.choices is not None and value not in action.choices:
+            option = action.option_strings[0] if action.option_strings else action.dest
+            raise argparse.ArgumentError(
+                None, f"{option} {value}: choose one of {', '.join(map(str, action.choices))}")
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="an5d", description="Temporally blocked CUDA from C stencil loops (N.5D blocking).")
     parser.add_argument("--version", action="version", version=f"an5dpy {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -79,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def translate_main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="an5d-translate",
         description="Translate the #pragma scop stencil of a C file into temporally blocked "
                     "CUDA: writes x_host.cu (the file with the scop replaced by GPU code), "

@@ -21,7 +21,14 @@ def register(subparsers) -> None:
         description="The AN5D performance model (paper section 5): counts every thread's "
                     "global/shared-memory traffic and FLOPs for the plan's launches and "
                     "predicts the run time as a roofline over compute, shared memory and "
-                    "device memory, divided by the SM utilisation.")
+                    "device memory, divided by the SM utilisation. On Hopper (H100, H200) "
+                    "it adds an issue term the paper does not have: the instructions every "
+                    "active warp issues per level (double divisions and the spills of a "
+                    "register budget included) against a minimum time per streaming step (a "
+                    "global load's round trip plus each level's chain of dependent "
+                    "instructions), and it combines the four times as a Euclidean norm "
+                    "instead of taking the largest; its constants are fitted to this "
+                    "repository's H200 measurements.")
     add_input(p)
     add_plan(p)
     p.add_argument("--gpu", required=True, metavar="NAME|SPEC.json",

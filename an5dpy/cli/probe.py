@@ -16,6 +16,8 @@ def register(subparsers) -> None:
                     "shared-memory bandwidth (a read kernel) with cupy and writes a GPU spec "
                     "for 'an5d model/tune --gpu SPEC.json'.")
     p.add_argument("-o", dest="output", metavar="SPEC.json", help="write the spec here")
+    p.add_argument("--json", action="store_true",
+                   help="print the spec (the JSON that -o writes) instead of a summary")
     p.set_defaults(func=run)
 
 
@@ -30,6 +32,22 @@ def run(args: argparse.Namespace) -> int:
                 f.write(text + "\n")
         except OSError as e:
             raise UsageError(f"cannot write '{args.output}': {e.strerror}") from None
-        print(f"wrote {args.output}")
-    print(text)
+    if args.json:
+        print(text)
+        return 0
+    print(format_spec(spec))
+    if args.output:
+        print(f"wrote {args.output} (use it as --gpu {args.output})")
     return 0
+
+
+def format_spec(spec) -> str:
+    """The measured and queried figures of a spec, one line each."""
+    return "\n".join([
+        f"{spec.name}: {spec.sm_count} SMs at {spec.clock_mhz:,.0f} MHz",
+        f"  device memory: {spec.gmem_gbs_float:,.0f} GB/s (float), "
+        f"{spec.gmem_gbs_double:,.0f} GB/s (double)",
+        f"  shared memory: {spec.smem_gbs_float:,.0f} GB/s (float), "
+        f"{spec.smem_gbs_double:,.0f} GB/s (double)",
+        f"  peak FLOP/s: {spec.fp32_gflops:,.0f} GFLOP/s (float), "
+        f"{spec.fp64_gflops:,.0f} GFLOP/s (double)"])

@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from an5dpy.cli.options import add_input, add_plan, check_dtype, options, positive
+from an5dpy.cli.options import (add_input, add_plan, check_dtype, options, positive,
+                                register_budget)
 
 STAGES = ("program", "analysis", "plan", "schedule")
 HELP = "write x_host.cu, x_kernel.cu, x_kernel.hu (same as an5d-translate)"
@@ -25,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-smem-wrap", action="store_true",
                    help="read shared memory directly instead of through a device function "
                         "(lets nvcc vectorise shared loads)")
-    p.add_argument("--regs", type=positive, metavar="N",
+    p.add_argument("--regs", type=register_budget, metavar="N",
                    help="register budget per thread: the kernels get launch bounds that let "
                         "65536 / (N * threads) blocks share an SM (like nvcc -maxrregcount)")
     p.add_argument("-q", "--quiet", action="store_true", help="do not list the written files")

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from pathlib import Path
 
-from an5dpy.cli.options import add_input, add_sizes, check_dtype, model_params, options, positive
+from an5dpy.cli.options import (add_input, add_sizes, check_dtype, model_params, options,
+                                positive, register_budget)
 from an5dpy.errors import UsageError
 
 
@@ -41,7 +43,8 @@ def register(subparsers) -> None:
 
 
 def register_caps(text: str) -> tuple[int | None, ...]:
-    """``--caps none,32,64``: register budgets, None for no budget, each once."""
+    """``--caps none,32,64``: register budgets (as ``--regs`` takes them), None for no
+    budget, each once."""
     caps = []
     for part in text.split(","):
         part = part.strip().lower()
@@ -49,11 +52,9 @@ def register_caps(text: str) -> tuple[int | None, ...]:
             caps.append(None)
             continue
         try:
-            value = int(part)
-        except ValueError:
-            raise UsageError(f"--caps {text!r}: expected 'none' or register counts") from None
-        if not 16 <= value <= 255:
-            raise UsageError(f"--caps: {value} registers is outside 16..255")
+            value = register_budget(part)
+        except argparse.ArgumentTypeError as e:
+            raise UsageError(f"--caps {text}: {part}: {e}") from None
         caps.append(value)
     return tuple(dict.fromkeys(caps))
 
@@ -82,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     result = tune(info, gpu, env, Path(args.input).stem, top=args.measure or 5, caps=caps,
                   measure=bool(args.measure), measure_steps=args.tune_steps,
                   use_cache=not args.no_cache, progress=not args.json,
-                  diverse=not args.narrow)
+                  diverse=not args.narrow, ranked=args.top)
     if args.json:
         print(json.dumps({"input": args.input, **result.to_json()}, indent=2))
         return 0
@@ -90,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"{args.input} on {gpu.name}: {sizes}; {result.candidates} plans fit")
     print("model ranking (predicted GFLOP/s):")
     for plan, g in result.ranking[:args.top]:
-        print(f"  {g:10,.0f}  bt={plan.bt} bs={format_block_size(plan.bs)} sl={plan.sl or 'off'}")
+        print(f"  {g:10,.0f}  bt={plan.bt} bs={format_block_size(plan.bs)} "
+              f"sl={plan.sl or 'off'} opt={plan.mode.value}")
     if result.measured:
         print("measured (GFLOP/s):")
         for m in sorted(result.measured, key=lambda m: -m.gflops):
@@ -99,8 +101,30 @@ def run(args: argparse.Namespace) -> int:
                   f"model {m.predicted:,.0f})")
         best = result.best
         print(f"best: {best.label()}: {best.gflops:,.0f} GFLOP/s; reproduce with "
-              f"an5d-translate {args.input} --bt {best.plan.bt} "
-              f"--bs {format_block_size(best.plan.bs)}"
-              + (f" --sl {best.plan.sl}" if best.plan.sl else "")
-              + f" --opt {best.plan.mode.value}" + (f" --regs {best.cap}" if best.cap else ""))
+              f"{reproduce_command(args, best.plan, best.cap)}")
+    else:
+        plan, g = result.ranking[0]
+        print(f"best predicted: {g:,.0f} GFLOP/s (not measured); reproduce with "
+              f"{reproduce_command(args, plan)}")
     return 0
+
+
+def reproduce_command(args: argparse.Namespace, plan, cap: int | None = None) -> str:
+    """The ``an5d-translate`` command line that writes ``plan`` (with the user's
+    preprocessor options, so it runs as printed)."""
+    from an5dpy.blocking.plan import format_block_size
+
+    words = ["an5d-translate", args.input]
+    for name, value in args.defines:
+        words.append(f"-D{name}" if value is None else f"-D{name}={value}")
+    for d in args.include_dirs:
+        words += ["-I", d]
+    if args.dtype:
+        words += ["--dtype", args.dtype]
+    words += ["--bt", str(plan.bt), "--bs", format_block_size(plan.bs)]
+    if plan.sl:
+        words += ["--sl", str(plan.sl)]
+    words += ["--opt", plan.mode.value]
+    if cap:
+        words += ["--regs", str(cap)]
+    return shlex.join(words)

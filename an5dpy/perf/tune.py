@@ -274,26 +274,26 @@ def tune(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], stem: 
          top: int = 5, caps: Sequence[int | None] = CAPS, measure: bool = True,
          measure_steps: int | None = None, repeats: int = 3, use_cache: bool = True,
          progress: bool = True, extra: Sequence[BlockingPlan] = (),
-         diverse: bool = True) -> TuneResult:
+         diverse: bool = True, ranked: int = 5) -> TuneResult:
     """Rank the space with the model; with ``measure``, time on the present GPU the top
     ``top`` plans, with ``diverse`` also a best plan per bT and per bS
     (:func:`tuning_candidates`), and ``extra``, each with every register budget in
-    ``caps`` that binds."""
+    ``caps`` that binds. The result keeps the model's ``max(top, ranked)`` best plans."""
     plans = candidate_plans(info, gpu)
     ranking = rank(info, gpu, env, plans)
     if not ranking:
         raise UsageError(f"no blocking plan of the search space fits on {gpu.name}")
     steps = info.time.steps(env)
     sizes = {k: v for k, v in env.items() if isinstance(v, int)}
-    result = TuneResult(gpu.name, sizes, steps, tuple(ranking[:max(top, 5)]),
+    result = TuneResult(gpu.name, sizes, steps, tuple(ranking[:max(top, ranked)]),
                         candidates=len(plans), measure_steps=measure_steps)
     if not measure:
         return result
     key = cache_key(info, info.dtype, gpu.name, env, top, caps, measure_steps, diverse)
     if use_cache:
         cached = _load_cache().get(key)
-        if cached is not None:
-            return result_from_json(info, cached)
+        if cached is not None:  # the ranking is the model's, as long as asked for now
+            return replace(result_from_json(info, cached), ranking=result.ranking)
     paper = paper_ranking(info, gpu, env, plans, ranking) if diverse else ranking
     chosen = tuning_candidates(ranking, paper, top, extra, per_bt=diverse, per_bs=diverse)
     predicted = dict(ranking)

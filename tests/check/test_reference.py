@@ -133,7 +133,7 @@ def test_grid_validation():
         kernel.run(np.zeros((2, 7, 9)), params)
     with pytest.raises(UsageError, match="C-contiguous"):
         kernel.run(np.zeros((2, 9, 7), np.float32).transpose(0, 2, 1), params)
-    with pytest.raises(UsageError, match="missing value for parameter 'c' \\(give -P c=VALUE\\)"):
+    with pytest.raises(UsageError, match="missing value for parameter 'c' \\(give -P c=VALUE;"):
         kernel.run(np.zeros((2, 7, 9), np.float32), {"nx": 7, "ny": 9, "T": 1})
 
 
@@ -158,10 +158,28 @@ def test_resolve_params_derives_definitions_to_a_fixed_point():
 def test_resolve_params_names_the_root_of_a_missing_definition():
     program = read_program(os.path.join(REPO, "tests", "data", "frontend", "params_defs.c"))
     with pytest.raises(UsageError, match="missing value for parameter 'base' "
-                                         r"\(give -P base=VALUE\)"):
+                                         r"\(give -P base=VALUE; the program's parameters: "
+                                         r"T, nz = -half \+ ny \+ 4, ny = 2 \* base \+ 1, "
+                                         r"nx, base\)"):
         resolve_params(program, {"T": 5, "nx": 20})
     with pytest.raises(UsageError, match="missing value for parameter 'T'"):
         resolve_params(program, {"base": 1, "nx": 20})
+
+
+def test_resolve_params_solves_definitions_backwards():
+    """Any variable of a definition chain determines the others: nz = ny - half + 4 and
+    ny = 2 * base + 1 (half = 3) give ny 9 and base 4 from nz 10."""
+    program = read_program(os.path.join(REPO, "tests", "data", "frontend", "params_defs.c"))
+    values = resolve_params(program, {"T": 5, "nz": 10, "nx": 20})
+    assert (values["ny"], values["base"]) == (9, 4)
+    assert values == resolve_params(program, {"T": 5, "base": 4, "nx": 20})
+    assert resolve_params(program, {"T": 5, "ny": 9, "nx": 20})["nz"] == 10
+    with pytest.raises(UsageError, match="'ny' is defined as 2 \\* base \\+ 1 in the program; "
+                                         "no integer base gives 10"):
+        resolve_params(program, {"T": 5, "ny": 10, "nx": 20})
+    with pytest.raises(UsageError, match="'nz' is defined as -half \\+ ny \\+ 4 = 10 but -P "
+                                         "gives 11"):
+        resolve_params(program, {"T": 5, "nz": 11, "base": 4, "nx": 20})
 
 
 def test_resolve_params_errors():
@@ -183,9 +201,12 @@ def test_resolve_params_checks_given_derived_and_constant_values():
     with pytest.raises(UsageError, match="'dimsize' is defined as compsize \\+ 2 = 6 but -P "
                                          "gives 9"):
         resolve_params(program, {"compsize": 4, "dimsize": 9, "timestep": 1})
-    # compsize is a parameter of the program too, so it must be known
-    with pytest.raises(UsageError, match="missing value for parameter 'compsize'"):
-        resolve_params(program, {"dimsize": 9, "timestep": 1})
+    # compsize is solved from dimsize = compsize + 2
+    assert resolve_params(program, {"dimsize": 45, "timestep": 1})["compsize"] == 43
+    with pytest.raises(UsageError, match="missing value for parameter 'compsize' \\(give -P "
+                                         "compsize=VALUE; the program's parameters: timestep, "
+                                         "dimsize = compsize \\+ 2, compsize\\)"):
+        resolve_params(program, {"timestep": 1})
     constant = read_program(os.path.join(REPO, "tests", "data", "frontend", "params_defs.c"))
     with pytest.raises(UsageError, match="'half' is a constant \\(3\\)"):
         resolve_params(constant, {"T": 5, "base": 4, "nx": 20, "half": 4})

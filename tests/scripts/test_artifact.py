@@ -70,3 +70,29 @@ def test_rescore_without_a_gpu_rewrites_rows_and_table(artifact, tmp_path):
     out = [json.loads(line) for line in open(tmp_path / "rows.jsonl")]
     assert len(out) == 2 and isinstance(out[0]["best_in_model_top5"], bool)
     assert [len(r["measured"]) for r in out] == [len(r["measured"]) for r in rows]
+
+
+def test_render_only_without_matplotlib_writes_the_tables_and_says_what_to_install(
+        artifact, tmp_path, monkeypatch, capsys):
+    import shutil
+    import sys
+    from paths import REPO
+    measured = tmp_path / "H200"
+    measured.mkdir()
+    for name in ("rows.jsonl", "fig8.jsonl"):
+        shutil.copy(f"{REPO}/artifact/H200/{name}", measured / name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib fails
+    assert artifact.main(["--render-only", str(measured)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"artifact.py: error: the tables are written to {measured}; the plots need "
+                   "matplotlib: pip install '.[plot]' (or pip install matplotlib)\n")
+    assert (measured / "table5.md").read_text() == \
+        open(f"{REPO}/artifact/H200/table5.md").read()
+    assert (measured / "table5.csv").exists() and not (measured / "fig8.png").exists()
+
+
+def test_render_only_of_a_directory_without_rows(artifact, tmp_path, capsys):
+    assert artifact.main(["--render-only", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (f"artifact.py: error: {tmp_path}/rows.jsonl does not "
+                                       "exist (measure first, or name a directory that holds "
+                                       "rows.jsonl)\n")

@@ -1,0 +1,179 @@
+"""What the commands print (issue 14 part 3): ``an5d tune --top N`` and its model-only
+lines, ``an5d verify``'s size and backend defaults and ``--json``, ``an5d probe --json``
+(:mod:`an5dpy.cli.tune`, :mod:`an5dpy.cli.verify`, :mod:`an5dpy.cli.probe`)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+import shlex
+from pathlib import Path
+
+import paths
+import pytest
+
+from an5dpy import driver
+from an5dpy.cli import main as cli
+from an5dpy.cli import verify as verify_cli
+from an5dpy.errors import UsageError
+
+REPO = Path(paths.REPO)
+J2D5PT = str(REPO / "c_inputs" / "j2d5pt.c")
+STAR3D1R = str(REPO / "c_inputs" / "star3d1r.c")
+FLOAT = ("--dtype", "float")
+
+
+def run(capsys, *argv, translate=False):
+    entry = cli.translate_main if translate else cli.main
+    try:
+        status = entry([str(a) for a in argv])
+    except SystemExit as e:
+        status = e.code
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+# --------------------------------------------------------------------------- tune
+
+
+RANKED = re.compile(r"  +[\d,]+  bt=(\d+) bs=(\S+) sl=(\S+) opt=(nondiag|assoc|none)")
+
+
+@pytest.fixture(scope="module")
+def tuned_j2d5pt():
+    """``an5d tune --top 20`` model-only: (exit status, stdout)."""
+    out = io.StringIO()  # capsys is function-scoped: capture by hand
+    with contextlib.redirect_stdout(out):
+        status = cli.main(["tune", J2D5PT, *FLOAT, "--gpu", "H100", "--top", "20",
+                           "--no-cache"])
+    return status, out.getvalue()
+
+
+def test_tune_top_prints_that_many_plans_with_their_modes(tuned_j2d5pt):
+    status, out = tuned_j2d5pt
+    assert status == 0
+    ranked = [m for m in map(RANKED.match, out.splitlines()) if m]
+    assert len(ranked) == 20
+    assert {m.group(4) for m in ranked} == {"nondiag"}
+
+
+def test_model_only_tune_prints_a_translate_line_that_reproduces_its_best(tuned_j2d5pt,
+                                                                         capsys):
+    _, out = tuned_j2d5pt
+    line = next(ln for ln in out.splitlines() if ln.startswith("best predicted:"))
+    command = shlex.split(line.split("reproduce with ", 1)[1])
+    assert command[:2] == ["an5d-translate", J2D5PT] and "--dtype" in command
+    bt, bs, sl, opt = RANKED.match(next(ln for ln in out.splitlines()
+                                        if RANKED.match(ln))).groups()
+    assert command[2:] == ["--dtype", "float", "--bt", bt, "--bs", bs]  \
+        + ([] if sl == "off" else ["--sl", sl]) + ["--opt", opt]
+    status, shown, err = run(capsys, *command[1:], "--print-ir", "plan", translate=True)
+    assert (status, err) == (0, "")
+    plan = json.loads(shown)
+    assert (plan["bt"], plan["bs_text"], plan["sl"] or "off", plan["opt"], plan["dtype"]) == \
+        (int(bt), bs, sl if sl == "off" else int(sl), opt, "float")
+
+
+def test_tune_json_ranking_has_top_entries(capsys):
+    status, out, _ = run(capsys, "tune", STAR3D1R, *FLOAT, "--gpu", "H200", "--top", "12",
+                         "--json", "--no-cache")
+    assert status == 0
+    data = json.loads(out)
+    assert len(data["ranking"]) == 12 and data["best"] is None
+    assert set(data["ranking"][0]) == {"bt", "bs", "sl", "opt", "dtype", "predicted"}
+
+
+# --------------------------------------------------------------------------- verify
+
+
+@pytest.fixture(scope="module")
+def j2d5pt_program():
+    return driver.load(J2D5PT, (("SB_TYPE", "float"),))[0]
+
+
+def test_verify_sizes_default_for_the_harness(j2d5pt_program):
+    params = verify_cli.verify_params(j2d5pt_program, 2, {}, None, None)
+    assert params == {"compsize": "500", "timestep": "37"}
+    assert verify_cli.verify_params(j2d5pt_program, 3, {}, 20, None) == \
+        {"compsize": "20", "timestep": "37"}
+    # a variable of compsize's definition chain takes its place
+    assert verify_cli.verify_params(j2d5pt_program, 2, {"dimsize": "45"}, None, 5) == \
+        {"dimsize": "45", "timestep": "5"}
+    with pytest.raises(UsageError, match="--size 30 contradicts -P compsize=40"):
+        verify_cli.verify_params(j2d5pt_program, 2, {"compsize": "40"}, 30, None)
+
+
+def test_verify_size_flags_need_the_harness():
+    program = driver.load(str(REPO / "tests" / "data" / "forms" / "vla_param.c"))[0]
+    assert verify_cli.verify_params(program, 2, {"n": "9"}, None, None) == {"n": "9"}
+    with pytest.raises(UsageError, match="--size/--steps set the benchmark harness"):
+        verify_cli.verify_params(program, 2, {}, 10, None)
+
+
+def test_verify_backend_defaults_to_cuda_only_with_a_gpu(monkeypatch):
+    from an5dpy.cuda import runtime
+    monkeypatch.setattr(runtime, "cupy_available", lambda: (False, "no cupy"))
+    assert verify_cli.default_backend() == "sim"
+    monkeypatch.setattr(runtime, "cupy_available", lambda: (True, ""))
+    assert verify_cli.default_backend() == "cuda"
+
+
+def test_verify_json_with_a_chain_variable(capsys, monkeypatch):
+    from an5dpy.cuda import runtime
+    monkeypatch.setattr(runtime, "cupy_available", lambda: (False, "no cupy"))
+    status, out, err = run(capsys, "verify", J2D5PT, *FLOAT, "-P", "dimsize=45", "--steps",
+                           "5", "--json")
+    assert (status, err) == (0, "")
+    data = json.loads(out)
+    assert data["passed"] is True and data["backend"] == "sim"
+    assert data["params"] == {"timestep": 5, "dimsize": 45, "compsize": 43}
+    assert data["plan"]["opt"] == "nondiag" and data["plan"]["dtype"] == "float"
+    c = data["comparison"]
+    assert c["bit_identical"] is True and c["tolerance"] is None
+    assert c["max_abs"] == 0.0 and c["cells"] == 45 * 45
+    assert {"device", "build"} <= data.keys()
+
+
+def test_verify_text_reports_the_default_sizes(capsys, monkeypatch):
+    from an5dpy.cuda import runtime
+    monkeypatch.setattr(runtime, "cupy_available", lambda: (False, "no cupy"))
+    monkeypatch.setattr(verify_cli, "VERIFY_SIZE", {2: 60, 3: 20})  # a fast default
+    status, out, err = run(capsys, "verify", J2D5PT, *FLOAT)
+    assert (status, err) == (0, "")
+    assert out.startswith("PASS\n")
+    assert "backend sim" in out and "timestep=37, dimsize=62, compsize=60" in out
+
+
+def test_verify_isl_json(capsys):
+    status, out, _ = run(capsys, "verify", J2D5PT, *FLOAT, "--backend", "isl", "--size", "40",
+                         "--steps", "9", "--json")
+    assert status == 0
+    data = json.loads(out)
+    assert data["passed"] is True and data["backend"] == "isl"
+    assert [(x["degree"], x["count"], x["holds"]) for x in data["launches"]] == \
+        [(4, 2, True), (1, 1, True)]
+
+
+def test_report_json_writes_non_finite_errors_as_strings():
+    assert verify_cli._number(float("inf")) == "inf"
+    assert verify_cli._number(float("nan")) == "nan"
+    assert verify_cli._number(0.5) == 0.5 and verify_cli._number(None) is None
+
+
+# --------------------------------------------------------------------------- probe
+
+
+def test_probe_json_and_summary(capsys, monkeypatch, tmp_path):
+    from an5dpy.perf import gpus
+    spec = gpus.get_gpu("H200")
+    monkeypatch.setattr(gpus, "probe", lambda: spec)
+    status, out, _ = run(capsys, "probe", "--json")
+    assert status == 0 and json.loads(out) == spec.to_json()
+    target = tmp_path / "spec.json"
+    status, out, _ = run(capsys, "probe", "-o", target)
+    assert status == 0
+    assert out.splitlines()[0] == "H200: 132 SMs at 1,980 MHz"
+    assert out.splitlines()[-1] == f"wrote {target} (use it as --gpu {target})"
+    assert json.loads(target.read_text()) == spec.to_json()
