@@ -241,12 +241,18 @@ class Binding:
 
 @dataclass(frozen=True)
 class _Equation:
-    """``lhs == rhs`` over the integer parameters; ``what`` names where it comes from."""
+    """``lhs == rhs`` over the integer parameters: a definition of the program
+    (``dimsize - (compsize + 2) == 0``), an extent of the array against its shape, or the
+    time loop's trip count against ``steps``."""
 
+    kind: str  # "definition" | "extent" | "steps"
     lhs: "Affine"
     rhs: int
-    what: str
-    at_least: bool = False  # a trip count: 0 also holds where lhs <= 0
+    label: str  # how the caller knows it: "dimsize = compsize + 2", "extent 1 (dimsize)"
+
+    def holds(self, values: Mapping[str, int]) -> bool:
+        got = self.lhs.evaluate(values)
+        return got == self.rhs or (self.kind == "steps" and self.rhs == 0 and got <= 0)
 
 
 def bind(info: "StencilInfo", grid_shape: tuple[int, ...], steps: int | None,
@@ -281,26 +287,21 @@ def bind(info: "StencilInfo", grid_shape: tuple[int, ...], steps: int | None,
                              "integer")
         integers[n] = int(v)
 
-    equations = [_Equation(d.extent, size, f"extent {k + 1} ({d.extent})")
-                 for k, (d, size) in enumerate(zip(info.dims, grid_shape[1:]))]
+    equations = [_Equation("definition", Affine.var(p.name) - p.definition, 0,
+                           f"{p.name} = {p.definition}")
+                 for p in program.params if p.definition is not None]
+    equations += [_Equation("extent", d.extent, size, f"extent {k + 1} ({d.extent})")
+                  for k, (d, size) in enumerate(zip(info.dims, grid_shape[1:]))]
     if steps is not None:
         trip = info.time.upper - info.time.lower + 1
-        equations.append(_Equation(trip, steps, f"the step count ({trip})", at_least=True))
-    equations += [_Equation(Affine.var(p.name) - p.definition, 0,
-                            f"the definition {p.name} = {p.definition}")
-                  for p in program.params if p.definition is not None]
-    _solve(equations, integers)
+        equations.append(_Equation("steps", trip, steps, f"the step count ({trip})"))
+    _solve(equations, integers)  # definitions first: given values propagate before shapes
     for eq in equations:
-        if all(n in integers for n in eq.lhs.variables):
-            got = eq.lhs.evaluate(integers)
-            if got != eq.rhs and not (eq.at_least and eq.rhs == 0 and got <= 0):
-                known = ", ".join(f"{n}={integers[n]}" for n in eq.lhs.variables)
-                if eq.at_least:
-                    raise UsageError(f"steps={steps} contradicts the program: {eq.what} is "
-                                     f"{got} with {known}")
-                decl = f"{info.array}[2]" + "".join(f"[{d.extent}]" for d in info.dims)
-                raise UsageError(f"the array's shape {grid_shape} does not fit {decl}: "
-                                 f"{eq.what} is {got} with {known}, not {eq.rhs}")
+        unknown = [n for n in eq.lhs.variables if n not in integers]
+        if not unknown and not eq.holds(integers):
+            raise UsageError(_contradiction(eq, integers, info, grid_shape, steps))
+        if len(unknown) == 1:  # _solve found no integer solution
+            raise UsageError(_contradiction(eq, integers, info, grid_shape, steps, unknown[0]))
     for n, v in integers.items():
         values[n] = v
     missing = [p for p in program.params if p.name not in values]
@@ -316,14 +317,14 @@ def bind(info: "StencilInfo", grid_shape: tuple[int, ...], steps: int | None,
 
 
 def _solve(equations: Sequence[_Equation], values: dict[str, int]) -> None:
-    """Assign each parameter that an equation with one unknown determines, until none
-    does (definitions chain: dimsize = compsize + 2 from an extent, then compsize)."""
+    """Assign each parameter that an equation with one unknown determines, in the order
+    given, until none does (definitions chain: dimsize from an extent, then compsize)."""
     changed = True
     while changed:
         changed = False
         for eq in equations:
             unknown = [n for n in eq.lhs.variables if n not in values]
-            if len(unknown) != 1 or (eq.at_least and eq.rhs == 0):
+            if len(unknown) != 1:
                 continue
             name = unknown[0]
             rest = eq.lhs.evaluate({**values, name: 0})
@@ -331,6 +332,32 @@ def _solve(equations: Sequence[_Equation], values: dict[str, int]) -> None:
             if (eq.rhs - rest) % coeff == 0:
                 values[name] = (eq.rhs - rest) // coeff
                 changed = True
+
+
+def _contradiction(eq: _Equation, values: Mapping[str, int], info: "StencilInfo",
+                   grid_shape: tuple[int, ...], steps: int | None,
+                   unsolved: str | None = None) -> str:
+    """Why ``eq`` fails: it does not hold for ``values``, or no integer ``unsolved`` makes
+    it hold."""
+    known = ", ".join(f"{n}={values[n]}" for n in eq.lhs.variables if n in values)
+    if eq.kind == "definition":
+        name = eq.label.split(" = ")[0]
+        if unsolved is not None:
+            return (f"the program defines {eq.label}: no integer {unsolved} gives it with "
+                    f"{known}")
+        defined = values[name] - eq.lhs.evaluate(values)
+        return f"the program defines {eq.label}, which is {defined}, but {name}={values[name]}"
+    if eq.kind == "steps":
+        if unsolved is not None:
+            return f"steps={steps}: no integer {unsolved} gives {eq.label} = {steps}"
+        return (f"steps={steps} contradicts the program: {eq.label} is "
+                f"{eq.lhs.evaluate(values)} with {known}")
+    decl = f"{info.array}[2]" + "".join(f"[{d.extent}]" for d in info.dims)
+    if unsolved is not None:
+        return (f"the array's shape {grid_shape} does not fit {decl}: no integer {unsolved} "
+                f"gives {eq.label} = {eq.rhs}")
+    return (f"the array's shape {grid_shape} does not fit {decl}: {eq.label} is "
+            f"{eq.lhs.evaluate(values)} with {known}, not {eq.rhs}")
 
 
 # --------------------------------------------------------------------------- the stencil
