@@ -434,6 +434,7 @@ class Stencil:
         return Binding(grid, env, result_buffer(self.info, env))
 
     def _grid(self, arrays: Arrays, backend: str):
+        import numpy as np
         array = self.info.array
         if isinstance(arrays, Mapping):
             extra = [k for k in arrays if k != array]
@@ -451,15 +452,13 @@ class Stencil:
             if grid.device.id != cupy.cuda.Device().id:
                 raise UsageError(f"the array is on device {grid.device.id}, the current "
                                  f"device is {cupy.cuda.Device().id}")
-            want = cupy.dtype(_NUMPY_NAMES[self.dtype])
         else:
-            import numpy as np
             if not isinstance(grid, np.ndarray):
                 raise UsageError(f"simulate() and reference() take a numpy array, not "
                                  f"{type(grid).__name__}")
             if not grid.flags.writeable:
                 raise UsageError("the array is read-only (the stencil updates it in place)")
-            want = np.dtype(_NUMPY_NAMES[self.dtype])
+        want = np.dtype(_NUMPY_NAMES[self.dtype])
         ndim = 1 + self.info.ndim
         if grid.ndim != ndim or grid.shape[0] != 2:
             extents = "][".join(str(d.extent) for d in self.info.dims)
