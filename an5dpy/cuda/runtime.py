@@ -362,6 +362,7 @@ def _store_cubin(cubin: Cubin, key: str, directory: str | Path | None) -> Cubin:
     if directory is None:
         return cubin
     directory = Path(directory)
+    tmp = None
     try:
         directory.mkdir(parents=True, exist_ok=True)
         for data, name in ((cubin.log.encode(), f"{key}.log"),
@@ -370,6 +371,9 @@ def _store_cubin(cubin: Cubin, key: str, directory: str | Path | None) -> Cubin:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
             os.replace(tmp, directory / name)
+            tmp = None
     except OSError:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
         return cubin
     return Cubin(str(directory / f"{key}.cubin"), cubin.resources, cubin.log)
