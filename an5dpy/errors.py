@@ -2,7 +2,9 @@
 
 * :class:`UnsupportedInput` -- the user's C file cannot be blocked (exit status 2).
   It carries the source coordinate so the CLI prints ``FILE:LINE:COL: error: ...``.
-* :class:`UsageError` -- bad command-line options or an impossible blocking plan (exit 2).
+* :class:`UsageError` -- bad options or an impossible blocking plan (exit 2);
+  :class:`OptionError` names the options as keywords (``bt=0``), which the command line
+  words as its flags (``--bt 0``, :meth:`An5dError.for_command_line`).
 * :class:`CudaCompileError` -- nvcc rejected generated code; carries the compiler log.
   Generated code that does not compile is our bug, so the CLI reports it as exit 70.
 * :class:`InternalError` -- a bug in an5dpy (exit 70).
@@ -12,6 +14,8 @@ exits with :data:`EXIT_MISMATCH` (1).
 """
 
 from __future__ import annotations
+
+from typing import Sequence
 
 EXIT_OK = 0
 EXIT_MISMATCH = 1
@@ -23,6 +27,11 @@ class An5dError(Exception):
     """Base class of every error an5dpy raises on purpose."""
 
     exit_status = EXIT_INTERNAL
+
+    def for_command_line(self) -> str:
+        """The error as the command line prints it (the same text unless it names options,
+        which the command line spells as its flags)."""
+        return str(self)
 
 
 class UnsupportedInput(An5dError):
@@ -52,6 +61,33 @@ class UsageError(An5dError):
 
     def __str__(self) -> str:
         return f"error: {self.args[0]}"
+
+
+class OptionError(UsageError):
+    """Option values that cannot work. ``settings`` holds the offending ``(name, value)``
+    pairs, named as :func:`an5dpy.compile` and :class:`an5dpy.driver.Options` name them;
+    ``reason`` says why without saying how they were given. ``str()`` words them as
+    keywords (``bt=0: ...``, the Python API's spelling); :meth:`for_command_line` as the
+    command line's flags (``--bt 0: ...``)."""
+
+    def __init__(self, settings: Sequence[tuple[str, object]], reason: str):
+        self.settings = tuple(settings)
+        self.reason = reason
+        super().__init__(self._text(_keyword))
+
+    def _text(self, spell) -> str:
+        return f"{' with '.join(spell(n, v) for n, v in self.settings)}: {self.reason}"
+
+    def for_command_line(self) -> str:
+        return f"error: {self._text(_flag)}"
+
+
+def _keyword(name: str, value: object) -> str:
+    return f"{name}={value!r}" if isinstance(value, str) else f"{name}={value}"
+
+
+def _flag(name: str, value: object) -> str:
+    return f"--{name} {value}"
 
 
 class CudaCompileError(An5dError):

@@ -9,7 +9,8 @@ compute region, registers, shared memory; AN5D paper section 4.1 and Table 1).
 Dimension order everywhere is the array's: streaming dimension first, contiguous last.
 The command line writes ``--bs`` contiguous dimension first (``--bs 64x16`` = 64 threads
 along x), as the paper's tables do; :func:`parse_block_size` and :func:`format_block_size`
-convert.
+convert. Errors name options as keywords (``bt=0``, :class:`~an5dpy.errors.OptionError`);
+the command line words them as its flags.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Mapping
 
-from an5dpy.errors import UsageError
+from an5dpy.errors import OptionError, UsageError
 from an5dpy.ir import WORD_BYTES, StencilInfo
 
 class Mode(enum.Enum):
@@ -58,7 +59,7 @@ def resolve_mode(opt: Mode | str | None, info: StencilInfo) -> Mode:
         return Mode(opt)
     except ValueError:
         choices = ", ".join(m.value for m in Mode)
-        raise UsageError(f"--opt {opt!r}: choose one of {choices}") from None
+        raise OptionError([("opt", opt)], f"choose one of {choices}") from None
 
 
 @dataclass(frozen=True)
@@ -176,17 +177,23 @@ def parse_block_size(text: str, ndim: int) -> tuple[int, ...]:
     try:
         parts = [int(p) for p in text.lower().split("x")]
     except ValueError:
-        raise UsageError(f"--bs {text!r}: expected B1 or B1xB2 with positive integers") from None
+        raise OptionError([("bs", text)], "expected B1 or B1xB2 with positive integers") \
+            from None
     if len(parts) != ndim - 1:
         want = "one size (B1)" if ndim == 2 else "two sizes (B1xB2, contiguous dimension first)"
-        raise UsageError(f"--bs {text!r}: a {ndim}D stencil needs {want}")
+        raise OptionError([("bs", text)], f"a {ndim}D stencil needs {want}")
     if any(p < 1 for p in parts):
-        raise UsageError(f"--bs {text!r}: sizes must be positive")
+        raise OptionError([("bs", text)], "sizes must be positive")
     return tuple(reversed(parts))
 
 
 def format_block_size(bs: tuple[int, ...]) -> str:
     return "x".join(str(b) for b in reversed(bs))
+
+
+def block_size_value(bs: tuple[int, ...]) -> int | str:
+    """A block size as an option value in errors: ``128``, or ``"64x16"``."""
+    return bs[0] if len(bs) == 1 else format_block_size(bs)
 
 
 def default_block_size(ndim: int) -> tuple[int, ...]:
@@ -202,12 +209,13 @@ def make_plan(info: StencilInfo, bt: int = 4, bs: tuple[int, ...] | None = None,
     the plan holds the settled :class:`Mode`."""
     if dtype is not None and dtype != info.dtype:
         raise UsageError(f"the plan's element type {dtype} differs from the array's "
-                         f"({info.dtype}): the type comes from the C source (-D, --dtype)")
+                         f"({info.dtype}): the type comes from the C source and its "
+                         "preprocessor definitions")
     dtype = info.dtype
     mode = resolve_mode(opt, info)
     bs = tuple(bs) if bs is not None else default_block_size(info.ndim)
     if dtype not in WORD_BYTES:
-        raise UsageError(f"--dtype {dtype!r}: choose float or double")
+        raise OptionError([("dtype", dtype)], "choose float or double")
     plan = BlockingPlan(info.ndim, dtype, info.radius, int(bt), bs, sl, mode,
                         (info.dims[0].reach_lo, info.dims[0].reach_hi))
     check_plan(plan, info, limits)
@@ -217,27 +225,30 @@ def make_plan(info: StencilInfo, bt: int = 4, bs: tuple[int, ...] | None = None,
 def check_plan(plan: BlockingPlan, info: StencilInfo,
                limits: DeviceLimits = HOPPER_LIMITS) -> None:
     if plan.bt < 1:
-        raise UsageError(f"--bt {plan.bt}: the temporal degree must be at least 1")
+        raise OptionError([("bt", plan.bt)], "the temporal degree must be at least 1")
     if len(plan.bs) != info.ndim - 1:
-        raise UsageError(f"--bs {format_block_size(plan.bs)}: a {info.ndim}D stencil needs "
-                         f"{info.ndim - 1} block size(s)")
+        raise OptionError([("bs", block_size_value(plan.bs))],
+                          f"a {info.ndim}D stencil needs {info.ndim - 1} block size(s)")
     if plan.sl is not None and plan.sl < 1:
-        raise UsageError(f"--sl {plan.sl}: the stream-block length must be at least 1")
+        raise OptionError([("sl", plan.sl)], "the stream-block length must be at least 1")
     for b, r, c in zip(plan.bs, plan.plane_radius, plan.compute_region()):
         if c < 1:
-            raise UsageError(
-                f"--bs {format_block_size(plan.bs)} with --bt {plan.bt}: a block of {b} threads "
-                f"has no compute region left after the halo of 2*bT*r = {2 * plan.bt * r} "
-                f"(need bS > 2*bT*r)")
+            raise OptionError(
+                [("bs", block_size_value(plan.bs)), ("bt", plan.bt)],
+                f"a block of {b} threads has no compute region left after the halo of "
+                f"2*bT*r = {2 * plan.bt * r} (need bS > 2*bT*r)")
     if plan.nthreads > limits.max_threads_per_block:
-        raise UsageError(f"--bs {format_block_size(plan.bs)}: {plan.nthreads} threads per block "
-                         f"exceed the limit of {limits.max_threads_per_block}")
+        raise OptionError([("bs", block_size_value(plan.bs))],
+                          f"{plan.nthreads} threads per block exceed the limit of "
+                          f"{limits.max_threads_per_block}")
     if plan.mode is Mode.NONDIAG and not info.diagonal_free:
-        raise UsageError("--opt nondiag needs a diagonal-access-free stencil (reads off the "
-                         "centre column of other planes need shared memory): use assoc or none")
+        raise OptionError([("opt", "nondiag")],
+                          "needs a diagonal-access-free stencil (reads off the centre column "
+                          "of other planes need shared memory): use assoc or none")
     if plan.mode is Mode.ASSOC and not info.associative:
-        raise UsageError("--opt assoc needs an associative stencil (a sum of terms that each "
-                         "read one streaming plane): use none")
+        raise OptionError([("opt", "assoc")],
+                          "needs an associative stencil (a sum of terms that each read one "
+                          "streaming plane): use none")
     if plan.smem_bytes > limits.max_smem_per_block:
         raise UsageError(f"plan {plan.describe()} needs {plan.smem_bytes} bytes of shared memory "
                          f"per block, over the limit of {limits.max_smem_per_block}")

@@ -17,7 +17,7 @@ import traceback
 from pathlib import Path
 from typing import Sequence
 
-from an5dpy import __version__
+from an5dpy.version import __version__
 from an5dpy.cli import analyze, bench, model, probe, translate, tune, verify
 from an5dpy.errors import EXIT_INTERNAL, An5dError
 
@@ -69,7 +69,7 @@ def run(argv: Sequence[str] | None, parser: argparse.ArgumentParser) -> int:
     try:
         return args.func(args)
     except An5dError as e:
-        print(str(e), file=sys.stderr)
+        print(e.for_command_line(), file=sys.stderr)
         return e.exit_status
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -12,6 +12,8 @@
   (:func:`an5dpy.driver.generate`) and compiles them; :func:`cuda_runner` loads them.
 * :class:`CupyRunner` launches the kernels on cupy arrays with the same launch plan and
   block counts as the generated host code (:mod:`an5dpy.blocking.plan`).
+* :func:`cached_runner` builds generated kernels once: loaded modules are kept in memory
+  and cubins on disk (the Python API, :mod:`an5dpy.api`, keys them).
 """
 
 from __future__ import annotations
@@ -24,13 +26,14 @@ import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
 
 from an5dpy.cuda.render_model import NAIVE_BLOCK, PLANE_CELLS_MAX, STATIC_SMEM_LIMIT
-from an5dpy.driver import generate
+from an5dpy.driver import Kernels, generate
 from an5dpy.errors import CudaCompileError, UsageError
 from an5dpy.ir import StencilInfo
 from an5dpy.blocking.plan import BlockingPlan, DimExtent, LaunchGeometry, grid_extents, launch_plan
@@ -293,3 +296,84 @@ def cuda_runner(info: StencilInfo, plan: BlockingPlan, stem: str,
     """Generate the kernels of ``plan``, build them with nvcc and load them with cupy."""
     model, cubin = build_kernels(info, plan, stem, options, smem_wrap, directory, regs)
     return CupyRunner(info, plan, cubin, model.prefix, tuple(n for _, n in model.scalars))
+
+
+# --------------------------------------------------------------------------- module cache
+
+
+@lru_cache(maxsize=None)
+def nvcc_version() -> str:
+    """nvcc's version banner: a built module's cache key holds it, so that a new toolkit
+    rebuilds."""
+    return f"{nvcc_path()}\n{run_nvcc(['--version']).stdout.strip()}"
+
+
+#: Loaded modules by (cache key, device): a runner holds its module on one device.
+_LOADED: dict[tuple[str, int], CupyRunner] = {}
+
+
+def clear_loaded_modules() -> None:
+    """Forget the modules loaded in this process (the disk cache stays)."""
+    _LOADED.clear()
+
+
+def cached_runner(info: StencilInfo, plan: BlockingPlan, kernels: Kernels,
+                  options: BuildOptions, key: str, directory: str | Path | None
+                  ) -> tuple[CupyRunner, str]:
+    """A runner of ``kernels`` (generated for ``plan``) built with ``options``, and where
+    it came from: ``"memory"`` (loaded before in this process), ``"disk"`` (the cubin of
+    an earlier build in ``directory``) or ``"built"`` (nvcc ran now; the cubin is stored
+    in ``directory`` unless it is None). ``key`` must determine the cubin: the caller
+    hashes what generated the kernels and the build flags. Entries are written atomically
+    (a cubin appears only complete, with its ptxas log beside it); a cache that cannot
+    be written only costs time."""
+    import cupy
+    device = cupy.cuda.Device().id
+    loaded = _LOADED.get((key, device))
+    if loaded is not None:
+        return loaded, "memory"
+    scalars = tuple(n for _, n in kernels.model.scalars)
+    cubin, origin = _stored_cubin(key, directory), "disk"
+    if cubin is None:
+        build = Path(workdir())
+        for name, text in kernels.files().items():
+            (build / name).write_text(text)
+        cubin = compile_cubin(build / f"{kernels.model.stem}_kernel.cu", options)
+        cubin, origin = _store_cubin(cubin, key, directory), "built"
+    runner = CupyRunner(info, plan, cubin, kernels.model.prefix, scalars)
+    _LOADED[(key, device)] = runner
+    return runner, origin
+
+
+def _stored_cubin(key: str, directory: str | Path | None) -> Cubin | None:
+    if directory is None:
+        return None
+    path, log = Path(directory, f"{key}.cubin"), Path(directory, f"{key}.log")
+    try:
+        text = log.read_text()
+    except OSError:
+        return None
+    return Cubin(str(path), parse_ptxas_report(text), text) if path.is_file() else None
+
+
+def _store_cubin(cubin: Cubin, key: str, directory: str | Path | None) -> Cubin:
+    """``cubin`` copied into the cache (the log first, then the cubin, each by rename),
+    or ``cubin`` itself where the cache cannot be written."""
+    if directory is None:
+        return cubin
+    directory = Path(directory)
+    tmp = None
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        for data, name in ((cubin.log.encode(), f"{key}.log"),
+                           (Path(cubin.path).read_bytes(), f"{key}.cubin")):
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=directory)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, directory / name)
+            tmp = None
+    except OSError:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        return cubin
+    return Cubin(str(directory / f"{key}.cubin"), cubin.resources, cubin.log)

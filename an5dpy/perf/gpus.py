@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from an5dpy.errors import UsageError
+from an5dpy.errors import OptionError, UsageError
 from an5dpy.blocking.plan import DeviceLimits
 
 #: Bytes per cycle one SM's shared memory delivers (32 banks x 4 bytes).
@@ -267,16 +267,16 @@ def get_gpu(name_or_path: str | GpuSpec) -> GpuSpec:
             with open(text, encoding="utf-8") as f:
                 data = f.read()
         except OSError as e:
-            raise UsageError(f"--gpu {text!r}: cannot read the GPU spec file "
-                             f"({e.strerror})") from None
+            raise OptionError([("gpu", text)],
+                              f"cannot read the GPU spec file ({e.strerror})") from None
         try:
             return GpuSpec.from_json(data)
         except UsageError as e:
-            raise UsageError(f"--gpu {text!r}: {e.args[0]}") from None
+            raise OptionError([("gpu", text)], e.args[0]) from None
     key = match_known(text)
     if key is None:
-        raise UsageError(f"--gpu {text!r}: unknown GPU (known: {', '.join(KNOWN_GPUS)}; or give "
-                         "a JSON spec file written by 'an5d probe')")
+        raise OptionError([("gpu", text)], f"unknown GPU (known: {', '.join(KNOWN_GPUS)}; or "
+                          "give a JSON spec file written by 'an5d probe')")
     return KNOWN_GPUS[key]
 
 

@@ -29,7 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from an5dpy import __version__
+from an5dpy.version import __version__
 from an5dpy.cexpr import c_expr
 from an5dpy.errors import UsageError
 from an5dpy.perf.gpus import GpuSpec

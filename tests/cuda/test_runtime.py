@@ -1,10 +1,15 @@
-"""Build helpers that need no GPU: nvcc flags, ptxas' resource report, its lookups."""
+"""Build helpers that need no GPU: nvcc flags, ptxas' resource report, its lookups, the
+module cache."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
-from an5dpy.cuda.runtime import BuildOptions, Cubin, parse_ptxas_report
+from an5dpy.cuda.runtime import BuildOptions, Cubin, nvcc_path, parse_ptxas_report
+
+from paths import C_INPUTS
 
 LOG = """\
 ptxas info    : 0 bytes gmem
@@ -60,3 +65,42 @@ def test_grids_whose_planes_overflow_32_bit_offsets_are_refused_like_the_launch_
     check_plane_cells(dims(2 ** 31 - 1, 2 ** 31 - 1))  # 2D: the plane is one row
     with pytest.raises(UsageError, match="2147488281 cells"):
         check_plane_cells(dims(3, 46341, 46341))
+
+
+@pytest.mark.skipif(nvcc_path() is None, reason="nvcc is not installed")
+def test_cached_runner_builds_once_then_reuses_memory_and_disk(monkeypatch, tmp_path):
+    """The cache's bookkeeping without a GPU: a stand-in for cupy's device and for the
+    runner (which would load the module), nvcc for real."""
+    import sys
+    import types
+
+    from an5dpy import driver
+    from an5dpy.cuda import runtime
+
+    device = types.SimpleNamespace(id=0)
+    fake_cupy = types.SimpleNamespace(cuda=types.SimpleNamespace(Device=lambda: device))
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy)
+    monkeypatch.setattr(runtime, "CupyRunner", lambda *args: types.SimpleNamespace(args=args))
+    runtime.clear_loaded_modules()
+    _, info = driver.load(os.path.join(C_INPUTS, "j2d5pt.c"), (("SB_TYPE", "float"),))
+    plan = driver.blocking_plan(info, 2, bs=(64,))
+    kernels = driver.generate(info, plan, "j2d5pt")
+    options = BuildOptions(arch="sm_90")
+    try:
+        built, origin = runtime.cached_runner(info, plan, kernels, options, "k1", tmp_path)
+        assert origin == "built"
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["k1.cubin", "k1.log"]
+        cubin = built.args[2]
+        assert cubin.path == str(tmp_path / "k1.cubin") and cubin.kernel("_kernel_d2")
+        assert runtime.cached_runner(info, plan, kernels, options, "k1", tmp_path) == (
+            built, "memory")
+        device.id = 1  # another device loads its own module, from the disk
+        on_disk, origin = runtime.cached_runner(info, plan, kernels, options, "k1", tmp_path)
+        assert origin == "disk" and on_disk is not built
+        assert on_disk.args[2].resources == cubin.resources
+        assert on_disk.args[3:] == built.args[3:] == (kernels.model.prefix, ())
+        _, origin = runtime.cached_runner(info, plan, kernels, options, "k2", None)
+        assert origin == "built" and sorted(p.name for p in tmp_path.iterdir()) == [
+            "k1.cubin", "k1.log"]  # no directory: nothing stored
+    finally:
+        runtime.clear_loaded_modules()
