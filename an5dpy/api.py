@@ -103,7 +103,7 @@ def compile(source: PathOrSource, *, dtype: str | None = None,
         translation = driver.translate(value, options)
         text = _read_text(value)
     else:
-        translation = _translate_text(value, name or DEFAULT_SOURCE_NAME, options)
+        translation = driver.translate(name or DEFAULT_SOURCE_NAME, options, text=value)
         text = value
     if dtype is not None and translation.info.dtype != dtype:
         raise OptionError([("dtype", dtype)],
@@ -134,27 +134,6 @@ def _known_options(chosen: dict[str, object]) -> dict[str, object]:
     from an5dpy.driver import Options
     names = {f.name for f in fields(Options)}
     return {k: v for k, v in chosen.items() if k in names and v is not None}
-
-
-def _translate_text(text: str, name: str, options: "Options") -> "Translation":
-    """:func:`an5dpy.driver.translate` for source text: the same stages, the program read
-    from the string (its coordinates name ``name``)."""
-    from an5dpy import driver
-    from an5dpy.analysis.stencil import analyze
-    from an5dpy.cuda.render import render_host
-    from an5dpy.frontend import read_program_text
-
-    program = read_program_text(text, name, driver.last_definitions(options.defines),
-                                options.include_dirs)
-    info = analyze(program)
-    plan = driver.plan_for(info, options)
-    stem = Path(name).stem
-    kernels = driver.generate(info, plan, stem, smem_wrap=options.smem_wrap, regs=options.regs)
-    host = render_host(kernels.model, info, text, kernels.model.header,
-                       baseline=options.baseline)
-    outputs = {f"{stem}_host.cu": host, **kernels.files()}
-    return driver.Translation(name, options, program, info, plan, kernels.schedule,
-                              kernels.model, outputs)
 
 
 def _read_text(path: str) -> str:

@@ -24,7 +24,7 @@ from an5dpy.analysis.stencil import analyze
 from an5dpy.cuda.render import render_header, render_host, render_kernel
 from an5dpy.cuda.render_model import RenderModel, render_model
 from an5dpy.errors import UnsupportedInput
-from an5dpy.frontend import read_program, read_source_text
+from an5dpy.frontend import read_program, read_program_text, read_source_text
 from an5dpy.ir import StencilInfo, StencilProgram
 from an5dpy.blocking.plan import (HOPPER_LIMITS, BlockingPlan, DeviceLimits, make_plan,
                                   parse_block_size)
@@ -75,9 +75,14 @@ def last_definitions(defines: Defines) -> Defines:
     return tuple(last.items())
 
 
-def load(path: str, defines: Defines = (), include_dirs: Sequence[str] = ()
-         ) -> tuple[StencilProgram, StencilInfo]:
-    program = read_program(path, last_definitions(defines), include_dirs)
+def load(path: str, defines: Defines = (), include_dirs: Sequence[str] = (),
+         text: str | None = None) -> tuple[StencilProgram, StencilInfo]:
+    """Frontend and analysis of the C file ``path``, or of the source ``text`` (then
+    ``path`` only names it: coordinates, and ``#include "..."`` searches its folder)."""
+    if text is None:
+        program = read_program(path, last_definitions(defines), include_dirs)
+    else:
+        program = read_program_text(text, path, last_definitions(defines), include_dirs)
     return program, analyze(program)
 
 
@@ -125,12 +130,15 @@ def generate(info: StencilInfo, plan: BlockingPlan, stem: str, smem_wrap: bool =
     return Kernels(schedule, model, render_kernel(model), render_header(model))
 
 
-def translate(path: str, options: Options = Options()) -> Translation:
-    program, info = load(path, options.defines, options.include_dirs)
+def translate(path: str, options: Options = Options(), text: str | None = None
+              ) -> Translation:
+    """Every stage for the C file ``path`` (or the source ``text``, named ``path``)."""
+    program, info = load(path, options.defines, options.include_dirs, text)
     plan = plan_for(info, options)
     stem = Path(path).stem
     kernels = generate(info, plan, stem, smem_wrap=options.smem_wrap, regs=options.regs)
-    host = render_host(kernels.model, info, read_source_text(path), kernels.model.header,
+    original = read_source_text(path) if text is None else text
+    host = render_host(kernels.model, info, original, kernels.model.header,
                        baseline=options.baseline)
     outputs = {f"{stem}_host.cu": host, **kernels.files()}
     return Translation(path, options, program, info, plan, kernels.schedule, kernels.model,
