@@ -497,7 +497,7 @@ def tame_factor(draw, reads: list[Read], dtype: str, depth: int = 0):
     other = "double" if dtype == "float" else "float"
     kind = draw(st.sampled_from(("read", "read", "read", "cast", "unary", "sqrt", "log",
                                  "exp", "binary", "mean", "ratio", "geomean", "fma", "neg2",
-                                 "diff")))
+                                 "diff", "pow")))
     one = literal(draw, 1.0, dtype)
     half = literal(draw, 0.5, dtype)
     if kind == "read":
@@ -520,6 +520,10 @@ def tame_factor(draw, reads: list[Read], dtype: str, depth: int = 0):
         return Call(math_name(draw, f, dtype), (Neg(Call(fabs, (sub(),))),))
     if kind == "binary":
         return Call(math_name(draw, draw(st.sampled_from(TAME_BINARY)), dtype), (sub(), sub()))
+    if kind == "pow":
+        fabs = math_name(draw, "fabs", dtype)
+        exponent = literal(draw, draw(st.sampled_from((0.5, 0.25, 0.75, 1.0))), dtype)
+        return Call(math_name(draw, "pow", dtype), (Call(fabs, (sub(),)), exponent))
     if kind == "mean":
         return Bin("*", Bin("+", sub(), sub()), half)
     if kind == "ratio":
@@ -810,7 +814,7 @@ def _read_shift(p: Program) -> int:
 
 def _add_term(layout: Layout, text: str) -> str:
     layout.value = f"{layout.value} + {text}"
-    return "statement"
+    return "text:" + text  # the line that holds the added term
 
 
 def _add_param(layout: Layout, decl: str) -> None:
@@ -914,7 +918,7 @@ def m_while(layout, p, draw):
 
 def m_if_body(layout, p, draw):
     layout.wrap_body = (f"if ({_vars(p)[0]} > 1) {{", "}")
-    return "statement"
+    return "text:if ("
 
 
 def m_compound_assign(layout, p, draw):
@@ -950,6 +954,10 @@ def m_negative_time(layout, p, draw):
 
 
 def m_transposed_read(layout, p, draw):
+    """A[j][i]: the offset varies with the loop point, unless the first and last dimensions
+    hold one cell each for every parameter value (then it is a valid constant offset)."""
+    if all(d.extent_param is None for d in p.dims) and p.interior()[0] == p.interior()[-1] == 1:
+        return None
     v = _vars(p)
     return _add_term(layout, _centre_read(p, list(reversed(v))))
 
@@ -964,7 +972,7 @@ def m_int_array(layout, p, draw):
     layout.prelude = [fix(x) for x in layout.prelude]
     layout.body_head = [fix(x) for x in layout.body_head]
     layout.signature = fix(layout.signature)
-    return "statement"
+    return f"text:{new} "
 
 
 def m_empty_domain(layout, p, draw):
@@ -1052,7 +1060,14 @@ def malformed_cases(draw, kinds: tuple[str, ...] | None = None) -> MalformedCase
         from hypothesis import assume
         assume(False)
     rendered = layout.render()
-    return MalformedCase(program, kind, rendered.text, rendered.lines.get(mark))
+    return MalformedCase(program, kind, rendered.text, mutated_line(rendered, mark))
+
+
+def mutated_line(rendered: Rendered, mark) -> int | None:
+    if isinstance(mark, str) and mark.startswith("text:"):
+        lines = rendered.text.splitlines()  # the last line that holds it: it was appended
+        return next((k + 1 for k in reversed(range(len(lines))) if mark[5:] in lines[k]), None)
+    return rendered.lines.get(mark)
 
 
 # =========================================================================== running cases
@@ -1312,13 +1327,18 @@ class StreamConfig:
     deadline: float | None = None  # time.time() after which no case starts
     shrink_seconds: float = 60.0
     timeout: float = 120.0
+    max_findings: int | None = None  # stop the stream after this many
 
 
 def run_stream(config: StreamConfig) -> StreamReport:
     from hypothesis import Verbosity
     report = StreamReport()
+    # Each stream lists the mutations from another one: hypothesis draws the first of a
+    # list more often than the others.
+    kinds = tuple(MUTATIONS)
+    turn = config.seed % len(kinds)
     strategy = (valid_cases(config.wild, config.big) if config.kind == "valid"
-                else malformed_cases())
+                else malformed_cases(kinds[turn:] + kinds[:turn]))
 
     def run(case) -> Result:
         if config.kind == "valid":
@@ -1327,7 +1347,8 @@ def run_stream(config: StreamConfig) -> StreamReport:
 
     def over() -> bool:
         return len(report.results) >= config.count or (
-            config.deadline is not None and time.time() > config.deadline)
+            config.deadline is not None and time.time() > config.deadline) or (
+            config.max_findings is not None and len(report.findings) >= config.max_findings)
 
     for round_ in range(config.count + 10):
         if over():
