@@ -1434,14 +1434,17 @@ def run_campaign(configs: list[StreamConfig], jobs: int,
         total.findings += report.findings
         if progress:
             progress(config, report)
-    if jobs <= 1:
-        for config in configs:
-            merge(*_run_config(config))
-        return total
-    ctx = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
-    with ctx.Pool(jobs, maxtasksperchild=4) as pool:
-        for config, report in pool.imap_unordered(_run_config, configs):
-            merge(config, report)
+    try:  # Ctrl-C ends the campaign early: the summary covers the chunks done
+        if jobs <= 1:
+            for config in configs:
+                merge(*_run_config(config))
+            return total
+        ctx = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+        with ctx.Pool(jobs, maxtasksperchild=4) as pool:
+            for config, report in pool.imap_unordered(_run_config, configs):
+                merge(config, report)
+    except KeyboardInterrupt:
+        print("interrupted: the summary covers the finished chunks", flush=True)
     return total
 
 
