@@ -1340,10 +1340,10 @@ def run_stream(config: StreamConfig) -> StreamReport:
     strategy = (valid_cases(config.wild, config.big) if config.kind == "valid"
                 else malformed_cases(kinds[turn:] + kinds[:turn]))
 
-    def run(case) -> Result:
+    def run(case, timeout: float) -> Result:
         if config.kind == "valid":
-            return run_valid(case, config.backend, config.exact, config.timeout)
-        return run_malformed(case, config.timeout)
+            return run_valid(case, config.backend, config.exact, timeout)
+        return run_malformed(case, timeout)
 
     def over() -> bool:
         return len(report.results) >= config.count or (
@@ -1360,12 +1360,15 @@ def run_stream(config: StreamConfig) -> StreamReport:
             key = repr(case)
             res = cache.get(key)
             if res is None:
-                if state["shrinking"]:
-                    if time.perf_counter() - state["since"] > config.shrink_seconds:
+                timeout = config.timeout
+                if state["shrinking"]:  # a candidate may not outlast the shrinking time
+                    timeout = config.shrink_seconds - (time.perf_counter() - state["since"])
+                    if timeout <= 0:
                         return  # out of shrinking time: no more candidates are run
+                    timeout = min(timeout, config.timeout)
                 elif over():
                     return
-                res = cache[key] = run(case)
+                res = cache[key] = run(case, timeout)
                 if not state["shrinking"]:
                     report.results.append(res)
             if res.is_finding:
