@@ -1,0 +1,1549 @@
+"""Random differential testing of an5dpy: generated C stencils against gcc.
+
+Valid cases are programs drawn from the whole accepted language (README "What it accepts":
+2D/3D, float/double, asymmetric radii 0-4, star/box/sparse shapes, long expressions with
+literals in every C spelling, casts, scalar parameters and <math.h> calls, the three array
+forms plus local arrays, affine bounds, time loops starting anywhere, tiny grids, 0-25
+steps), each run with several random blocking plans (every legal mode, bT 1-10, tiny block
+and stream sizes, so remainder degrees and compact kernels run) through
+``an5d verify --backend sim|cuda`` and ``an5d-translate``. Malformed cases are valid
+programs with one structured mutation that makes them invalid; each must be refused with
+``FILE:LINE:COL: error:`` and exit status 2, writing nothing.
+
+Programs are hypothesis strategies (:func:`valid_cases`, :func:`malformed_cases`), so a
+finding shrinks to a small program. New input forms extend the generator by adding a
+strategy (an expression factor, an array form, a mutation kind).
+
+    python scripts/fuzz.py --valid 300 --malformed 100 --seed 1 --jobs 2 [--backend cuda]
+        [--minutes X] [--out DIR] [--wild]
+
+prints one line per finding and a summary table last; ``--out DIR`` keeps each finding as
+a .c file with the command line that reproduces it. Exit status 1 if anything was found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import math
+import multiprocessing
+import os
+import re
+import shlex
+import signal
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable
+
+from hypothesis import HealthCheck, Phase, given, seed as hypothesis_seed, settings
+from hypothesis import strategies as st
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:  # a run as `python scripts/fuzz.py` imports this checkout
+    sys.path.insert(0, str(REPO))
+
+# =========================================================================== expressions
+#
+# The update is generated as a small tree of its own (not the package's IR, so the fuzzer
+# does not share the frontend's view of C), rendered with C's precedence: a child gets
+# parentheses when it binds less tightly than its parent, or equally on the right (C's
+# + - * / associate to the left, and the rendered text must keep the generated tree).
+
+PREC_SUM, PREC_PRODUCT, PREC_UNARY, PREC_PRIMARY = 1, 2, 3, 4
+
+
+@dataclass(frozen=True)
+class Read:
+    offset: tuple[int, ...]
+    shift: int  # the time subscript is (t + shift) % 2
+
+    def prec(self) -> int:
+        return PREC_PRIMARY
+
+
+@dataclass(frozen=True)
+class Lit:
+    text: str  # exactly as written in C
+
+    def prec(self) -> int:
+        return PREC_UNARY if self.text.startswith("-") else PREC_PRIMARY
+
+
+@dataclass(frozen=True)
+class Var:
+    name: str  # a scalar parameter of the function
+
+    def prec(self) -> int:
+        return PREC_PRIMARY
+
+
+@dataclass(frozen=True)
+class Neg:
+    operand: object
+
+    def prec(self) -> int:
+        return PREC_UNARY
+
+
+@dataclass(frozen=True)
+class Cast:
+    ctype: str
+    operand: object
+
+    def prec(self) -> int:
+        return PREC_UNARY
+
+
+@dataclass(frozen=True)
+class Bin:
+    op: str
+    lhs: object
+    rhs: object
+
+    def prec(self) -> int:
+        return PREC_SUM if self.op in "+-" else PREC_PRODUCT
+
+
+@dataclass(frozen=True)
+class Call:
+    func: str
+    args: tuple
+
+    def prec(self) -> int:
+        return PREC_PRIMARY
+
+
+def reads_of(e) -> list[Read]:
+    out, stack = [], [e]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Read):
+            out.append(n)
+        elif isinstance(n, (Neg, Cast)):
+            stack.append(n.operand)
+        elif isinstance(n, Bin):
+            stack += [n.rhs, n.lhs]
+        elif isinstance(n, Call):
+            stack += reversed(n.args)
+    return out
+
+
+def calls_of(e) -> list[str]:
+    out, stack = [], [e]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Call):
+            out.append(n.func)
+            stack += n.args
+        elif isinstance(n, (Neg, Cast)):
+            stack.append(n.operand)
+        elif isinstance(n, Bin):
+            stack += [n.lhs, n.rhs]
+    return out
+
+
+def sum_of(terms: list) -> object:
+    """A left-deep sum; a negated term is subtracted (``a - b`` rather than ``a + -b``)."""
+    e = terms[0]
+    for term in terms[1:]:
+        e = Bin("-", e, term.operand) if isinstance(term, Neg) else Bin("+", e, term)
+    return e
+
+
+# =========================================================================== programs
+
+
+@dataclass(frozen=True)
+class Dim:
+    """One spatial dimension: ``for (var = lower; var < extent - margin; var++)``."""
+
+    var: str
+    extent_param: str | None  # size parameter, or None for a constant extent
+    extent_const: int  # added to the parameter (the whole extent when there is none)
+    lower: int  # first interior index (>= the reach below)
+    margin: int  # cells after the last interior one (>= the reach above)
+    inclusive: bool  # `var <= extent - margin - 1` instead of `var < extent - margin`
+    increment: str  # "++", "pre++" or "+=1"
+
+
+@dataclass(frozen=True)
+class Scalar:
+    name: str
+    ctype: str
+    value: str  # the -P value
+
+
+@dataclass(frozen=True)
+class Program:
+    """A valid stencil program; :func:`render` writes it as C."""
+
+    ndim: int
+    dtype: str
+    form: str  # vla_pointer, parameter, pointer_parameter, global, local
+    dims: tuple[Dim, ...]  # array order: streaming dimension first
+    loop_order: tuple[int, ...]  # nest position -> array dimension
+    update: object  # expression tree
+    write_shift: int
+    time_var: str
+    time_start: int
+    time_inclusive: bool
+    steps_param: str | None  # None: the step count is a constant of the loop bound
+    steps: int
+    scalars: tuple[Scalar, ...]
+    size_values: tuple[tuple[str, int], ...]  # -P values of the size parameters
+    derived: tuple[tuple[str, str, int], ...] = ()  # (name, base parameter, added constant)
+    declare_in_for: bool = True
+    dtype_macro: bool = False  # the element type is SB_TYPE, given with -D
+    spaced: bool = False  # spaces inside subscripts: A[(t + 1) % 2][i - 1]
+    math_header: bool = True
+
+    @property
+    def defines(self) -> tuple[tuple[str, str], ...]:
+        return (("SB_TYPE", self.dtype),) if self.dtype_macro else ()
+
+    def params(self) -> dict[str, str]:
+        """The -P values verify needs (sizes, steps, scalar coefficients)."""
+        out = dict((k, str(v)) for k, v in self.size_values)
+        if self.steps_param:
+            out[self.steps_param] = str(self.steps)
+        for s in self.scalars:
+            out[s.name] = s.value
+        return out
+
+    def offsets(self) -> list[tuple[int, ...]]:
+        return sorted({r.offset for r in reads_of(self.update)})
+
+    def interior(self) -> tuple[int, ...]:
+        values = dict(self.size_values) | {n: dict(self.size_values)[b] + c
+                                           for n, b, c in self.derived}
+        return tuple((values[d.extent_param] if d.extent_param else 0) + d.extent_const
+                     - d.lower - d.margin for d in self.dims)
+
+
+def affine_text(name: str | None, const: int) -> str:
+    if name is None:
+        return str(const)
+    if const == 0:
+        return name
+    return f"{name} + {const}" if const > 0 else f"{name} - {-const}"
+
+
+def time_subscript(p: Program, shift: int) -> str:
+    t = p.time_var
+    if shift == 0:
+        return f"{t} % 2" if p.spaced else f"{t}%2"
+    sign = "+" if shift > 0 else "-"
+    return f"({t} {sign} {abs(shift)}) % 2" if p.spaced else f"({t}{sign}{abs(shift)})%2"
+
+
+def space_subscript(p: Program, var: str, off: int) -> str:
+    if off == 0:
+        return var
+    sign = "+" if off > 0 else "-"
+    return f"{var} {sign} {abs(off)}" if p.spaced else f"{var}{sign}{abs(off)}"
+
+
+def access_text(p: Program, shift: int, offset: tuple[int, ...], array: str = "A") -> str:
+    return f"{array}[{time_subscript(p, shift)}]" + "".join(
+        f"[{space_subscript(p, d.var, o)}]" for d, o in zip(p.dims, offset))
+
+
+def expr_text(p: Program, e, parent: int = 0, right: bool = False) -> str:
+    if isinstance(e, Read):
+        text = access_text(p, e.shift, e.offset)
+    elif isinstance(e, Lit):
+        text = e.text
+    elif isinstance(e, Var):
+        text = e.name
+    elif isinstance(e, Neg):
+        inner = expr_text(p, e.operand, PREC_UNARY)
+        text = f"-{inner}" if not inner.startswith("-") else f"-({inner})"
+    elif isinstance(e, Cast):
+        text = f"({e.ctype}){expr_text(p, e.operand, PREC_UNARY)}"
+    elif isinstance(e, Bin):
+        lhs = expr_text(p, e.lhs, e.prec())
+        rhs = expr_text(p, e.rhs, e.prec(), right=True)
+        text = f"{lhs} {e.op} {rhs}"
+    elif isinstance(e, Call):
+        text = f"{e.func}({', '.join(expr_text(p, a) for a in e.args)})"
+    else:
+        raise TypeError(e)
+    prec = e.prec()
+    if prec < parent or (right and prec == parent and prec < PREC_UNARY):
+        return f"({text})"
+    return text
+
+
+def wrap_sum(text: str, indent: str, width: int = 96) -> str:
+    """Break a long right-hand side after + and - at the top level (keeps lines short)."""
+    out, line, depth = [], "", 0
+    for ch in text:
+        line += ch
+        depth += (ch in "([") - (ch in ")]")
+        if depth == 0 and len(line) > width and line.endswith((" +", " -")):
+            out.append(line)
+            line = ""
+    out.append(line)
+    return ("\n" + indent + "  ").join(s.strip() for s in out)
+
+
+@dataclass(frozen=True)
+class Rendered:
+    text: str
+    #: line numbers (1-based) of the loop header per nest position ("t" for the time loop),
+    #: the statement, the pragmas
+    lines: dict
+
+
+def render(p: Program, edit: Callable[["Layout"], None] | None = None) -> Rendered:
+    """The program as a C file. ``edit`` may change the layout first (malformed cases)."""
+    layout = layout_of(p)
+    if edit is not None:
+        edit(layout)
+    return layout.render()
+
+
+@dataclass
+class Layout:
+    """The C file as editable pieces: what mutations change before the text is joined."""
+
+    program: Program
+    prelude: list[str]
+    signature: str
+    body_head: list[str]
+    loops: list[str]  # time loop first
+    target: str
+    value: str
+    body_tail: list[str]
+    scop_open: str = "#pragma scop"
+    scop_close: str = "#pragma endscop"
+    assign: str = "="
+    extra_statement: str | None = None  # a second statement in the innermost body
+    wrap_body: tuple[str, str] | None = None  # text around the statement (if (...) {, })
+
+    def render(self) -> Rendered:
+        lines = list(self.prelude) + [self.signature, "{"] + [f"  {s}" for s in self.body_head]
+        marks: dict = {}
+        marks["scop"] = len(lines) + 1
+        lines.append(self.scop_open)
+        indent = "  "
+        for k, loop in enumerate(self.loops):
+            marks[k] = len(lines) + 1
+            lines.append(indent + loop)
+            indent += "  "
+        statement = f"{self.target} {self.assign} {self.value};"
+        body = [statement] if self.extra_statement is None else [statement,
+                                                                  self.extra_statement]
+        if self.wrap_body or len(body) > 1:
+            head, tail = self.wrap_body or ("{", "}")
+            lines.append(indent + head)
+            marks["statement"] = len(lines) + 1
+            lines += [indent + "  " + wrap_sum(s, indent + "  ") for s in body]
+            lines.append(indent + tail)
+        else:
+            marks["statement"] = len(lines) + 1
+            lines.append(indent + wrap_sum(statement, indent))
+        marks["endscop"] = len(lines) + 1
+        if self.scop_close:
+            lines.append(self.scop_close)
+        lines += [f"  {s}" for s in self.body_tail] + ["}"]
+        return Rendered("\n".join(lines) + "\n", marks)
+
+
+def loop_header(p: Program, var: str, lower: str, upper: str, inclusive: bool,
+                increment: str, declared: bool) -> str:
+    op = "<=" if inclusive else "<"
+    step = {"++": f"{var}++", "pre++": f"++{var}", "+=1": f"{var} += 1"}[increment]
+    decl = "int " if declared else ""
+    return f"for ({decl}{var} = {lower}; {var} {op} {upper}; {step})"
+
+
+def layout_of(p: Program) -> Layout:
+    elem = "SB_TYPE" if p.dtype_macro else p.dtype
+    extents = [affine_text(d.extent_param, d.extent_const) for d in p.dims]
+    dims = "".join(f"[{e}]" for e in extents)
+    size_params = [name for name, _ in p.size_values]
+    int_params = size_params + ([p.steps_param] if p.steps_param else [])
+    scalar_params = [f"{s.ctype} {s.name}" for s in p.scalars]
+    prelude = []
+    if p.math_header:
+        prelude.append("#include <math.h>")
+    body_head: list[str] = []
+    if p.form == "global":
+        prelude.append(f"{elem} A[2]{dims};")
+    prelude.append("")
+    args = [f"int {n}" for n in int_params] + scalar_params
+    if p.form == "vla_pointer":
+        args.append(f"{elem} *buf")
+    elif p.form == "parameter":
+        args.append(f"{elem} A[2]{dims}")
+    elif p.form == "pointer_parameter":
+        args.append(f"{elem} (*A){dims}")
+    for name, base, const in p.derived:
+        body_head.append(f"int {name} = {affine_text(base, const)};")
+    if p.form == "vla_pointer":
+        body_head.append(f"{elem} (*A){dims} = ({elem} (*){dims})buf;")
+    elif p.form == "local":
+        body_head.append(f"{elem} A[2]{dims};")
+    loop_vars = [p.time_var] + [p.dims[a].var for a in p.loop_order]
+    if not p.declare_in_for:
+        body_head.append(f"int {', '.join(loop_vars)};")
+    signature = f"void kernel({', '.join(args) or 'void'})"
+    t0 = p.time_start
+    if p.steps_param:
+        upper = affine_text(p.steps_param, t0 - 1 if p.time_inclusive else t0)
+    else:
+        upper = str(t0 + p.steps - 1 if p.time_inclusive else t0 + p.steps)
+    loops = [loop_header(p, p.time_var, str(t0), upper, p.time_inclusive, "++",
+                         p.declare_in_for)]
+    for a in p.loop_order:
+        d = p.dims[a]
+        end = d.extent_const - d.margin - (1 if d.inclusive else 0)
+        loops.append(loop_header(p, d.var, str(d.lower), affine_text(d.extent_param, end),
+                                 d.inclusive, d.increment, p.declare_in_for))
+    target = access_text(p, p.write_shift, (0,) * p.ndim)
+    tail = []
+    if p.form == "local":  # keep the local array alive for a compiler that would drop it
+        tail = [f"(void)A;"]
+    return Layout(p, prelude, signature, body_head, loops, target, expr_text(p, p.update),
+                  tail)
+
+
+# =========================================================================== strategies
+
+#: <math.h> functions by argument count, as the C99 double names (float: name + "f").
+UNARY_MATH = ("sqrt", "fabs", "exp", "log", "sin", "cos", "tanh", "atan", "cbrt", "erf",
+              "log1p", "expm1", "exp2", "log2", "log10", "sinh", "cosh", "tan", "asin",
+              "acos", "erfc", "floor", "ceil", "trunc", "round")
+BINARY_MATH = ("fmax", "fmin", "pow", "hypot", "atan2", "copysign", "fmod")
+#: Functions whose value stays within a few units for any argument of moderate size: a
+#: tame update built from them cannot overflow or produce NaN.
+TAME_UNARY = ("fabs", "sin", "cos", "tanh", "atan", "cbrt", "erf")
+TAME_BINARY = ("fmax", "fmin", "hypot")
+
+VAR_NAMES = (("i", "j", "k"), ("x", "y", "z"), ("i0", "i1", "i2"), ("row", "col", "dep"))
+FORMS = ("vla_pointer", "parameter", "pointer_parameter", "global", "local")
+
+
+def math_name(draw, base: str, dtype: str) -> str:
+    """``sqrtf`` or ``sqrt`` in a float program (the latter computes in double)."""
+    if dtype == "float" and draw(st.integers(0, 3)) > 0:
+        return base + "f"
+    return base
+
+
+def literal(draw, value: float, dtype: str) -> Lit:
+    """``value`` in one of C's spellings: 0.25f, .25, 2.5e-1, 0x1p-2, 25e-2F, (int) 2."""
+    style = draw(st.sampled_from(("plain", "plain", "exp", "hex", "dot", "int")))
+    suffix = draw(st.sampled_from(("", "f", "F"))) if dtype == "float" else \
+        draw(st.sampled_from(("", "", "f")))
+    if style == "int" and float(value).is_integer():
+        return Lit(str(int(value)))
+    if style == "hex":
+        text = float.hex(float(value))
+        return Lit(text + suffix)
+    if style == "exp":
+        return Lit(f"{value:.6e}".replace("e-0", "e-").replace("e+0", "e+") + suffix)
+    text = repr(float(value))
+    if "e" in text:
+        return Lit(text + suffix)
+    if style == "dot" and text.startswith("0."):
+        text = text[1:]
+    return Lit(text + suffix)
+
+
+@st.composite
+def shapes(draw, ndim: int, big: bool = False) -> list[tuple[int, ...]]:
+    """Read offsets: a star, a box or a sparse set, with reach 0-4 below and above per
+    dimension chosen independently (asymmetric radii)."""
+    kind = draw(st.sampled_from(("star", "box", "sparse")))
+    lo = [draw(st.integers(0, 4)) for _ in range(ndim)]
+    hi = [draw(st.integers(0, 4)) for _ in range(ndim)]
+    if kind == "box":
+        cap = 730 if big else (150 if ndim == 2 else 64)
+        while math.prod(a + b + 1 for a, b in zip(lo, hi)) > cap:
+            k = max(range(ndim), key=lambda d: lo[d] + hi[d])
+            if lo[k] >= hi[k]:
+                lo[k] -= 1
+            else:
+                hi[k] -= 1
+        import itertools
+        return [tuple(o) for o in itertools.product(*(range(-a, b + 1)
+                                                      for a, b in zip(lo, hi)))]
+    if kind == "star":
+        points = {(0,) * ndim}
+        for d in range(ndim):
+            for o in range(-lo[d], hi[d] + 1):
+                if o and (o in (-lo[d], hi[d]) or draw(st.booleans())):
+                    points.add(tuple(o if k == d else 0 for k in range(ndim)))
+        return sorted(points)
+    count = draw(st.integers(1, 12))
+    points = set()
+    for _ in range(count):
+        points.add(tuple(draw(st.integers(-lo[d], hi[d])) for d in range(ndim)))
+    return sorted(points)
+
+
+@st.composite
+def tame_factor(draw, reads: list[Read], dtype: str, depth: int = 0):
+    """A term whose value stays within about [0, 2] when its reads do, and never NaN."""
+    read = lambda: draw(st.sampled_from(reads))  # noqa: E731
+    sub = (lambda: draw(tame_factor(reads, dtype, depth + 1))) if depth < 2 else read
+    other = "double" if dtype == "float" else "float"
+    kind = draw(st.sampled_from(("read", "read", "read", "cast", "unary", "sqrt", "log",
+                                 "exp", "binary", "mean", "ratio", "geomean", "fma", "neg2",
+                                 "diff", "pow")))
+    one = literal(draw, 1.0, dtype)
+    half = literal(draw, 0.5, dtype)
+    if kind == "read":
+        return read()
+    if kind == "cast":
+        return Cast(draw(st.sampled_from((other, dtype))), sub())
+    if kind == "unary":
+        return Call(math_name(draw, draw(st.sampled_from(TAME_UNARY)), dtype), (sub(),))
+    if kind == "sqrt":
+        fabs = math_name(draw, "fabs", dtype)
+        return Call(math_name(draw, "sqrt", dtype), (Call(fabs, (sub(),)),))
+    if kind == "log":
+        fabs = math_name(draw, "fabs", dtype)
+        f = draw(st.sampled_from(("log", "log1p", "log2", "log10")))
+        arg = Call(fabs, (sub(),))
+        return Call(math_name(draw, f, dtype), (Bin("+", one, arg) if f != "log1p" else arg,))
+    if kind == "exp":
+        fabs = math_name(draw, "fabs", dtype)
+        f = draw(st.sampled_from(("exp", "exp2", "expm1")))
+        return Call(math_name(draw, f, dtype), (Neg(Call(fabs, (sub(),))),))
+    if kind == "binary":
+        return Call(math_name(draw, draw(st.sampled_from(TAME_BINARY)), dtype), (sub(), sub()))
+    if kind == "pow":
+        fabs = math_name(draw, "fabs", dtype)
+        exponent = literal(draw, draw(st.sampled_from((0.5, 0.25, 0.75, 1.0))), dtype)
+        return Call(math_name(draw, "pow", dtype), (Call(fabs, (sub(),)), exponent))
+    if kind == "mean":
+        return Bin("*", Bin("+", sub(), sub()), half)
+    if kind == "ratio":
+        fabs = math_name(draw, "fabs", dtype)
+        return Bin("/", sub(), Bin("+", one, Call(fabs, (sub(),))))
+    if kind == "geomean":
+        fabs = math_name(draw, "fabs", dtype)
+        return Call(math_name(draw, "sqrt", dtype), (Call(fabs, (Bin("*", sub(), sub()),)),))
+    if kind == "fma":
+        return Bin("*", Call(math_name(draw, "fma", dtype), (sub(), half, sub())), half)
+    if kind == "neg2":
+        return Neg(Neg(sub()))
+    return Bin("-", sub(), sub())  # diff: stays within [-2, 2]
+
+
+@st.composite
+def wild_factor(draw, reads: list[Read], dtype: str, depth: int = 0):
+    """Anything: products and quotients of reads, unguarded math calls (inf and NaN)."""
+    read = lambda: draw(st.sampled_from(reads))  # noqa: E731
+    sub = (lambda: draw(wild_factor(reads, dtype, depth + 1))) if depth < 3 else read
+    kind = draw(st.sampled_from(("read", "read", "bin", "bin", "unary", "binary", "neg",
+                                 "cast", "lit")))
+    if kind == "read":
+        return read()
+    if kind == "bin":
+        return Bin(draw(st.sampled_from("+-*/")), sub(), sub())
+    if kind == "unary":
+        return Call(math_name(draw, draw(st.sampled_from(UNARY_MATH)), dtype), (sub(),))
+    if kind == "binary":
+        return Call(math_name(draw, draw(st.sampled_from(BINARY_MATH)), dtype), (sub(), sub()))
+    if kind == "neg":
+        return Neg(sub())
+    if kind == "cast":
+        return Cast(draw(st.sampled_from(("float", "double", "int"))), sub())
+    return literal(draw, draw(st.sampled_from((0.5, 2.0, 3.0, 0.1, 1e-3, 7.0))), dtype)
+
+
+@st.composite
+def updates(draw, offsets: list[tuple[int, ...]], read_shift: int, dtype: str,
+            scalars: list[Scalar], wild: bool) -> object:
+    """A weighted sum over the reads: every offset is read at least once; each term is a
+    coefficient times a factor. Tame weights sum to about 1 (an averaging stencil), as
+    decimals or as integers over their sum (``(2*a + b) / 3``)."""
+    all_reads = [Read(o, read_shift + draw(st.sampled_from((0, 0, 0, 2))) if read_shift >= 0
+                      else read_shift) for o in offsets]
+    order = draw(st.permutations(range(len(all_reads))))
+    pending = [all_reads[k] for k in order]
+    factor = wild_factor if wild else tame_factor
+    factors = []
+    while pending:
+        group = pending[:draw(st.integers(1, 3))]
+        pending = pending[len(group):]
+        f = group[0] if len(group) == 1 or draw(st.booleans()) else None
+        if f is None or len(group) > 1:
+            f = draw(factor(group, dtype))
+            missing = [r for r in group if r not in reads_of(f)]
+            if missing:  # the factor skipped some of its reads: add them as plain terms
+                factors += missing
+        factors.append(f)
+    integer_weights = draw(st.booleans()) and len(factors) > 1
+    raw = [draw(st.integers(1, 9)) for _ in factors]
+    negative = [draw(st.integers(0, 9)) == 0 for _ in factors]
+    total = sum(raw)
+    terms = []
+    scalar_pool = list(scalars)
+    for f, w, neg in zip(factors, raw, negative):
+        if integer_weights:
+            coef = Lit(str(w)) if w > 1 or draw(st.booleans()) else None
+        elif scalar_pool and draw(st.booleans()):
+            s = scalar_pool.pop(0)
+            coef = Var(s.name)
+        else:
+            coef = literal(draw, round(w / total * (0.2 if neg else 1), 4), dtype)
+        if coef is None:
+            term = f
+        elif draw(st.booleans()):
+            term = Bin("*", coef, f)
+        else:
+            term = Bin("*", f, coef)
+        terms.append(Neg(term) if neg and not integer_weights else term)
+    if integer_weights:
+        divisor = literal(draw, float(total), dtype)
+        return Bin("/", sum_of(terms), divisor)
+    body = sum_of(terms)
+    if draw(st.integers(0, 5)) == 0:  # post-scaling: (..) * c or .. / c around the sum
+        if draw(st.booleans()):
+            return Bin("/", Bin("*", body, literal(draw, 2.0, dtype)), literal(draw, 2.0, dtype))
+        return Cast(dtype, body)
+    return body
+
+
+def scalar_coefficients(n: int) -> tuple[Scalar, ...]:
+    return tuple(Scalar(f"c{k}", ("float", "double")[k % 2], ("0.25", "0.125", "0.5")[k % 3])
+                 for k in range(n))
+
+
+@st.composite
+def programs(draw, wild: bool = False, big: bool = False) -> Program:
+    ndim = draw(st.sampled_from((2, 3)))
+    dtype = draw(st.sampled_from(("float", "double")))
+    form = draw(st.sampled_from(FORMS))
+    names = draw(st.sampled_from(VAR_NAMES))[:ndim]
+    time_var = draw(st.sampled_from(("t", "t", "step", "it")))
+    offsets = draw(shapes(ndim, big))
+    reach_lo = [max([0] + [-o[d] for o in offsets]) for d in range(ndim)]
+    reach_hi = [max([0] + [o[d] for o in offsets]) for d in range(ndim)]
+    constant_sizes = form in ("global", "local") or draw(st.integers(0, 5)) == 0
+    limit = (40, 12) if ndim == 2 else (12, 8)
+    interior = [draw(st.integers(1, limit[0] if d == 0 else limit[1])) if draw(st.integers(0, 4))
+                else draw(st.integers(1, 2)) for d in range(ndim)]
+    lower = [reach_lo[d] + draw(st.integers(0, 2)) for d in range(ndim)]
+    margin = [reach_hi[d] + draw(st.integers(0, 2)) for d in range(ndim)]
+    extents = [interior[d] + lower[d] + margin[d] for d in range(ndim)]
+    size_style = "constant" if constant_sizes else draw(st.sampled_from(
+        ("shared", "per_dim", "offset", "derived")))
+    size_values: list[tuple[str, int]] = []
+    derived: list[tuple[str, str, int]] = []
+    dims = []
+    if size_style in ("shared", "derived"):  # one size for every dimension
+        n = max(extents)
+        extents = [n] * ndim
+        if size_style == "shared":
+            size_values = [("n", n)]
+        else:  # int dimsize = compsize + c before the scop: the benchmarks' harness form
+            c = min(2, n - 1)
+            size_values = [("compsize", n - c)]
+            derived = [("dimsize", "compsize", c)]
+    for d in range(ndim):
+        inclusive = draw(st.booleans())
+        increment = draw(st.sampled_from(("++", "++", "pre++", "+=1")))
+        if size_style == "constant":
+            param, const = None, extents[d]
+        elif size_style == "shared":
+            param, const = "n", 0
+        elif size_style == "derived":
+            param, const = "dimsize", 0
+        elif size_style == "per_dim":
+            param, const = f"n{names[d]}", 0
+            size_values.append((param, extents[d]))
+        else:  # A[2][m + 3][...]: an extent that is a parameter plus a constant
+            extra = draw(st.integers(1, 4))
+            param, const = f"m{names[d]}", extra
+            size_values.append((param, extents[d] - extra))
+        dims.append(Dim(names[d], param, const, lower[d], margin[d], inclusive, increment))
+    time_start = draw(st.sampled_from((0, 0, 0, 1, 2, 3, 5)))
+    # Write (t + w) % 2 and read (t + r) % 2 with r of the other parity; both >= 0 for t >= t0.
+    write_shift = draw(st.sampled_from([w for w in (1, 1, 0, 2, 3, -1) if w >= -time_start]))
+    read_shift = draw(st.sampled_from([r for r in (write_shift - 1, write_shift + 1,
+                                                   write_shift - 3) if r >= -time_start]))
+    scalars = scalar_coefficients(draw(st.integers(0, 2)) if draw(st.booleans()) else 0)
+    update = draw(updates(offsets, read_shift, dtype, list(scalars), wild))
+    used = {n for n in _vars_of(update)}
+    scalars = tuple(s for s in scalars if s.name in used)
+    if draw(st.integers(0, 7)) == 0:  # an int parameter: (u * ik) / ik
+        update = Bin("/", Bin("*", update, Var("ik")), Var("ik"))
+        scalars = scalars + (Scalar("ik", "int", str(draw(st.integers(1, 4)))),)
+    loop_order = tuple(range(ndim)) if draw(st.integers(0, 7)) else \
+        tuple(draw(st.permutations(range(ndim))))
+    steps = draw(st.integers(0, 25))
+    return Program(
+        ndim=ndim, dtype=dtype, form=form, dims=tuple(dims), loop_order=loop_order,
+        update=update, write_shift=write_shift, time_var=time_var, time_start=time_start,
+        time_inclusive=draw(st.booleans()),
+        # A constant step count of 0 would be an empty loop nest (refused, rightly).
+        steps_param=None if steps and draw(st.integers(0, 5)) == 0 else "T", steps=steps,
+        scalars=scalars, size_values=tuple(size_values), derived=tuple(derived),
+        declare_in_for=draw(st.booleans()), dtype_macro=draw(st.integers(0, 3)) == 0,
+        spaced=draw(st.booleans()),
+        math_header=bool(calls_of(update)) or draw(st.booleans()))
+
+
+def _vars_of(e) -> list[str]:
+    out, stack = [], [e]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Var):
+            out.append(n.name)
+        elif isinstance(n, (Neg, Cast)):
+            stack.append(n.operand)
+        elif isinstance(n, Bin):
+            stack += [n.lhs, n.rhs]
+        elif isinstance(n, Call):
+            stack += n.args
+    return out
+
+
+# =========================================================================== plans
+
+
+@dataclass(frozen=True)
+class PlanDraw:
+    """A plan before it meets the stencil: :func:`resolve_plan` clamps it to what is legal
+    (the mode among the legal ones, bT to what fits the block limits)."""
+
+    bt: int
+    bs_extra: tuple[int, ...]  # threads beyond the halo's minimum, per in-plane dimension
+    sl: int | None
+    mode: int | None  # None: --opt auto; else an index into the legal modes
+
+
+@st.composite
+def plan_draws(draw) -> PlanDraw:
+    bt = draw(st.integers(1, 10))
+    extra = tuple(draw(st.sampled_from((0, 0, 1, 2, 3, 5, 8, 13, 30, 64))) for _ in range(2))
+    sl = None if draw(st.integers(0, 2)) == 0 else draw(st.integers(1, 12))
+    mode = None if draw(st.integers(0, 3)) == 0 else draw(st.integers(0, 2))
+    return PlanDraw(bt, extra, sl, mode)
+
+
+def legal_modes(info) -> list[str]:
+    """Modes the plan rules allow (an5dpy/blocking/plan.py check_plan)."""
+    modes = ["none"]
+    if info.associative:
+        modes.insert(0, "assoc")
+    if info.diagonal_free:
+        modes.insert(0, "nondiag")
+    return modes
+
+
+def resolve_plan(draw: PlanDraw, info) -> "PlanOptions":
+    """Concrete options for ``info``: the largest bT <= the drawn one whose smallest block
+    (2 bT r + 1 + extra threads per dimension) fits the GPU's limits."""
+    from an5dpy.blocking.plan import make_plan
+    from an5dpy.errors import UsageError
+    modes = legal_modes(info)
+    opt = None if draw.mode is None else modes[draw.mode % len(modes)]
+    plane_radius = info.radius[1:]
+    for bt in range(draw.bt, 0, -1):
+        bs = tuple(2 * bt * r + 1 + e for r, e in zip(plane_radius, draw.bs_extra))
+        if math.prod(bs) > 1024:
+            bs = tuple(2 * bt * r + 1 for r in plane_radius)
+        try:
+            make_plan(info, bt=bt, bs=bs, sl=draw.sl, opt=opt)
+        except UsageError:
+            continue
+        return PlanOptions(bt, "x".join(str(b) for b in reversed(bs)), draw.sl, opt)
+    raise AssertionError(f"no plan fits radius {info.radius}")  # bT 1 always fits
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    bt: int
+    bs: str  # contiguous dimension first, as --bs
+    sl: int | None
+    opt: str | None
+
+    def options(self, defines=()) -> "object":
+        from an5dpy.driver import Options
+        return Options(bt=self.bt, bs=self.bs, sl=self.sl, opt=self.opt, defines=defines)
+
+    def flags(self) -> list[str]:
+        out = ["--bt", str(self.bt), "--bs", self.bs]
+        if self.sl is not None:
+            out += ["--sl", str(self.sl)]
+        if self.opt is not None:
+            out += ["--opt", self.opt]
+        return out
+
+
+@dataclass(frozen=True)
+class ValidCase:
+    program: Program
+    plans: tuple[PlanDraw, ...]
+    data_seed: int
+
+
+@st.composite
+def valid_cases(draw, wild: bool = False, big: bool = False) -> ValidCase:
+    program = draw(programs(wild=wild, big=big))
+    plans = tuple(draw(st.lists(plan_draws(), min_size=1, max_size=3)))
+    return ValidCase(program, plans, draw(st.integers(0, 2 ** 16)))
+
+
+# =========================================================================== malformed inputs
+#
+# A mutation takes a valid program's layout and makes it invalid in one known way. Each
+# returns the layout mark of the line it changed ("statement", "scop", "endscop", or a
+# nest position: 0 = the time loop), or None when the program lacks what it needs.
+
+
+def _vars(p: Program) -> list[str]:
+    return [d.var for d in p.dims]
+
+
+def _read_shift(p: Program) -> int:
+    return reads_of(p.update)[0].shift
+
+
+def _add_term(layout: Layout, text: str) -> str:
+    layout.value = f"{layout.value} + {text}"
+    return "text:" + text  # the line that holds the added term
+
+
+def _add_param(layout: Layout, decl: str) -> None:
+    head, _, rest = layout.signature.partition("(")
+    rest = rest[len("void"):] if rest.startswith("void)") else rest
+    layout.signature = f"{head}({decl}{', ' if rest != ')' else ''}{rest}"
+
+
+def _centre_read(p: Program, subscripts: list[str], shift: int | None = None,
+                 array: str = "A") -> str:
+    ts = time_subscript(p, _read_shift(p) if shift is None else shift)
+    return f"{array}[{ts}]" + "".join(f"[{s}]" for s in subscripts)
+
+
+def m_write_neighbour(layout, p, draw):
+    d = draw(st.integers(0, p.ndim - 1))
+    off = tuple(draw(st.sampled_from((-1, 1))) if k == d else 0 for k in range(p.ndim))
+    layout.target = access_text(p, p.write_shift, off)
+    return "statement"
+
+
+def m_nonaffine_subscript(layout, p, draw):
+    v = _vars(p)
+    subs = list(v)
+    subs[draw(st.integers(0, p.ndim - 1))] = draw(st.sampled_from(
+        (f"{v[0]} * {v[1]}", f"{v[-1]} * {v[-1]}", f"{v[0]} / 2", f"{v[1]} % 3")))
+    return _add_term(layout, _centre_read(p, subs))
+
+
+def m_indirect_subscript(layout, p, draw):
+    _add_param(layout, "int *idx")
+    v = _vars(p)
+    subs = list(v)
+    subs[draw(st.integers(0, p.ndim - 1))] = f"idx[{v[0]}]"
+    return _add_term(layout, _centre_read(p, subs))
+
+
+def m_time_subscript(layout, p, draw):
+    t, v = p.time_var, _vars(p)
+    bad = draw(st.sampled_from((f"{t} % 3", f"{t}", f"(2 * {t}) % 2", f"({t} + {v[0]}) % 2",
+                                f"({t} + 1) % 4", "0", f"{t} / 2")))
+    return _add_term(layout, f"A[{bad}]" + "".join(f"[{x}]" for x in v))
+
+
+def m_second_statement(layout, p, draw):
+    layout.extra_statement = f"{layout.target} = {_centre_read(p, _vars(p))};"
+    return "statement"
+
+
+def m_missing_endscop(layout, p, draw):
+    layout.scop_close = ""
+    return "scop"
+
+
+def m_missing_scop(layout, p, draw):
+    layout.scop_open = ""
+    return "endscop"
+
+
+def m_nonmath_call(layout, p, draw):
+    name = draw(st.sampled_from(("g", "smooth", "my_sqrt", "lgammaish")))
+    layout.prelude.insert(0, f"{p.dtype} {name}({p.dtype});")
+    return _add_term(layout, f"{name}({_centre_read(p, _vars(p))})")
+
+
+def m_out_of_bounds(layout, p, draw):
+    d = draw(st.integers(0, p.ndim - 1))
+    dim = p.dims[d]
+    off = dim.margin + 1 if draw(st.booleans()) else -(dim.lower + 1)
+    subs = [space_subscript(p, x.var, off if k == d else 0) for k, x in enumerate(p.dims)]
+    return _add_term(layout, _centre_read(p, subs))
+
+
+def m_in_place(layout, p, draw):
+    """Gauss-Seidel: every read uses the buffer the statement writes."""
+    q = replace(p, update=_map_reads(p.update, lambda r: replace(r, shift=p.write_shift)))
+    layout.value = expr_text(q, q.update)
+    return "statement"
+
+
+def m_mixed_parity(layout, p, draw):
+    return _add_term(layout, _centre_read(p, _vars(p), shift=p.write_shift))
+
+
+def m_stride(layout, p, draw):
+    k = draw(st.integers(1, p.ndim))
+    var = layout.loops[k].split("=")[0].split()[-1]
+    step = draw(st.sampled_from((f"{var} += 2", f"{var}--", f"{var} = {var} + 2", f"{var} -= 1")))
+    layout.loops[k] = re.sub(r";[^;]*\)$", f"; {step})", layout.loops[k])
+    return k
+
+
+def m_while(layout, p, draw):
+    t = p.time_var
+    upper = layout.loops[0].split(";")[1].strip()
+    layout.loops[0] = f"while ({upper})"
+    if p.declare_in_for:
+        layout.body_head.append(f"int {t} = {p.time_start};")
+    return 0
+
+
+def m_if_body(layout, p, draw):
+    layout.wrap_body = (f"if ({_vars(p)[0]} > 1) {{", "}")
+    return "text:if ("
+
+
+def m_compound_assign(layout, p, draw):
+    layout.assign = draw(st.sampled_from(("+=", "-=", "*=")))
+    return "statement"
+
+
+def m_loop_var_value(layout, p, draw):
+    v = draw(st.sampled_from([p.time_var] + _vars(p)))
+    return _add_term(layout, f"{v}")
+
+
+def m_outer_var_bound(layout, p, draw):
+    k = draw(st.integers(2, p.ndim))
+    outer = layout.loops[k - 1].split("=")[0].split()[-1]
+    layout.loops[k] = re.sub(r"(<=?) [^;]*;", rf"\1 {outer};", layout.loops[k], count=1)
+    return k
+
+
+def m_nonaffine_bound(layout, p, draw):
+    if not p.steps_param:
+        return None
+    layout.loops[0] = re.sub(r"(<=?) [^;]*;", rf"\1 {p.steps_param} * {p.steps_param};",
+                             layout.loops[0], count=1)
+    return 0
+
+
+def m_negative_time(layout, p, draw):
+    r = _read_shift(p)
+    low = -p.time_start - 1
+    shift = low if (low - r) % 2 == 0 else low - 1
+    return _add_term(layout, _centre_read(p, _vars(p), shift=shift))
+
+
+def m_transposed_read(layout, p, draw):
+    """A[j][i]: the offset varies with the loop point, unless the first and last dimensions
+    hold one cell each for every parameter value (then it is a valid constant offset)."""
+    if all(d.extent_param is None for d in p.dims) and p.interior()[0] == p.interior()[-1] == 1:
+        return None
+    v = _vars(p)
+    return _add_term(layout, _centre_read(p, list(reversed(v))))
+
+
+def m_int_array(layout, p, draw):
+    elem = "SB_TYPE" if p.dtype_macro else p.dtype
+    new = draw(st.sampled_from(("int", "long", "short")))
+
+    def fix(text: str) -> str:
+        return text.replace(f"{elem} A[", f"{new} A[").replace(f"{elem} (*A)", f"{new} (*A)") \
+            .replace(f"({elem} (*)", f"({new} (*)")
+    layout.prelude = [fix(x) for x in layout.prelude]
+    layout.body_head = [fix(x) for x in layout.body_head]
+    layout.signature = fix(layout.signature)
+    return f"text:{new} "
+
+
+def m_empty_domain(layout, p, draw):
+    t = p.time_var
+    layout.loops[0] = re.sub(r"(<=?) [^;]*;", rf"< {p.time_start};", layout.loops[0], count=1)
+    return 0
+
+
+def m_drop_loop(layout, p, draw):
+    k = draw(st.integers(1, p.ndim))
+    var = layout.loops[k].split("=")[0].split()[-1]
+    del layout.loops[k]
+    layout.body_head.append(f"int {var} = 1;")
+    return "statement"
+
+
+def m_operator(layout, p, draw):
+    a = _centre_read(p, _vars(p))
+    text = draw(st.sampled_from((f"((int){a} & 1)", f"({a} > 1 ? 1 : 0)", f"({a} < 0.5)",
+                                 f"sizeof({a})", f"!{a}", f"((int){a} << 1)")))
+    return _add_term(layout, text)
+
+
+def m_second_array(layout, p, draw):
+    layout.prelude.insert(0, f"{p.dtype} B[2]" + "".join("[64]" for _ in range(p.ndim)) + ";")
+    return _add_term(layout, _centre_read(p, _vars(p), array="B"))
+
+
+MUTATIONS: dict[str, Callable] = {
+    "write_neighbour": m_write_neighbour,
+    "nonaffine_subscript": m_nonaffine_subscript,
+    "indirect_subscript": m_indirect_subscript,
+    "time_subscript": m_time_subscript,
+    "second_statement": m_second_statement,
+    "missing_endscop": m_missing_endscop,
+    "missing_scop": m_missing_scop,
+    "nonmath_call": m_nonmath_call,
+    "out_of_bounds": m_out_of_bounds,
+    "in_place": m_in_place,
+    "mixed_parity": m_mixed_parity,
+    "stride": m_stride,
+    "while_loop": m_while,
+    "if_body": m_if_body,
+    "compound_assign": m_compound_assign,
+    "loop_var_value": m_loop_var_value,
+    "outer_var_bound": m_outer_var_bound,
+    "nonaffine_bound": m_nonaffine_bound,
+    "negative_time": m_negative_time,
+    "transposed_read": m_transposed_read,
+    "int_array": m_int_array,
+    "empty_domain": m_empty_domain,
+    "drop_loop": m_drop_loop,
+    "operator": m_operator,
+    "second_array": m_second_array,
+}
+
+
+def _map_reads(e, fn):
+    if isinstance(e, Read):
+        return fn(e)
+    if isinstance(e, (Neg, Cast)):
+        return replace(e, operand=_map_reads(e.operand, fn))
+    if isinstance(e, Bin):
+        return replace(e, lhs=_map_reads(e.lhs, fn), rhs=_map_reads(e.rhs, fn))
+    if isinstance(e, Call):
+        return replace(e, args=tuple(_map_reads(a, fn) for a in e.args))
+    return e
+
+
+@dataclass(frozen=True)
+class MalformedCase:
+    program: Program
+    kind: str
+    text: str  # the mutated C file
+    mutated_line: int | None
+
+
+@st.composite
+def malformed_cases(draw, kinds: tuple[str, ...] | None = None) -> MalformedCase:
+    program = draw(programs())
+    kind = draw(st.sampled_from(kinds or tuple(MUTATIONS)))
+    layout = layout_of(program)
+    mark = MUTATIONS[kind](layout, program, draw)
+    if mark is None:  # the program lacks what the mutation needs: another program
+        from hypothesis import assume
+        assume(False)
+    rendered = layout.render()
+    return MalformedCase(program, kind, rendered.text, mutated_line(rendered, mark))
+
+
+def mutated_line(rendered: Rendered, mark) -> int | None:
+    if isinstance(mark, str) and mark.startswith("text:"):
+        lines = rendered.text.splitlines()  # the last line that holds it: it was appended
+        return next((k + 1 for k in reversed(range(len(lines))) if mark[5:] in lines[k]), None)
+    return rendered.lines.get(mark)
+
+
+# =========================================================================== running cases
+
+PASS, REFUSED = "PASS", "REFUSED"  # the good outcomes (valid / malformed)
+FAIL, CRASH, TIMEOUT = "FAIL", "CRASH", "TIMEOUT"
+REFUSED_VALID, ACCEPTED_MALFORMED = "REFUSED-VALID", "ACCEPTED-MALFORMED"
+IMPRECISE = "IMPRECISE-REFUSAL"  # refused, but not FILE:LINE:COL: error: with exit 2
+OUTCOMES = (PASS, REFUSED, FAIL, CRASH, REFUSED_VALID, ACCEPTED_MALFORMED, IMPRECISE, TIMEOUT)
+FINDINGS = (FAIL, CRASH, REFUSED_VALID, ACCEPTED_MALFORMED, IMPRECISE, TIMEOUT)
+
+
+@dataclass(frozen=True)
+class Result:
+    kind: str  # "valid" or "malformed" (with the mutation: "malformed:stride")
+    outcome: str
+    detail: str
+    seconds: float
+    source: str  # the C file
+    commands: tuple[str, ...] = ()  # what reproduces it (the file is written as case.c)
+    checks: int = 0  # plans verified (valid) / refusals (malformed)
+    on_mutated_line: bool | None = None  # malformed: the error points at the changed line
+
+    @property
+    def is_finding(self) -> bool:
+        return self.outcome in FINDINGS
+
+
+class CaseTimeout(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float):
+    if not seconds or not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def expire(signum, frame):
+        raise CaseTimeout(f"over {seconds:g} s")
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _short_traceback(exc: BaseException) -> str:
+    frames = traceback.extract_tb(exc.__traceback__)[-3:]
+    where = "; ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in frames)
+    return f"{type(exc).__name__}: {str(exc)[:300]} (at {where})"
+
+
+def _flag_text(name: str, values) -> list[str]:
+    return [x for k, v in values for x in (name, f"{k}={v}" if v is not None else k)]
+
+
+def verify_command(p: Program, plan: PlanOptions, backend: str, exact: bool, seed: int) -> str:
+    argv = ["an5d", "verify", "case.c", "--backend", backend,
+            *_flag_text("-P", p.params().items()), *_flag_text("-D", p.defines),
+            *plan.flags(), "--seed", str(seed)] + (["--exact"] if exact else [])
+    return shlex.join(argv)
+
+
+def translate_command(p: Program, plan: PlanOptions) -> str:
+    return shlex.join(["an5d-translate", "case.c", *_flag_text("-D", p.defines),
+                       *plan.flags(), "-o", "out"])
+
+
+def run_valid(case: ValidCase, backend: str = "sim", exact: bool = False,
+              timeout: float = 120.0, workdir: str | None = None) -> Result:
+    """Verify every plan of the case against gcc and translate it to files."""
+    text = render(case.program).text
+    start = time.perf_counter()
+    commands: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="an5d-fuzz-", dir=workdir) as tmp:
+        path = os.path.join(tmp, "case.c")
+        Path(path).write_text(text)
+
+        def result(outcome: str, detail: str, checks: int) -> Result:
+            return Result("valid", outcome, detail, time.perf_counter() - start, text,
+                          tuple(commands), checks)
+        try:
+            with time_limit(timeout):
+                outcome, detail, checks = _check_valid(case, path, backend, exact, tmp,
+                                                       commands)
+        except CaseTimeout as e:
+            return result(TIMEOUT, str(e), 0)
+        return result(outcome, detail, checks)
+
+
+def _check_valid(case: ValidCase, path: str, backend: str, exact: bool, tmp: str,
+                 commands: list[str]) -> tuple[str, str, int]:
+    from an5dpy import driver
+    from an5dpy.errors import An5dError
+    p = case.program
+    try:
+        _, info = driver.load(path, p.defines)
+    except An5dError as e:
+        commands.append(shlex.join(["an5d", "analyze", "case.c", *_flag_text("-D", p.defines)]))
+        return REFUSED_VALID, str(e), 0
+    except Exception as e:  # noqa: BLE001 - anything else is a bug of the package
+        commands.append(shlex.join(["an5d", "analyze", "case.c", *_flag_text("-D", p.defines)]))
+        return CRASH, _short_traceback(e), 0
+    for k, draw in enumerate(case.plans):
+        plan = resolve_plan(draw, info)
+        seed = case.data_seed + k
+        commands[:] = [verify_command(p, plan, backend, exact, seed), translate_command(p, plan)]
+        stage = "verify"
+        try:
+            from an5dpy.check.verify import verify_file
+            report = verify_file(path, plan.options(p.defines), backend, p.params(),
+                                 exact=exact, seed=seed)
+            if not report.comparison.passed:
+                return FAIL, " | ".join(report.lines()), k
+            stage = "translate"
+            translation = driver.translate(path, plan.options(p.defines))
+            if backend == "sim":
+                stage = "simulate the emitted schedule"
+                emitted = _check_emitted_schedule(translation, p, seed)
+                if emitted is not None:
+                    commands[0] += "  # the emitted schedule (compact kernels) differs"
+                    return FAIL, emitted, k
+            stage = "write"
+            out = os.path.join(tmp, f"out{k}")
+            written = driver.write_outputs(translation.outputs, out)
+            if len(written) != 3 or not all(f.stat().st_size for f in written):
+                return CRASH, f"write_outputs wrote {written}", k
+        except An5dError as e:
+            if e.exit_status == 2:
+                return REFUSED_VALID, f"{stage}: {e}", k
+            return CRASH, f"{stage}: {type(e).__name__}: {e}", k
+        except CaseTimeout:
+            raise
+        except Exception as e:  # noqa: BLE001
+            return CRASH, f"{stage}: {_short_traceback(e)}", k
+    return PASS, "", len(case.plans)
+
+
+def _check_emitted_schedule(translation, p: Program, seed: int) -> str | None:
+    """The CPU check of what ships: simulate the schedule translate emitted (compact kernels
+    for remainder degrees and large expressions) when it differs from the one verify
+    simulates, and compare with gcc exactly as verify does. None when they agree."""
+    from an5dpy.blocking.plan import degrees_needed, grid_extents
+    from an5dpy.check.reference import build_reference, resolve_params
+    from an5dpy.check.simulate import simulate
+    from an5dpy.check.verify import (compare, must_be_identical, random_grid, result_buffer,
+                                     tolerance)
+    info, plan, schedule = translation.info, translation.plan, translation.schedule
+    compact = [k.degree for k in schedule.kernels if not _has_heads(k)]
+    if not compact:
+        return None  # the same schedule as verify's
+    env = resolve_params(translation.program, p.params())
+    shape = (2, *(d.size for d in grid_extents(info, env)))
+    grid = random_grid(shape, plan.dtype, seed)
+    reference = grid.copy()
+    build_reference(translation.program).run(reference, env)
+    result = simulate(info, plan, grid, env, schedule=schedule)
+    b = result_buffer(info, env)
+    tol = None if must_be_identical(info, plan, True) else \
+        tolerance(info, plan, info.time.steps(env))
+    comparison = compare(result[b], reference[b], tol)
+    if comparison.passed:
+        return None
+    return (f"emitted schedule (compact kernels for degrees {compact}): "
+            + " | ".join(comparison.lines()))
+
+
+def _has_heads(kernel) -> bool:
+    return bool(kernel.heads)  # a compact kernel has no unrolled heads
+
+
+ERROR_LINE = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+): error: ")
+
+
+def run_malformed(case: MalformedCase, timeout: float = 60.0,
+                  workdir: str | None = None) -> Result:
+    """``an5d-translate`` must refuse: exit 2, ``FILE:LINE:COL: error:``, nothing written."""
+    from an5dpy.cli.main import main
+    p = case.program
+    kind = f"malformed:{case.kind}"
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="an5d-fuzz-", dir=workdir) as tmp:
+        path = os.path.join(tmp, "case.c")
+        Path(path).write_text(case.text)
+        out = os.path.join(tmp, "out")
+        argv = ["translate", path, *_flag_text("-D", p.defines), "-o", out, "-q"]
+        command = shlex.join(["an5d-translate", "case.c", *_flag_text("-D", p.defines),
+                              "-o", "out"])
+        stdout, stderr = io.StringIO(), io.StringIO()
+        try:
+            with time_limit(timeout), contextlib.redirect_stdout(stdout), \
+                    contextlib.redirect_stderr(stderr):
+                status = main(argv)
+        except CaseTimeout as e:
+            return Result(kind, TIMEOUT, str(e), time.perf_counter() - start, case.text,
+                          (command,))
+        seconds = time.perf_counter() - start
+        message = stderr.getvalue().strip()
+        wrote = os.path.exists(out) and bool(os.listdir(out))
+    first = message.splitlines()[0] if message else ""
+    match = ERROR_LINE.match(first)
+    if status == 0:
+        outcome, detail = ACCEPTED_MALFORMED, "translated without an error"
+    elif status == 70:
+        outcome, detail = CRASH, message[:500]
+    elif status != 2 or not match or match.group("file") != path or wrote:
+        outcome = IMPRECISE
+        detail = f"exit {status}, wrote files: {wrote}, message: {first[:300]}"
+    else:
+        outcome, detail = REFUSED, first.replace(path, "case.c")
+    on_line = None
+    if match and case.mutated_line is not None:
+        on_line = int(match.group("line")) == case.mutated_line
+    return Result(kind, outcome, detail, seconds, case.text, (command,), 1, on_line)
+
+
+# =========================================================================== streams
+#
+# A stream runs ``count`` cases of one kind from one seed inside a hypothesis test: every
+# generated case is run once and recorded; the first finding stops generation and hypothesis
+# shrinks it (each candidate run for real, within ``shrink_seconds``), then a new round
+# with the next seed goes on with the remaining cases. Results are cached per case, so the
+# replays hypothesis makes are deterministic.
+
+
+class Finding(Exception):
+    def __init__(self, result: Result):
+        super().__init__(result.outcome)
+        self.result = result
+
+
+#: One exception type per outcome class: hypothesis shrinks a failure towards a smaller
+#: case of the same class (its origin is the exception type), not towards any finding.
+FINDING_TYPES = {o: type(f"Finding{o.title().replace('-', '')}", (Finding,), {})
+                 for o in FINDINGS}
+
+
+@dataclass
+class StreamReport:
+    results: list[Result] = field(default_factory=list)
+    #: (the finding as generated, the same class after shrinking)
+    findings: list[tuple[Result, Result]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class StreamConfig:
+    kind: str  # "valid" or "malformed"
+    count: int
+    seed: int
+    backend: str = "sim"
+    exact: bool = False
+    wild: bool = False
+    big: bool = False
+    deadline: float | None = None  # time.time() after which no case starts
+    shrink_seconds: float = 60.0
+    timeout: float = 120.0
+    max_findings: int | None = None  # stop the stream after this many
+
+
+def run_stream(config: StreamConfig) -> StreamReport:
+    from hypothesis import Verbosity
+    report = StreamReport()
+    # Each stream lists the mutations from another one: hypothesis draws the first of a
+    # list more often than the others.
+    kinds = tuple(MUTATIONS)
+    turn = config.seed % len(kinds)
+    strategy = (valid_cases(config.wild, config.big) if config.kind == "valid"
+                else malformed_cases(kinds[turn:] + kinds[:turn]))
+
+    def run(case, timeout: float) -> Result:
+        if config.kind == "valid":
+            return run_valid(case, config.backend, config.exact, timeout)
+        return run_malformed(case, timeout)
+
+    def over() -> bool:
+        return len(report.results) >= config.count or (
+            config.deadline is not None and time.time() > config.deadline) or (
+            config.max_findings is not None and len(report.findings) >= config.max_findings)
+
+    for round_ in range(config.count + 10):
+        if over():
+            break
+        state: dict = {"shrinking": False, "since": 0.0, "first": None}
+        cache: dict[str, Result] = {}
+
+        def body(case) -> None:
+            key = repr(case)
+            res = cache.get(key)
+            if res is None:
+                timeout = config.timeout
+                if state["shrinking"]:  # a candidate may not outlast the shrinking time
+                    timeout = config.shrink_seconds - (time.perf_counter() - state["since"])
+                    if timeout <= 0:
+                        return  # out of shrinking time: no more candidates are run
+                    timeout = min(timeout, config.timeout)
+                elif over():
+                    return
+                res = cache[key] = run(case, timeout)
+                if not state["shrinking"]:
+                    report.results.append(res)
+            if res.is_finding:
+                if not state["shrinking"]:
+                    state.update(shrinking=True, since=time.perf_counter(), first=res)
+                raise FINDING_TYPES[res.outcome](res)
+
+        test = settings(max_examples=max(1, config.count - len(report.results)),
+                        database=None, deadline=None, derandomize=False,
+                        suppress_health_check=list(HealthCheck),
+                        phases=[Phase.generate, Phase.shrink], report_multiple_bugs=False,
+                        verbosity=Verbosity.quiet, print_blob=False)(
+            hypothesis_seed(config.seed * 1_000_003 + round_)(given(strategy)(body)))
+        try:
+            test()
+        except Finding as f:
+            report.findings.append((state["first"], f.result))
+        except Exception as e:  # noqa: BLE001 - the fuzzer's own trouble (flaky, ...)
+            res = Result(config.kind, CRASH, f"fuzzer: {_short_traceback(e)}", 0.0, "")
+            report.findings.append((state["first"] or res, res))
+    return report
+
+
+# =========================================================================== campaigns
+
+
+def stream_configs(valid: int, malformed: int, seed: int, chunk: int, **common
+                   ) -> list[StreamConfig]:
+    """Chunks of at most ``chunk`` cases, each its own seed (so a chunk reruns alone)."""
+    configs = []
+    for kind, total, base in (("valid", valid, 0), ("malformed", malformed, 500_000)):
+        for k in range(-(-total // chunk) if total else 0):
+            n = min(chunk, total - k * chunk)
+            configs.append(StreamConfig(kind, n, seed * 1_000 + base + k, **common))
+    # Interleave valid and malformed chunks so a time limit leaves a sample of both.
+    valid_chunks = [c for c in configs if c.kind == "valid"]
+    bad_chunks = [c for c in configs if c.kind == "malformed"]
+    ratio = max(1, len(valid_chunks) // max(1, len(bad_chunks)))
+    out = []
+    while valid_chunks or bad_chunks:
+        out += valid_chunks[:ratio]
+        del valid_chunks[:ratio]
+        out += bad_chunks[:1]
+        del bad_chunks[:1]
+    return out
+
+
+def _strip(report: StreamReport) -> StreamReport:
+    """Drop the sources of unremarkable results (only the counts travel back)."""
+    report.results = [r if r.is_finding else replace(r, source="", commands=())
+                      for r in report.results]
+    return report
+
+
+def _run_config(config: StreamConfig) -> tuple[StreamConfig, StreamReport]:
+    return config, _strip(run_stream(config))
+
+
+def run_campaign(configs: list[StreamConfig], jobs: int,
+                 progress: Callable[[StreamConfig, StreamReport], None] | None = None
+                 ) -> StreamReport:
+    total = StreamReport()
+
+    def merge(config, report):
+        total.results += report.results
+        total.findings += report.findings
+        if progress:
+            progress(config, report)
+    try:  # Ctrl-C ends the campaign early: the summary covers the chunks done
+        if jobs <= 1:
+            for config in configs:
+                merge(*_run_config(config))
+            return total
+        ctx = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+        with ctx.Pool(jobs, maxtasksperchild=4) as pool:
+            for config, report in pool.imap_unordered(_run_config, configs):
+                merge(config, report)
+    except KeyboardInterrupt:
+        print("interrupted: the summary covers the finished chunks", flush=True)
+    return total
+
+
+def write_findings(report: StreamReport, out: Path) -> list[tuple[Path, Result, Result]]:
+    """Each finding (shrunk) as ``NN_OUTCOME.c`` and its commands in ``NN_OUTCOME.sh``."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for n, (first, shrunk) in enumerate(report.findings):
+        stem = f"{n:02d}_{shrunk.outcome.lower()}"
+        c_file = out / f"{stem}.c"
+        c_file.write_text(shrunk.source)
+        if first is not None and first.source and first.source != shrunk.source:
+            (out / f"{stem}_unshrunk.c").write_text(first.source)
+        commands = [c.replace("case.c", str(c_file)) for c in shrunk.commands]
+        (out / f"{stem}.sh").write_text(
+            f"# {shrunk.kind}: {shrunk.outcome}: {shrunk.detail}\n" + "\n".join(commands) + "\n")
+        written.append((c_file, first, shrunk))
+    return written
+
+
+def summary(report: StreamReport, seconds: float, written) -> str:
+    lines = []
+    header = ["kind", "cases", *OUTCOMES, "checks", "s/case"]
+    rows = []
+    for kind in ("valid", "malformed"):
+        rs = [r for r in report.results if r.kind.split(":")[0] == kind]
+        if not rs:
+            continue
+        counts = [sum(r.outcome == o for r in rs) for o in OUTCOMES]
+        rows.append([kind, len(rs), *counts, sum(r.checks for r in rs),
+                     f"{sum(r.seconds for r in rs) / len(rs):.2f}"])
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+    lines.append("  ".join(str(h).rjust(w) for h, w in zip(header, widths)))
+    lines += ["  ".join(str(x).rjust(w) for x, w in zip(row, widths)) for row in rows]
+    kinds = sorted({r.kind.split(":", 1)[1] for r in report.results if ":" in r.kind})
+    if kinds:
+        parts = []
+        for k in kinds:
+            rs = [r for r in report.results if r.kind == f"malformed:{k}"]
+            ok = sum(r.outcome == REFUSED for r in rs)
+            here = sum(bool(r.on_mutated_line) for r in rs)
+            parts.append(f"{k} {ok}/{len(rs)} ({here} at the line)")
+        lines.append("malformed kinds (refused/cases, refusals pointing at the mutated line): "
+                     + ", ".join(parts))
+    valid = [r for r in report.results if r.kind == "valid"]
+    lines.append(f"{len(report.results)} cases in {seconds:.0f} s; "
+                 f"{sum(r.checks for r in valid)} plans verified; "
+                 f"{len(report.findings)} finding(s)")
+    for c_file, first, shrunk in written:
+        lines.append(f"FINDING {shrunk.outcome} ({shrunk.kind}): {shrunk.detail[:400]}")
+        lines.append(f"  file: {c_file}")
+        lines += [f"  $ {c.replace('case.c', str(c_file))}" for c in shrunk.commands]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--valid", type=int, default=100, help="valid programs (default 100)")
+    ap.add_argument("--malformed", type=int, default=50, help="malformed programs (default 50)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes")
+    ap.add_argument("--backend", choices=("sim", "cuda"), default="sim")
+    ap.add_argument("--exact", action="store_true",
+                    help="cuda: no fast math, -fmad=false (the default with --backend cuda)")
+    ap.add_argument("--fast-math", action="store_true", help="cuda: the fast-math build")
+    ap.add_argument("--minutes", type=float, help="start no case after this many minutes")
+    ap.add_argument("--out", help="directory for the findings (default: a new temporary one)")
+    ap.add_argument("--wild", action="store_true",
+                    help="unguarded updates (division by reads, pow, exp: inf and NaN)")
+    ap.add_argument("--big", action="store_true", help="boxes up to 9x9x9 points")
+    ap.add_argument("--chunk", type=int, default=20, help="cases per seeded stream")
+    ap.add_argument("--shrink-seconds", type=float, default=120.0)
+    ap.add_argument("--timeout", type=float, default=300.0, help="seconds per case")
+    args = ap.parse_args(argv)
+    start = time.time()
+    exact = args.backend == "cuda" and not args.fast_math
+    deadline = start + 60 * args.minutes if args.minutes else None
+    configs = stream_configs(args.valid, args.malformed, args.seed, args.chunk,
+                             backend=args.backend, exact=exact, wild=args.wild, big=args.big,
+                             deadline=deadline, shrink_seconds=args.shrink_seconds,
+                             timeout=args.timeout)
+
+    def progress(config: StreamConfig, report: StreamReport) -> None:
+        counts = {o: sum(r.outcome == o for r in report.results) for o in OUTCOMES}
+        shown = ", ".join(f"{o} {n}" for o, n in counts.items() if n)
+        print(f"[{time.time() - start:6.0f} s] {config.kind} seed {config.seed}: "
+              f"{len(report.results)} cases: {shown}", flush=True)
+        for _, shrunk in report.findings:
+            print(f"  finding {shrunk.outcome}: {shrunk.detail[:200]}", flush=True)
+    report = run_campaign(configs, args.jobs, progress)
+    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="an5d-fuzz-findings-"))
+    written = write_findings(report, out) if report.findings else []
+    print(summary(report, time.time() - start, written))
+    return 1 if report.findings else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,193 @@
+"""scripts/fuzz.py: the random differential tester (issue 12).
+
+A bounded campaign runs in the default suite (valid programs against gcc on the simulator,
+malformed ones through an5d-translate) and must find nothing; the unit tests check that
+the generator produces every language feature it claims, that every mutation kind is
+refused as the README says, and that a finding shrinks to a small program.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import pytest
+from hypothesis import HealthCheck, given, seed, settings
+from script_support import load_script
+
+fz = load_script("fuzz")
+
+QUICK = dict(database=None, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+def _features(p) -> set[str]:
+    """The language features one generated program uses (what the generator promises)."""
+    text = fz.render(p).text
+    out = {f"{p.ndim}d", p.dtype, f"form:{p.form}"}
+    offsets = p.offsets()
+    radius = [max(abs(o[d]) for o in offsets) for d in range(p.ndim)]
+    reach_lo = [max([0] + [-o[d] for o in offsets]) for d in range(p.ndim)]
+    reach_hi = [max([0] + [o[d] for o in offsets]) for d in range(p.ndim)]
+    if any(r == 4 for r in radius):
+        out.add("radius 4")
+    if any(r == 0 for r in radius):
+        out.add("radius 0")
+    if reach_lo != reach_hi:
+        out.add("asymmetric")
+    if all(sum(1 for c in o if c) <= 1 for o in offsets):
+        out.add("star")
+    elif len(offsets) == len(set(offsets)) and len(offsets) == \
+            __import__("math").prod(a + b + 1 for a, b in zip(reach_lo, reach_hi)):
+        out.add("box")
+    else:
+        out.add("sparse")
+    if len(offsets) >= 25:
+        out.add("25+ points")
+    if re.search(r"0x[0-9a-f.]+p[-+]?\d+", text):
+        out.add("hex float")
+    if re.search(r"\d[fF]\b", text):
+        out.add("float suffix")
+    if re.search(r"\d[eE][-+]?\d", text):
+        out.add("exponent literal")
+    if re.search(r"\((float|double|SB_TYPE)\)", text):
+        out.add("cast")
+    if re.search(r"(?<![\w)\]])-\s*[A-Z(]", text.split("#pragma scop")[1]):
+        out.add("unary minus")
+    if "/" in text.split("#pragma scop")[1]:
+        out.add("division")
+    for f in ("sqrt", "fabs", "exp", "fmax", "pow", "log"):
+        if re.search(rf"\b{f}f?\(", text):
+            out.add(f"call {f}")
+    if p.scalars:
+        out.add("scalar parameter")
+    if any(s.ctype == "int" for s in p.scalars):
+        out.add("int parameter")
+    if p.time_start > 0:
+        out.add("time start > 0")
+    if p.time_inclusive or any(d.inclusive for d in p.dims):
+        out.add("<= bound")
+    if any(d.lower > lo for d, lo in zip(p.dims, reach_lo)):
+        out.add("lower bound beyond the reach")
+    if min(p.interior()) == 1:
+        out.add("1 interior cell")
+    if p.steps == 0:
+        out.add("0 steps")
+    if p.steps >= 20:
+        out.add("20+ steps")
+    if p.derived:
+        out.add("derived size")
+    if p.loop_order != tuple(range(p.ndim)):
+        out.add("permuted loops")
+    if p.write_shift != 1 or fz.reads_of(p.update)[0].shift != 0:
+        out.add("other time subscripts")
+    if p.dtype_macro:
+        out.add("-D SB_TYPE")
+    if not p.steps_param:
+        out.add("constant steps")
+    return out
+
+
+EXPECTED_FEATURES = {
+    "2d", "3d", "float", "double", *(f"form:{f}" for f in fz.FORMS), "radius 4", "radius 0",
+    "asymmetric", "star", "box", "sparse", "25+ points", "hex float", "float suffix",
+    "exponent literal", "cast", "unary minus", "division", "call sqrt", "call fabs",
+    "call exp", "call fmax", "call pow", "call log", "scalar parameter", "int parameter",
+    "time start > 0", "<= bound", "lower bound beyond the reach", "1 interior cell",
+    "0 steps", "20+ steps", "derived size", "permuted loops", "other time subscripts",
+    "-D SB_TYPE", "constant steps",
+}
+
+
+def test_generator_covers_the_accepted_language():
+    seen: Counter = Counter()
+
+    @seed(12)
+    @settings(max_examples=250, **QUICK)
+    @given(fz.programs())
+    def collect(p):
+        seen.update(_features(p))
+    collect()
+    missing = EXPECTED_FEATURES - set(seen)
+    assert not missing, f"the generator never produced: {sorted(missing)}"
+
+
+def test_generated_programs_are_accepted_and_plans_resolve(tmp_path):
+    from an5dpy import driver
+    from an5dpy.blocking.plan import make_plan, parse_block_size
+
+    @seed(5)
+    @settings(max_examples=25, **QUICK)
+    @given(fz.programs(), fz.plan_draws())
+    def check(p, draw):
+        path = tmp_path / "case.c"
+        path.write_text(fz.render(p).text)
+        _, info = driver.load(str(path), p.defines)  # raises if refused
+        plan = fz.resolve_plan(draw, info)
+        assert plan.opt is None or plan.opt in fz.legal_modes(info)
+        make_plan(info, bt=plan.bt, bs=parse_block_size(plan.bs, info.ndim), sl=plan.sl,
+                  opt=plan.opt)
+    check()
+
+
+@pytest.mark.parametrize("kind", sorted(fz.MUTATIONS))
+def test_each_mutation_is_refused_with_a_coordinate(kind):
+    results = []
+
+    @seed(7)
+    @settings(max_examples=3, **QUICK)
+    @given(fz.malformed_cases((kind,)))
+    def check(case):
+        results.append(fz.run_malformed(case))
+    check()
+    assert results
+    for r in results:
+        assert r.outcome == fz.REFUSED, (r.outcome, r.detail, r.source)
+        assert re.match(r"case\.c:\d+:\d+: error: ", r.detail)
+
+
+def test_a_finding_shrinks_to_a_small_program(monkeypatch):
+    """A stand-in runner that 'fails' on 3 or more distinct reads: the shrunk finding has
+    exactly 3, and is no longer than the case first found."""
+    def fake(case, *args, **kwargs):
+        p = case.program
+        failing = len(p.offsets()) >= 3
+        return fz.Result("valid", fz.FAIL if failing else fz.PASS, "", 0.0,
+                         fz.render(p).text, ("an5d verify case.c",), 1)
+    monkeypatch.setattr(fz, "run_valid", fake)
+    report = fz.run_stream(fz.StreamConfig("valid", 20, seed=3, shrink_seconds=10,
+                                           max_findings=1))
+    assert report.findings
+    first, shrunk = report.findings[0]
+    assert shrunk.outcome == fz.FAIL
+    assert len(shrunk.source) <= len(first.source)
+    assert len(set(re.findall(r"A\[[^=]*?\](?=\s*[-+*/);,]|$)", shrunk.source))) >= 3
+    assert shrunk.source.count("\n") <= first.source.count("\n")
+
+
+def test_bounded_campaign_finds_nothing(tmp_path, capsys):
+    """The default suite's campaign: every outcome a PASS (valid) or a REFUSED (malformed);
+    the summary table is printed last."""
+    status = fz.main(["--valid", "12", "--malformed", "40", "--seed", "20",
+                      "--chunk", "12", "--out", str(tmp_path), "--shrink-seconds", "20"])
+    out = capsys.readouterr().out
+    table = out[out.index("kind  cases"):]
+    assert status == 0, out
+    rows = {line.split()[0]: line.split() for line in table.splitlines()[1:3]}
+    header = table.splitlines()[0].split()
+    for kind, good, total in (("valid", "PASS", 12), ("malformed", "REFUSED", 40)):
+        row = dict(zip(header, rows[kind]))
+        assert int(row["cases"]) == total
+        assert int(row[good]) == total, table
+    assert "0 finding(s)" in out
+
+
+def test_findings_are_written_with_their_commands(tmp_path):
+    shrunk = fz.Result("valid", fz.FAIL, "FAIL | max abs error: 1", 0.1, "int x;\n",
+                       ("an5d verify case.c --backend sim --bt 2",))
+    report = fz.StreamReport([shrunk], [(shrunk, shrunk)])
+    written = fz.write_findings(report, tmp_path)
+    text = fz.summary(report, 1.0, written)
+    c_file = tmp_path / "00_fail.c"
+    assert c_file.read_text() == "int x;\n"
+    assert f"an5d verify {c_file} --backend sim --bt 2" in text
+    assert "FAIL" in (tmp_path / "00_fail.sh").read_text()
