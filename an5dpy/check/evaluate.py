@@ -8,11 +8,17 @@ on x86-64). Integer division and remainder truncate toward zero as in C.
 
 from __future__ import annotations
 
+import ctypes
+import hashlib
+import os
+import tempfile
 from functools import lru_cache
+from pathlib import Path
 from typing import Callable, Mapping
 
 import numpy as np
 
+from an5dpy.check.reference import REFERENCE_CFLAGS, compile_library, compiler_version
 from an5dpy.errors import InternalError
 from an5dpy.ir import (MATH_FUNCTIONS, Binary, Call, Cast, Const, Expr, MathFunction, Read,
                        Scalar, Unary, walk)
@@ -76,22 +82,89 @@ def _math(name: str) -> Callable:
     return _libm_function(fn)
 
 
-_CTYPES_OF = {"float": "c_float", "double": "c_double", "int": "c_int", "long": "c_long"}
+# --------------------------------------------------------------------------- libm loops
+#
+# A call of glibc per element through ctypes costs about a microsecond, which made a
+# program with a few math calls simulate for minutes. Instead gcc compiles, once per
+# machine, one loop per function of the table over whole arrays, with the oracle's own
+# flags, so each element is computed by the very call the oracle's code makes.
+
+_VECTOR_PREFIX = "an5d_vec_"
+
+
+def vector_source() -> str:
+    """The C file of the array loops: ``void an5d_vec_NAME(long n, const T1 *a0, ...,
+    T *out)`` computes ``out[i] = NAME(a0[i], ...)`` for every function of the table."""
+    lines = ["#include <math.h>", ""]
+    for name in sorted(MATH_FUNCTIONS):
+        fn = MATH_FUNCTIONS[name]
+        params = "".join(f", const {p} *a{k}" for k, p in enumerate(fn.params))
+        args = ", ".join(f"a{k}[i]" for k in range(len(fn.params)))
+        lines += [f"void {_VECTOR_PREFIX}{name}(long n{params}, {fn.result} *out)",
+                  f"{{ for (long i = 0; i < n; i++) out[i] = {name}({args}); }}"]
+    return "\n".join(lines) + "\n"
+
+
+def cache_dir() -> Path:
+    """Where the compiled loops are kept across processes: ``$AN5D_CACHE_DIR/libm``
+    (default ``~/.cache/an5dpy/libm``)."""
+    base = os.environ.get("AN5D_CACHE_DIR") or os.path.join(Path.home(), ".cache", "an5dpy")
+    return Path(base) / "libm"
+
+
+def _library_key(source: str, cc: str) -> str:
+    text = "\0".join([source, compiler_version(cc), *REFERENCE_CFLAGS])
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def build_vector_library(directory: Path, cc: str = "gcc") -> Path:
+    """The loops of :func:`vector_source` as a shared library in ``directory``, compiled
+    unless a library of the same source and compiler is there. Each process compiles in a
+    folder of its own and renames the library into place, so processes building at once
+    each see a whole library (the last rename wins; all are the same)."""
+    source = vector_source()
+    final = directory / f"vec-{_library_key(source, cc)}.so"
+    if final.is_file():
+        return final
+    directory.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".build-", dir=directory) as work:
+        built = compile_library(source, work, "vec", "the math loops", cc)
+        os.replace(built, final)
+    return final
+
+
+#: The folder of a library compiled outside the cache; it lives as long as the process,
+#: which has the library mapped.
+_private_folder: tempfile.TemporaryDirectory | None = None
+
+
+@lru_cache(maxsize=None)
+def _vector_library() -> ctypes.CDLL:
+    global _private_folder
+    try:
+        return ctypes.CDLL(str(build_vector_library(cache_dir())))
+    except OSError:
+        # a cache that cannot be written, or a library there that does not load, only
+        # costs a compilation per process
+        _private_folder = tempfile.TemporaryDirectory(prefix="an5d-libm-")
+        return ctypes.CDLL(str(build_vector_library(Path(_private_folder.name))))
 
 
 @lru_cache(maxsize=None)
 def _libm_function(fn: MathFunction) -> Callable:
-    import ctypes
-    import ctypes.util
-    libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
-    cfunc = getattr(libm, fn.name)
-    cfunc.restype = getattr(ctypes, _CTYPES_OF[fn.result])
-    cfunc.argtypes = [getattr(ctypes, _CTYPES_OF[p]) for p in fn.params]
+    cfunc = getattr(_vector_library(), _VECTOR_PREFIX + fn.name)
+    cfunc.restype = None
+    cfunc.argtypes = [ctypes.c_long] + [ctypes.c_void_p] * (len(fn.params) + 1)
+    params = [numpy_type(p) for p in fn.params]
     result = numpy_type(fn.result)
-    ufunc = np.frompyfunc(cfunc, len(fn.params), 1)
 
     def call(*args):
-        return np.asarray(ufunc(*args), dtype=result)
+        # the arguments are already of the parameters' types (the IR converts them)
+        broadcast = np.broadcast_arrays(*args)
+        inputs = [np.ascontiguousarray(a, dtype=t) for a, t in zip(broadcast, params)]
+        out = np.empty(broadcast[0].shape, dtype=result)  # 0-d where every input is
+        cfunc(out.size, *[a.ctypes.data for a in inputs], out.ctypes.data)
+        return out
     return call
 
 

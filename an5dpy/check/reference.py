@@ -233,6 +233,40 @@ def _c_string(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
+# --------------------------------------------------------------------------- the compiler
+
+
+def compile_library(source: str, directory: str, name: str, what: str, cc: str = "gcc") -> str:
+    """``source`` compiled by ``cc`` with the oracle's flags (and libm) into the shared
+    library ``directory/NAME.so``; its path. Everything an5dpy compiles for the CPU is C it
+    wrote itself, so a failure is our bug: InternalError with gcc's message and the source."""
+    c_file = os.path.join(directory, f"{name}.c")
+    lib_file = os.path.join(directory, f"{name}.so")
+    with open(c_file, "w", encoding="utf-8", errors="surrogateescape") as f:
+        f.write(source)
+    command = [cc, *REFERENCE_CFLAGS, "-o", lib_file, c_file, "-lm"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise InternalError(f"cannot run the reference compiler '{cc}': {exc}") from None
+    if done.returncode != 0:
+        raise InternalError(f"gcc failed to compile {what} ({' '.join(command)}):\n"
+                            f"{done.stderr}\n--- source ---\n{source}")
+    return lib_file
+
+
+def compiler_version(cc: str = "gcc") -> str:
+    """``cc --version``'s text: what decides, with the source and the flags, the code
+    :func:`compile_library` produces (a key for libraries cached across processes)."""
+    try:
+        done = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise InternalError(f"cannot run the reference compiler '{cc}': {exc}") from None
+    if done.returncode != 0:
+        raise InternalError(f"'{cc} --version' failed:\n{done.stderr}")
+    return done.stdout
+
+
 # --------------------------------------------------------------------------- the kernel
 
 
@@ -244,20 +278,9 @@ class ReferenceKernel:
         self.source = reference_source(program)
         # The directory lives as long as the kernel: the loaded library is mapped from it.
         self._tmp = tempfile.TemporaryDirectory(prefix="an5d-ref-", dir=workdir)
-        c_file = os.path.join(self._tmp.name, "reference.c")
-        lib_file = os.path.join(self._tmp.name, "reference.so")
-        with open(c_file, "w", encoding="utf-8", errors="surrogateescape") as f:
-            f.write(self.source)
-        command = [cc, *REFERENCE_CFLAGS, "-o", lib_file, c_file, "-lm"]
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=300)
-        except (OSError, subprocess.SubprocessError) as exc:
-            raise InternalError(f"cannot run the reference compiler '{cc}': {exc}") from None
-        if done.returncode != 0:
-            # The user's file compiled before it reached us, so this is our bug.
-            raise InternalError(f"gcc failed to compile the reference kernel "
-                                f"({' '.join(command)}):\n{done.stderr}\n--- source ---\n"
-                                f"{self.source}")
+        # The user's file compiled before it reached us, so a failure is our bug.
+        lib_file = compile_library(self.source, self._tmp.name, "reference",
+                                   "the reference kernel", cc)
         self._lib = ctypes.CDLL(lib_file)
         self._function = getattr(self._lib, _ENTRY)
         self._function.restype = None

@@ -11,16 +11,21 @@ that those flags see a prototype of every function (the POSIX Bessel functions i
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 import subprocess
+import sys
 from functools import lru_cache
 
 import numpy as np
 import pytest
 
+from an5dpy.check import evaluate
 from an5dpy.check.evaluate import compile_expr, is_exact, numpy_type
 from an5dpy.check.reference import REFERENCE_CFLAGS
+from an5dpy.errors import InternalError
 from an5dpy.ir import MATH_FUNCTIONS, Call, Read
+from paths import REPO
 
 NAMES = sorted(MATH_FUNCTIONS)
 SAMPLES = 4000
@@ -192,3 +197,81 @@ def test_lgamma_and_j0_program_simulates_equal_to_gcc(tmp_path, dtype, mode):
     report = verify_file(str(path), options, "sim", {"n": "37", "T": "8"})
     assert report.comparison.passed and report.comparison.bit_identical, report.lines()
     assert report.info.flops_per_cell == 21  # 14 floating operators + 7 calls (fabs too)
+
+
+# --------------------------------------------------------------------------- the libm loops
+
+
+def _libm_call(name: str):
+    return evaluate._libm_function(MATH_FUNCTIONS[name])
+
+
+def test_libm_loops_broadcast_scalars_and_strided_inputs_and_keep_the_result_type():
+    base = np.linspace(0.1, 3.0, 24, dtype=np.float64).reshape(4, 6)
+    strided = base[:, ::2]  # not contiguous
+    got = _libm_call("pow")(strided, np.float64(0.75))
+    assert got.shape == (4, 3) and got.dtype == np.float64
+    assert got.tolist() == [[math.pow(x, 0.75) for x in row] for row in strided.tolist()]
+    scalar = _libm_call("jnf")(np.asarray(np.int32(2)), np.asarray(np.float32(1.5)))
+    assert scalar.shape == () and scalar.dtype == np.float32
+    column = _libm_call("ldexp")(np.arange(3.0).reshape(3, 1), np.arange(4, dtype=np.int32))
+    assert column.tolist() == [[x * 2.0 ** k for k in range(4)] for x in range(3)]
+    assert _libm_call("exp")(np.empty((0, 5))).shape == (0, 5)
+
+
+def test_libm_loops_are_compiled_once_and_then_reused(tmp_path, monkeypatch):
+    first = evaluate.build_vector_library(tmp_path)
+    monkeypatch.setattr(evaluate, "compile_library",
+                        lambda *args: pytest.fail("compiled a cached library again"))
+    assert evaluate.build_vector_library(tmp_path) == first
+    assert [p.name for p in tmp_path.iterdir()] == [first.name]
+
+
+def test_libm_loops_of_a_different_source_get_a_different_library(tmp_path, monkeypatch):
+    first = evaluate.build_vector_library(tmp_path)
+    monkeypatch.setattr(evaluate, "vector_source",
+                        lambda: "double an5d_other(double x) { return x; }\n")
+    second = evaluate.build_vector_library(tmp_path)
+    assert second != first and sorted(tmp_path.iterdir()) == sorted([first, second])
+
+
+def test_libm_loop_build_failure_is_an_internal_error_with_gccs_message(tmp_path, monkeypatch):
+    monkeypatch.setattr(evaluate, "vector_source", lambda: "void broken(void) { return 1 +; }\n")
+    with pytest.raises(InternalError, match="gcc failed to compile the math loops") as caught:
+        evaluate.build_vector_library(tmp_path)
+    assert "error:" in str(caught.value) and "broken" in str(caught.value)
+    assert list(tmp_path.iterdir()) == []  # the failed build left nothing behind
+
+
+CONCURRENT_BUILD = """
+import numpy as np
+from an5dpy.check.evaluate import _libm_function
+from an5dpy.ir import MATH_FUNCTIONS
+x = np.linspace(-3, 3, 1001)
+print(_libm_function(MATH_FUNCTIONS["tanh"])(x).view(np.uint64).sum())
+"""
+
+
+def test_processes_building_the_cache_at_once_all_get_a_whole_library(tmp_path):
+    cache = tmp_path / "cache"
+    env = {**os.environ, "AN5D_CACHE_DIR": str(cache), "PYTHONPATH": REPO}
+    workers = [subprocess.Popen([sys.executable, "-c", CONCURRENT_BUILD], env=env, cwd=REPO,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+               for _ in range(4)]
+    results = [worker.communicate(timeout=300) for worker in workers]
+    assert all(worker.returncode == 0 for worker in workers), [err for _, err in results]
+    assert len({out for out, _ in results}) == 1
+    assert [p.name for p in (cache / "libm").iterdir()] == \
+        [evaluate.build_vector_library(cache / "libm").name]  # one library, no leftovers
+
+
+def test_an_unwritable_cache_folder_only_costs_a_compilation(tmp_path, monkeypatch):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    monkeypatch.setenv("AN5D_CACHE_DIR", str(blocker))
+    evaluate._vector_library.cache_clear()
+    try:
+        library = evaluate._vector_library()
+        assert hasattr(library, "an5d_vec_lgamma")
+    finally:
+        evaluate._vector_library.cache_clear()
