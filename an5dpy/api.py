@@ -550,10 +550,9 @@ class Stencil:
 
 
 def module_cache_dir() -> Path:
-    """Where built modules are kept: ``modules`` beside the tuner's cache
-    (``$AN5D_CACHE_DIR``, default ``~/.cache/an5dpy``)."""
-    from an5dpy.perf.tune import cache_path
-    return cache_path().parent / "modules"
+    """Where built modules are kept (:mod:`an5dpy.cache`)."""
+    from an5dpy.cache import cache_dir
+    return cache_dir("modules")
 
 
 _NUMPY_NAMES = {"float": "float32", "double": "float64"}

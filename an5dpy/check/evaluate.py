@@ -18,6 +18,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
+from an5dpy.cache import cache_dir
 from an5dpy.check.reference import REFERENCE_CFLAGS, compile_library, compiler_version
 from an5dpy.errors import InternalError
 from an5dpy.ir import (MATH_FUNCTIONS, Binary, Call, Cast, Const, Expr, MathFunction, Read,
@@ -105,11 +106,9 @@ def vector_source() -> str:
     return "\n".join(lines) + "\n"
 
 
-def cache_dir() -> Path:
-    """Where the compiled loops are kept across processes: ``$AN5D_CACHE_DIR/libm``
-    (default ``~/.cache/an5dpy/libm``)."""
-    base = os.environ.get("AN5D_CACHE_DIR") or os.path.join(Path.home(), ".cache", "an5dpy")
-    return Path(base) / "libm"
+def libm_cache_dir() -> Path:
+    """Where the compiled loops are kept across processes (:mod:`an5dpy.cache`)."""
+    return cache_dir("libm")
 
 
 def _library_key(source: str, cc: str) -> str:
@@ -142,7 +141,7 @@ _private_folder: tempfile.TemporaryDirectory | None = None
 def _vector_library() -> ctypes.CDLL:
     global _private_folder
     try:
-        return ctypes.CDLL(str(build_vector_library(cache_dir())))
+        return ctypes.CDLL(str(build_vector_library(libm_cache_dir())))
     except OSError:
         # a cache that cannot be written, or a library there that does not load, only
         # costs a compilation per process

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from an5dpy.version import __version__
+from an5dpy.cache import cache_dir
 from an5dpy.cexpr import c_expr
 from an5dpy.errors import UsageError
 from an5dpy.perf.gpus import GpuSpec
@@ -150,8 +151,7 @@ def with_steps(info: StencilInfo, env: Mapping[str, int | float], steps: int) ->
 
 
 def cache_path() -> Path:
-    base = os.environ.get("AN5D_CACHE_DIR") or os.path.join(Path.home(), ".cache", "an5dpy")
-    return Path(base) / "tune.json"
+    return cache_dir("tune.json")
 
 
 @lru_cache(maxsize=1)
