@@ -175,7 +175,7 @@ def resolve_guarded(op: Op, s: int, rng: BlockRanges, kernel: KernelSchedule) ->
     A level op outside its level's range otherwise just runs: its inputs may be
     meaningless, but its result is never stored, and it overwrites its ring slot at the
     same step as the in-range pipeline would (the step formula is the same), so nothing
-    valid is lost. ``tests/blocking/test_schedule.py`` checks this by symbolic execution.
+    valid is lost. ``tests/blocking/test_trace.py`` checks this by symbolic execution.
     """
     if isinstance(op, Sync):
         return ResolvedOp(op, True)

@@ -9,7 +9,7 @@ from hypothesis import given, strategies as st
 from an5dpy.blocking.guards import (BOUNDARY_PLANE, EXISTS, LOADS, PREDICATES, STORES,
                                     PlanePredicate, Range)
 
-from guard_support import blocks, eval_c
+from block_support import blocks, eval_c
 
 
 @given(rng=blocks(), offset=st.integers(-8, 8), index=st.integers(0, len(PREDICATES) - 1))

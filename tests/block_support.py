@@ -1,5 +1,5 @@
-"""Test support for the guard predicates: random stream blocks, and C conditions over the
-kernels' plane variables evaluated in Python (tests/blocking/test_guards.py,
+"""Test support for the blocking stage: small plans in each mode, random stream blocks,
+and C conditions over the kernels' plane variables evaluated in Python (tests/blocking,
 tests/cuda/test_macros.py)."""
 
 from __future__ import annotations
@@ -9,7 +9,16 @@ import re
 from hypothesis import strategies as st
 
 from an5dpy.blocking.guards import Range
+from an5dpy.blocking.plan import BlockingPlan, Mode
 from an5dpy.blocking.trace import BlockRanges
+
+
+MODES = ("nondiag", "none", "assoc")
+
+
+def plan(mode="nondiag", bt=3, r=1, ndim=2):
+    """A plan of degree ``bt`` and radius ``r`` in every dimension, 64-thread rows."""
+    return BlockingPlan(ndim, "float", (r,) * ndim, bt, (64,) * (ndim - 1), None, Mode(mode))
 
 
 def eval_c(text: str, rng: BlockRanges, plane: int) -> bool:
