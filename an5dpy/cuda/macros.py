@@ -1,8 +1,9 @@
 """Every macro of the generated kernels, bodies and guards, built as C text.
 
 The kernels are written as macro calls, one per op of the schedule (LOAD, CALCn, STORE,
-ACCn, ...; :mod:`an5dpy.blocking.ops`). This module builds every macro: the plain
-ops with the stencil expression, and the guarded forms (``G_*``) and plane predicates
+ACCn, ...; :mod:`an5dpy.blocking.ops`). This module builds every macro: the stencil
+expression once per kernel (``AN5D_UPDATE``, over lines of readable length), the plain
+ops that evaluate it, and the guarded forms (``G_*``) and plane predicates
 (``AN5D_STORES``, ``AN5D_BOUNDARY_PLANE``, ``AN5D_EXISTS``) that the tail runs under.
 The guards are the C form of :func:`an5dpy.blocking.trace.resolve_guarded`, which the
 simulator and the model run, and their plane predicates are printed from the same objects
@@ -34,7 +35,8 @@ class Macro:
 
 @dataclass(frozen=True)
 class LineMacro:
-    """A one-line macro ``#define NAME(params) text``, with a comment line above it."""
+    """A macro ``#define NAME(params) text``, with a comment line above it; ``text`` is one
+    line, or several joined by backslash continuations (:func:`continued`)."""
 
     name: str
     params: tuple[str, ...]
@@ -75,6 +77,62 @@ def plane_macros(dtype: str, reach: tuple[int, int]) -> tuple[LineMacro, ...]:
                   f"{{ if ({BOUNDARY_PLANE.call('q')}) LOAD_BOUNDARY(out, q); else LOAD(out, q); }} "
                   "} while (0)"),
     )
+
+
+#: The stencil update's macro; CALCn and STORE evaluate ``AN5D_UPDATE(i0, ..., b)``.
+UPDATE_MACRO = "AN5D_UPDATE"
+
+#: Longest line of a wrapped macro text (the update can be a thousand characters).
+WRAP_WIDTH = 96
+
+
+def update_macros(info: StencilInfo, plan: BlockingPlan, constants: "ConstantTable"
+                  ) -> tuple[LineMacro, ...]:
+    """``AN5D_UPDATE(i0, ..., i2r, b)``: the stencil expression over the level's input
+    registers and shared buffer ``b``, written once per kernel instead of in every CALCn
+    and STORE, over lines of at most ``WRAP_WIDTH`` characters. Empty in mode assoc,
+    whose macros add the update's terms one plane at a time."""
+    if plan.mode is Mode.ASSOC:
+        return ()
+    printer = _Printer(info, plan, info.update, constants)
+    ins = tuple(f"i{k}" for k in range(2 * printer.r + 1))
+    return (LineMacro(UPDATE_MACRO, (*ins, "b"), continued(printer.stencil()),
+                      "the stencil update, which CALCn and STORE evaluate"),)
+
+
+def continued(text: str, width: int = WRAP_WIDTH, indent: str = "    ") -> str:
+    """``text`` as a macro's replacement over several lines, starting on the line after
+    the macro's name: broken at spaces outside character and string literals, so that
+    the tokens do not change, into lines of at most ``width`` characters where the spaces
+    allow; every line but the last ends in a backslash continuation."""
+    lines = [""]
+    for word in _words(text):
+        if lines[-1] and len(indent) + len(lines[-1]) + 1 + len(word) + 2 > width:
+            lines.append(word)
+        else:
+            lines[-1] = f"{lines[-1]} {word}" if lines[-1] else word
+    return "".join(f"\\\n{indent}{line}" + (" " if k < len(lines) - 1 else "")
+                   for k, line in enumerate(lines))
+
+
+def _words(text: str) -> list[str]:
+    """``text`` split at the spaces outside character and string literals."""
+    words, start, quote, escaped = [], 0, None, False
+    for k, ch in enumerate(text):
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == " ":
+            words.append(text[start:k])
+            start = k + 1
+    words.append(text[start:])
+    return words
 
 
 #: A lone barrier (the Sync op).
@@ -212,7 +270,7 @@ def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> l
     r = printer.r
     idle = levels_with_idle_warps(plan, d)
     ins = tuple(f"i{k}" for k in range(2 * r + 1))
-    expr = printer.stencil()
+    expr = f"{UPDATE_MACRO}({', '.join(ins)}, b)"
     if plan.mode is Mode.NONE:
         writes = [_store_smem(printer, f"i{k}", k) for k in range(2 * r + 1)]
     else:

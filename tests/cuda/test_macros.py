@@ -131,3 +131,31 @@ def test_constant_table_spells_double_literals_only():
     assert text == "((k[0] * k[0]) + (((double)(((float)(0.1f)))) * k[1]))"
     assert table.values == ("0.5", "(double)(0.25f)")
     assert table.literal(Const("float", value=1.0, text="1.0f")) is None
+
+
+def test_continued_breaks_lines_between_tokens_only():
+    from an5dpy.cuda.macros import continued
+    text = "((a * 'x y') + (b * \"s t u\")) + " + " + ".join(f"v{k}" for k in range(60))
+    wrapped = continued(text, width=40)
+    lines = wrapped.split("\n")
+    assert lines[0] == "\\" and all(line.endswith(" \\") for line in lines[1:-1])
+    assert all(len(line) <= 40 for line in lines)
+    # splicing the continuations gives the text back, up to the spaces at the breaks
+    assert " ".join(line.rstrip("\\").strip() for line in lines[1:]) == text
+    assert "'x y'" in wrapped and '"s t u"' in wrapped  # literals are never broken
+
+
+def test_the_update_is_printed_once_per_kernel():
+    t = bench("j2d9pt", "double")
+    text = t.outputs["j2d9pt_kernel.cu"]
+    blocked = text.split("/* ---- naive baseline", 1)[0]
+    kernels = blocked.split("__global__")[1:]
+    assert len(kernels) == len(t.schedule.kernels)
+    for kernel, ks in zip(kernels, t.schedule.kernels):
+        assert kernel.count("#define AN5D_UPDATE(i0, i1, i2, i3, i4, b) \\\n") == 1
+        # every level evaluates it: CALC1..CALCd-1 and STORE
+        assert kernel.count("(double)(AN5D_UPDATE(i0, i1, i2, i3, i4, b))") == ks.degree
+        assert "#undef AN5D_UPDATE" in kernel
+    assert max(len(line) for line in blocked.splitlines()) < 460  # the constant table
+    assert "AN5D_UPDATE" not in bench("box2d1r", bt=3, bs="64", opt="assoc").outputs[
+        "box2d1r_kernel.cu"]
