@@ -1,16 +1,26 @@
-"""Helpers the model's tests share: the benchmark harness' grid, a prediction from plan
-parameters, and a block-by-block reference for the grouped stream counts."""
+"""Helpers the model's tests share: a benchmark's program and analysis, the benchmark
+harness' grid, a prediction from plan parameters, and a block-by-block reference for the
+grouped stream counts."""
 
 from __future__ import annotations
 
+import os
 from typing import Sequence
 
 from an5dpy.blocking.plan import DimExtent, make_plan
 from an5dpy.blocking.trace import BlockRanges
+from an5dpy.driver import load
 from an5dpy.ir import StencilInfo
 from an5dpy.perf.counts import level_planes
 from an5dpy.perf.gpus import GpuSpec, get_gpu
 from an5dpy.perf.model import Prediction, Registers, predict
+
+from paths import C_INPUTS
+
+
+def load_benchmark(name: str, dtype: str = "float"):
+    """The program and analysis of ``c_inputs/NAME.c`` with ``SB_TYPE`` = ``dtype``."""
+    return load(os.path.join(C_INPUTS, f"{name}.c"), defines=(("SB_TYPE", dtype),))
 
 
 def benchmark_grid(info: StencilInfo, n: int) -> tuple[DimExtent, ...]:

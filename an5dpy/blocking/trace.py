@@ -1,12 +1,14 @@
 """Run-time resolution of a kernel for one stream block: which phases it runs, and what
 each guarded op does there (run, become a boundary op, or be skipped). The simulator
 executes these traces and the model counts their planes; :mod:`an5dpy.cuda.macros`
-builds the same decisions as C."""
+builds the same decisions as C. The plane predicates of both are the objects of
+:mod:`an5dpy.blocking.guards`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from an5dpy.blocking.guards import BOUNDARY_PLANE, EXISTS, LOADS, STORES
 from an5dpy.blocking.ops import (Accumulate, Boundary, Calc, KernelSchedule, Load, Op, Store,
                                  Sync)
 
@@ -46,7 +48,7 @@ class BlockRanges:
 
     def exists(self, plane: int) -> bool:
         """Whether the plane is ever read: inside the interior or within the reach of it."""
-        return self.lo - self.below <= plane <= self.hi + self.above
+        return EXISTS.holds(self, plane)
 
     def first(self, level: int) -> int:
         if level == self.d:
@@ -62,7 +64,17 @@ class BlockRanges:
         return self.first(level) <= plane <= self.last(level)
 
     def is_boundary(self, plane: int) -> bool:
-        return plane < self.lo or plane > self.hi
+        """Whether the plane is a streaming-boundary plane (outside the interior)."""
+        return BOUNDARY_PLANE.holds(self, plane)
+
+    def stores(self, plane: int) -> bool:
+        """Whether the block stores the plane."""
+        return STORES.holds(self, plane)
+
+    def loads(self, plane: int) -> bool:
+        """Whether a guarded load of the plane runs: it exists and is not past
+        ``last_load``."""
+        return LOADS.holds(self, plane)
 
     @property
     def last_load(self) -> int:
@@ -153,27 +165,28 @@ def _plain(op: Op, s: int) -> ResolvedOp:
 def resolve_guarded(op: Op, s: int, rng: BlockRanges, kernel: KernelSchedule) -> ResolvedOp:
     """Decide a tail op for one block: run it, turn it into a boundary op, or skip it.
 
-    :mod:`an5dpy.cuda.macros` builds the same decisions as C (the ``G_*`` macros and the
-    ``AN5D_*`` plane predicates), so the simulator and the model run what the kernels
-    run. The checks are only those
+    :mod:`an5dpy.cuda.macros` builds the same decisions as C (the ``G_*`` macros), over
+    the same plane predicates (:mod:`an5dpy.blocking.guards`: ``rng.loads``, ``exists``,
+    ``is_boundary`` and ``stores`` here, their ``AN5D_*`` macros there), so the simulator
+    and the model run what the kernels run. The checks are only those
     needed for correctness, because each one costs registers in every thread: loads stay
     inside the planes the stencil can read; a streaming-boundary plane gets its boundary
     values (or nothing, if no stencil reads it); stores cover exactly the block's planes.
     A level op outside its level's range otherwise just runs: its inputs may be
     meaningless, but its result is never stored, and it overwrites its ring slot at the
     same step as the in-range pipeline would (the step formula is the same), so nothing
-    valid is lost. ``tests/blocking/test_schedule.py`` checks this by symbolic execution.
+    valid is lost. ``tests/blocking/test_trace.py`` checks this by symbolic execution.
     """
     if isinstance(op, Sync):
         return ResolvedOp(op, True)
     op = shift(op, s)
     match op:
         case Load():
-            if op.plane > rng.last_load or not rng.exists(op.plane):
+            if not rng.loads(op.plane):
                 return ResolvedOp(None, False)
             return ResolvedOp(replace(op, boundary=rng.is_boundary(op.plane)), False)
         case Store():
-            return ResolvedOp(op if rng.s0 <= op.plane < rng.s1 else None, True, op.buf)
+            return ResolvedOp(op if rng.stores(op.plane) else None, True, op.buf)
         case Calc():
             if rng.is_boundary(op.plane):
                 if not rng.exists(op.plane):
@@ -186,7 +199,7 @@ def resolve_guarded(op: Op, s: int, rng: BlockRanges, kernel: KernelSchedule) ->
                 complete = "boundary" if rng.exists(op.plane) and not op.final else None
             else:
                 complete = "calc"
-            store = op.final and complete == "calc" and rng.s0 <= op.plane < rng.s1
+            store = op.final and complete == "calc" and rng.stores(op.plane)
             if not consume and complete is None:
                 return ResolvedOp(None, True, op.buf)
             return ResolvedOp(replace(op, consume=consume, complete=complete, store=store),

@@ -1,13 +1,15 @@
 """Every macro of the generated kernels, bodies and guards, built as C text.
 
 The kernels are written as macro calls, one per op of the schedule (LOAD, CALCn, STORE,
-ACCn, ...; :mod:`an5dpy.blocking.ops`). This module builds every macro: the plain
-ops with the stencil expression, and the guarded forms (``G_*``) and plane predicates
+ACCn, ...; :mod:`an5dpy.blocking.ops`). This module builds every macro: the stencil
+expression once per kernel (``AN5D_UPDATE``, over lines of readable length), the plain
+ops that evaluate it, and the guarded forms (``G_*``) and plane predicates
 (``AN5D_STORES``, ``AN5D_BOUNDARY_PLANE``, ``AN5D_EXISTS``) that the tail runs under.
 The guards are the C form of :func:`an5dpy.blocking.trace.resolve_guarded`, which the
-simulator and the model run: the same predicates (``BlockRanges.exists``, ``is_boundary``,
-the store range ``[s0, s1)``, ``last_load``) over the kernel's local plane variables
-``an5d_s0``, ``an5d_s1``, ``an5d_zl``, ``an5d_zh``, ``an5d_last_load``. The templates only
+simulator and the model run, and their plane predicates are printed from the same objects
+that function evaluates (:mod:`an5dpy.blocking.guards`: ``STORES``, ``BOUNDARY_PLANE``,
+``EXISTS``, ``LOADS``), over the kernel's local plane variables ``an5d_s0``, ``an5d_s1``,
+``an5d_zl``, ``an5d_zh``, ``an5d_last_load``. The templates only
 print the macros (``templates/kernel.cu.j2``).
 """
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from an5dpy.blocking.guards import BOUNDARY_PLANE, EXISTS, LOADS, STORES, PlanePredicate
 from an5dpy.blocking.plan import BlockingPlan, Mode, active_warp_fraction
 from an5dpy.cexpr import c_expr
 from an5dpy.errors import InternalError
@@ -32,7 +35,8 @@ class Macro:
 
 @dataclass(frozen=True)
 class LineMacro:
-    """A one-line macro ``#define NAME(params) text``, with a comment line above it."""
+    """A macro ``#define NAME(params) text``, with a comment line above it; ``text`` is one
+    line, or several joined by backslash continuations (:func:`continued`)."""
 
     name: str
     params: tuple[str, ...]
@@ -43,31 +47,92 @@ class LineMacro:
 # --------------------------------------------------------------------------- planes and guards
 
 
+def predicate_macro(predicate: PlanePredicate, reach: tuple[int, int], comment: str = ""
+                    ) -> LineMacro:
+    """``#define NAME(q) (...)``: the predicate printed over the macro parameter."""
+    return LineMacro(predicate.macro, ("q",), f"({predicate.c_text('(q)', reach)})", comment)
+
+
 def plane_macros(dtype: str, reach: tuple[int, int]) -> tuple[LineMacro, ...]:
     """The plane predicates and level-0 loads every kernel of a file shares.
 
-    ``AN5D_STORES``: ``s0 <= q < s1``; ``AN5D_BOUNDARY_PLANE``: ``BlockRanges.is_boundary``;
-    ``AN5D_EXISTS``: ``BlockRanges.exists`` (``reach`` planes below / above the interior);
-    ``G_LOAD`` loads what ``resolve_guarded`` keeps of a Load: planes up to ``last_load``
-    that exist, from the boundary buffer on a streaming-boundary plane.
+    ``AN5D_STORES``, ``AN5D_BOUNDARY_PLANE`` and ``AN5D_EXISTS`` print the predicates of
+    :mod:`an5dpy.blocking.guards` (``reach``: planes below / above the interior that the
+    stencil reads); ``G_LOAD`` loads what ``resolve_guarded`` keeps of a Load: the planes
+    of ``LOADS``, from the boundary buffer on a streaming-boundary plane.
     """
-    below, above = reach
     return (
-        LineMacro("AN5D_STORES", ("q",), "((q) >= an5d_s0 && (q) < an5d_s1)",
-                  "planes the block stores, and streaming-boundary planes (guards of the tail)"),
-        LineMacro("AN5D_BOUNDARY_PLANE", ("q",), "((q) < an5d_zl || (q) > an5d_zh)"),
-        LineMacro("AN5D_EXISTS", ("q",), f"((q) >= an5d_zl - {below} && (q) <= an5d_zh + {above})",
-                  "planes within the stencil's reach of the interior; others are never read"),
+        predicate_macro(STORES, reach, "planes the block stores, and streaming-boundary "
+                                       "planes (guards of the tail)"),
+        predicate_macro(BOUNDARY_PLANE, reach),
+        predicate_macro(EXISTS, reach, "planes within the stencil's reach of the interior; "
+                                       "others are never read"),
         LineMacro("AN5D_PLANE", ("q",), "an5d_plane_offset((q), an5d_plane)"),
         LineMacro("LOAD", ("out", "q"),
                   f"out = an5d_in_array ? an5d_p_ld[AN5D_PLANE(q)] : ({dtype})0"),
         LineMacro("LOAD_BOUNDARY", ("out", "q"),
                   f"out = an5d_in_array ? an5d_p_be[AN5D_PLANE(q)] : ({dtype})0"),
         LineMacro("G_LOAD", ("out", "q"),
-                  f"do {{ if ((q) <= an5d_last_load && (q) >= an5d_zl - {below}) "
-                  "{ if (AN5D_BOUNDARY_PLANE(q)) LOAD_BOUNDARY(out, q); else LOAD(out, q); } "
+                  f"do {{ if ({LOADS.c_text('(q)', reach)}) "
+                  f"{{ if ({BOUNDARY_PLANE.call('q')}) LOAD_BOUNDARY(out, q); else LOAD(out, q); }} "
                   "} while (0)"),
     )
+
+
+#: The stencil update's macro; CALCn and STORE evaluate ``AN5D_UPDATE(i0, ..., b)``.
+UPDATE_MACRO = "AN5D_UPDATE"
+
+#: Longest line of a wrapped macro text (the update can be a thousand characters).
+WRAP_WIDTH = 96
+
+
+def update_macros(info: StencilInfo, plan: BlockingPlan, constants: "ConstantTable"
+                  ) -> tuple[LineMacro, ...]:
+    """``AN5D_UPDATE(i0, ..., i2r, b)``: the stencil expression over the level's input
+    registers and shared buffer ``b``, written once per kernel instead of in every CALCn
+    and STORE, over lines of at most ``WRAP_WIDTH`` characters. Empty in mode assoc,
+    whose macros add the update's terms one plane at a time."""
+    if plan.mode is Mode.ASSOC:
+        return ()
+    printer = _Printer(info, plan, info.update, constants)
+    ins = tuple(f"i{k}" for k in range(2 * printer.r + 1))
+    return (LineMacro(UPDATE_MACRO, (*ins, "b"), continued(printer.stencil()),
+                      "the stencil update, which CALCn and STORE evaluate"),)
+
+
+def continued(text: str, width: int = WRAP_WIDTH, indent: str = "    ") -> str:
+    """``text`` as a macro's replacement over several lines, starting on the line after
+    the macro's name: broken at spaces outside character and string literals, so that
+    the tokens do not change, into lines of at most ``width`` characters where the spaces
+    allow; every line but the last ends in a backslash continuation."""
+    lines = [""]
+    for word in _words(text):
+        if lines[-1] and len(indent) + len(lines[-1]) + 1 + len(word) + 2 > width:
+            lines.append(word)
+        else:
+            lines[-1] = f"{lines[-1]} {word}" if lines[-1] else word
+    return "".join(f"\\\n{indent}{line}" + (" " if k < len(lines) - 1 else "")
+                   for k, line in enumerate(lines))
+
+
+def _words(text: str) -> list[str]:
+    """``text`` split at the spaces outside character and string literals."""
+    words, start, quote, escaped = [], 0, None, False
+    for k, ch in enumerate(text):
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == " ":
+            words.append(text[start:k])
+            start = k + 1
+    words.append(text[start:])
+    return words
 
 
 #: A lone barrier (the Sync op).
@@ -205,7 +270,7 @@ def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> l
     r = printer.r
     idle = levels_with_idle_warps(plan, d)
     ins = tuple(f"i{k}" for k in range(2 * r + 1))
-    expr = printer.stencil()
+    expr = f"{UPDATE_MACRO}({', '.join(ins)}, b)"
     if plan.mode is Mode.NONE:
         writes = [_store_smem(printer, f"i{k}", k) for k in range(2 * r + 1)]
     else:
@@ -230,7 +295,7 @@ def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> l
             macros.append(Macro(f"CALC{level}", params, body))
             macros.append(Macro(f"BOUNDARY{level}", bparams, bbody))
             macros.append(Macro(f"G_CALC{level}", params, (
-                f"if (AN5D_BOUNDARY_PLANE(q)) {{ if (AN5D_EXISTS(q)) BOUNDARY{level}({bargs}); "
+                f"if ({BOUNDARY_PLANE.call('q')}) {{ if ({EXISTS.call('q')}) BOUNDARY{level}({bargs}); "
                 "__syncthreads(); }",
                 f"else CALC{level}({gargs}, q, b);")))
         else:
@@ -242,7 +307,7 @@ def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> l
                         f"const {dtype} an5d_v = ({dtype})({expr});", f"{store} = an5d_v;")
             macros.append(Macro("STORE", ("q", *ins, "b"), body))
             macros.append(Macro("G_STORE", ("q", *ins, "b"), (
-                f"if (AN5D_STORES(q)) STORE(q, {', '.join(ins)}, b);",
+                f"if ({STORES.call('q')}) STORE(q, {', '.join(ins)}, b);",
                 "else __syncthreads();")))
     return macros
 
@@ -313,13 +378,14 @@ def _assoc_macros(printer: _Printer, info: StencilInfo, plan: BlockingPlan, d: i
                   f"a0 = an5d_bnd ? ({acc_type}){bnd}[AN5D_PLANE(q)] : an5d_f; }}",
                   f"else if (FIN == 2) a0 = an5d_in_array ? ({acc_type}){bnd}["
                   f"AN5D_PLANE(q)] : ({acc_type})0;")
-        arrives = f"AN5D_EXISTS((q) + {r})"
+        arrives = EXISTS.call(f"(q) + {r}")
         if level < d:
             macros.append(Macro(f"ACC{level}", ("src", *accs, "q", "b", "TAKE", "FIN", "GUARDED"),
                                 (*take, *finish)))
             macros.append(Macro(f"G_ACC{level}", ("src", *accs, "q", "b"), (
                 f"const int an5d_take = {arrives};",
-                "const int an5d_fin = AN5D_BOUNDARY_PLANE(q) ? (AN5D_EXISTS(q) ? 2 : 0) : 1;",
+                f"const int an5d_fin = {BOUNDARY_PLANE.call('q')} ? "
+                f"({EXISTS.call('q')} ? 2 : 0) : 1;",
                 f"ACC{level}(src, {', '.join(accs)}, q, b, an5d_take, an5d_fin, 1);")))
         else:
             store = (f"if (DO_STORE) {{ if (an5d_act & {1 << level}u) a0 = ({acc_type})(({dtype})"
@@ -329,7 +395,7 @@ def _assoc_macros(printer: _Printer, info: StencilInfo, plan: BlockingPlan, d: i
                                 (*take, *store)))
             macros.append(Macro("G_ACC_STORE", ("src", *accs, "q", "b"), (
                 f"const int an5d_take = {arrives};",
-                "const int an5d_store = AN5D_STORES(q);",
+                f"const int an5d_store = {STORES.call('q')};",
                 f"ACC_STORE(src, {', '.join(accs)}, q, b, an5d_take, an5d_store, 1);")))
     return macros
 

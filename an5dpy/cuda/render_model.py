@@ -20,7 +20,7 @@ from an5dpy.blocking.ops import (Accumulate, Boundary, Calc, KernelSchedule, Loa
 from an5dpy.blocking.printing import plane_text
 from an5dpy.cexpr import c_expr
 from an5dpy.cuda.macros import (SYNC_MACRO, ConstantTable, LineMacro, Macro, accumulator_type,
-                                level_macros, plane_macros)
+                                level_macros, plane_macros, update_macros)
 from an5dpy.errors import InternalError
 from an5dpy.ir import Read, StencilInfo, is_floating
 
@@ -145,7 +145,7 @@ class RenderModel:
     smem_wrap: bool
     scalars: tuple[tuple[str, str], ...]  # (ctype, name) of scalar parameters
     signature: Signature
-    plane_macros: tuple[LineMacro, ...]
+    shared_macros: tuple[LineMacro, ...]  # every kernel defines them (and undefines them)
     sync_macro: LineMacro
     kernels: tuple[KernelCode, ...]
     degrees: tuple[int, ...]
@@ -293,7 +293,8 @@ def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem
     scalars = tuple((p.ctype, p.name) for p in info.params if is_floating(p.ctype)
                     and _used_in_update(info, p.name))
     constants = ConstantTable(f"{prefix}_k")
-    shared = plane_macros(plan.dtype, plan.reach)
+    # built before the kernels, so the update numbers the constant table's literals
+    shared = (*plane_macros(plan.dtype, plan.reach), *update_macros(info, plan, constants))
     kernels = tuple(_kernel_code(info, plan, ks, prefix, constants, plane_dims, shared)
                     for ks in schedule.kernels)
     base = _baseline_code(info, plan, prefix) if baseline else None
@@ -306,7 +307,7 @@ def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem
         plane_dims=plane_dims, thread_block=tuple(reversed(plan.bs)),
         nthreads=plan.nthreads, smem_planes=plan.smem_planes,
         smem_wrap=smem_wrap, scalars=scalars, signature=launch_signature(info.ndim, scalars),
-        plane_macros=shared, sync_macro=SYNC_MACRO, kernels=kernels,
+        shared_macros=shared, sync_macro=SYNC_MACRO, kernels=kernels,
         degrees=tuple(k.degree for k in kernels), baseline=base,
         source_name=info.program.filename if info.program is not None else stem,
         header=f"{stem}_kernel.hu", max_registers=max_registers,

@@ -1,9 +1,8 @@
 """Tests of an5dpy.perf.model (the paper's section 5 performance model) and ``an5d model``.
 
-Hand-computed thread classes on tiny grids, cross-checks of the factored counts against
-the simulator's ThreadGrid and a block-by-block BlockRanges walk, conservation laws
-(class totals = thread x level x plane slots, valid stores = interior cells per launch),
-scaling, the paper's V100 numbers, and the command line.
+Hand-computed thread classes on tiny grids, conservation laws (class totals = thread x
+level x plane slots, valid stores = interior cells per launch), scaling, the paper's V100
+numbers, and the command line. The counts it builds on: tests/perf/test_counts.py.
 """
 
 from __future__ import annotations
@@ -11,42 +10,26 @@ from __future__ import annotations
 import json
 import math
 import os
-from types import SimpleNamespace
 
-import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from an5dpy.cli import main as cli
-from an5dpy.driver import load
-from an5dpy.errors import UsageError
-from an5dpy.perf.gpus import KNOWN_GPUS
-from an5dpy.perf.counts import (OpMix, ThreadCounts, occupancy, plane_dim_counts,
-                                smem_reads_per_thread, spill_free_registers, stream_counts)
-from an5dpy.perf.model import Model, predict
-from an5dpy.perf.model_constants import BOTTLENECKS
 from an5dpy.blocking.plan import (BlockingPlan, DimExtent, LaunchGeometry, Mode, default_mode,
                                   launch_degrees, make_plan)
-from an5dpy.check.simulate import ThreadGrid
+from an5dpy.cli import main as cli
+from an5dpy.errors import UsageError
+from an5dpy.perf.counts import (ThreadCounts, plane_dim_counts, spill_free_registers,
+                                stream_counts)
+from an5dpy.perf.gpus import KNOWN_GPUS
+from an5dpy.perf.model import Model, predict
+from an5dpy.perf.model_constants import BOTTLENECKS
 
-from model_support import benchmark_grid, predict_config, stream_counts_direct
+from model_support import (benchmark_grid, load_benchmark, predict_config,
+                           stream_counts_direct)
 from paths import C_INPUTS, TESTS_DIR as HERE
+
 V100 = KNOWN_GPUS["V100"]
-
-
-def _load(name: str, dtype: str = "float"):
-    return load(os.path.join(C_INPUTS, f"{name}.c"), defines=(("SB_TYPE", dtype),))
-
-
-@pytest.fixture(scope="module")
-def star2d():
-    return _load("star2d1r")[1]
-
-
-@pytest.fixture(scope="module")
-def j2d5pt():
-    return _load("j2d5pt")[1]
 
 
 def plan2d(bt: int, b: int, sl: int | None = None, r: int = 1, opt: str = "nondiag",
@@ -166,7 +149,7 @@ def test_hand_case_issue_term(star2d):
 
 def test_double_division_costs_issue_and_latency(j2d5pt):
     # j2d5pt: (5 weighted terms) / 6.5 -> 4 FMA + 1 MUL + the division (1 MUL in the mix)
-    double = _load("j2d5pt", "double")[1]
+    double = load_benchmark("j2d5pt", "double")[1]
     grid = benchmark_grid(j2d5pt, 64)
     single, twice = Model(j2d5pt, "H200", grid, 4), Model(double, "H200", grid, 4)
     assert single.mix(Mode.NONDIAG).double_divisions == 0
@@ -211,39 +194,6 @@ def test_hand_case_stream_division(star2d):
 
 
 # --------------------------------------------------------------------------- cross-checks
-
-
-@given(st.data())
-def test_plane_counts_match_thread_grid(data):
-    ndim = data.draw(st.sampled_from([2, 3]))
-    d = data.draw(st.integers(1, 4))
-    radius = tuple(data.draw(st.integers(0, 2)) for _ in range(ndim))
-    bs = tuple(2 * d * r + data.draw(st.integers(1, 7)) for r in radius[1:])
-    dims = []
-    for r in radius:
-        lo = data.draw(st.integers(r, r + 2))
-        n = data.draw(st.integers(1, 25))
-        dims.append(DimExtent(lo, lo + n - 1, lo + n + data.draw(st.integers(r, r + 2))))
-    plan = BlockingPlan(ndim, "float", radius, d, bs, None, Mode.NONE)
-    geo = LaunchGeometry(plan, d, tuple(dims))
-    tg = ThreadGrid.of(geo)
-    slots = in_array = interior = 1
-    window = [1] * (d + 1)
-    for dim, nb, b, r in zip(geo.plane_dims, geo.plane_blocks, bs, radius[1:]):
-        s, a, i, w = plane_dim_counts(dim, nb, b, r, d)
-        slots, in_array, interior = slots * s, in_array * a, interior * i
-        window = [x * y for x, y in zip(window, w)]
-    assert slots == math.prod(tg.shape)
-    assert in_array == int(tg.in_array.sum())
-    assert interior == int(tg.interior.sum())
-    assert window == [int(m.sum()) for m in tg.active]
-
-
-@given(lo=st.integers(0, 4), n=st.integers(0, 60), d=st.integers(1, 6), r=st.integers(0, 3),
-       sl=st.one_of(st.none(), st.integers(1, 20)))
-def test_grouped_stream_counts_match_block_walk(lo, n, d, r, sl):
-    stream = DimExtent(lo, lo + n - 1, lo + n + r)
-    assert stream_counts(stream, sl, d, r) == stream_counts_direct(stream, sl, d, r)
 
 
 @given(data=st.data())
@@ -333,7 +283,7 @@ def test_j2d5pt_v100_paper_ballpark(j2d5pt):
     ("star2d3r", "double", "P100", 7, (256,), 256, 3857),
 ])
 def test_paper_model_column(name, dtype, gpu, bt, bs, sl, paper):
-    info = _load(name, dtype)[1]
+    info = load_benchmark(name, dtype)[1]
     grid = benchmark_grid(info, 16384 if info.ndim == 2 else 512)
     p = predict(info, BlockingPlan(info.ndim, dtype, info.radius, bt, bs, sl, default_mode(info)), gpu,
                 grid, 1000)
@@ -341,73 +291,12 @@ def test_paper_model_column(name, dtype, gpu, bt, bs, sl, paper):
 
 
 def test_double_uses_double_peaks():
-    info = _load("j2d5pt", "double")[1]
+    info = load_benchmark("j2d5pt", "double")[1]
     grid = benchmark_grid(info, 16384)
     # Table 5: double on V100 with the same Tuned configuration: Model 4,642 GFLOP/s
     p = predict_config(info, "V100", grid, 1000, bt=10, bs=(256,), sl=256)
     assert p.plan.word_bytes == 8
     assert 0.9 * 4642 < p.gflops < 1.1 * 4642
-
-
-def test_eff_alu(star2d, j2d5pt):
-    # star2d1r: 5 products summed -> 4 FMA + 1 MUL: (8 + 1) / 10
-    assert OpMix.of(star2d) == OpMix(fma=4, mul=1, add=0, other=0)
-    assert OpMix.of(star2d).eff_alu == pytest.approx(0.9)
-    # j2d5pt: the division is a multiply under fast math: 4 FMA + 2 MUL
-    assert OpMix.of(j2d5pt).eff_alu == pytest.approx(10 / 12)
-    box = _load("box2d1r")[1]
-    # written as one dot product (mode none): 8 FMA + 1 MUL, near 1
-    assert OpMix.of(box, Mode.NONE).eff_alu == pytest.approx(17 / 18)
-    # mode assoc: 3 planes x (1 MUL + 2 FMA) + 2 ADD combining the partial sums
-    assert OpMix.of(box, Mode.ASSOC) == OpMix(fma=6, mul=3, add=2, other=0)
-    # every mix accounts for the stencil's FLOPs: 2 FMA + MUL + ADD + OTHER
-    for info in (star2d, j2d5pt, box):
-        for mode in (Mode.NONE, Mode.ASSOC):
-            mix = OpMix.of(info, mode)
-            assert 2 * mix.fma + mix.mul + mix.add + mix.other == info.flops_per_cell
-
-
-def test_eff_alu_near_one_for_high_order():
-    info = _load("star3d4r")[1]  # 25 products: 24 FMA + 1 MUL
-    assert OpMix.of(info).eff_alu == pytest.approx(49 / 50)
-
-
-@pytest.mark.parametrize("ndim, shape, r, nondiag, assoc, none", [
-    # Table 2 (practical): 2D star 2r, 2D box (2r+1)-1, 3D star 4r, 3D box (2r+1)^2-1
-    (2, "star", 1, 2, 2, 2), (2, "star", 3, 6, 6, 6), (3, "star", 2, 8, 8, 8),
-    (2, "box", 1, None, 2, 6), (2, "box", 4, None, 8, 72), (3, "box", 1, None, 8, 24),
-    (3, "box", 2, None, 24, 120),
-])
-def test_smem_reads_table2(ndim, shape, r, nondiag, assoc, none):
-    rng = range(-r, r + 1)
-    if shape == "box":
-        offsets = [o for o in np.ndindex(*(2 * r + 1,) * ndim)]
-        offsets = [tuple(x - r for x in o) for o in offsets]
-    else:
-        offsets = [(0,) * ndim]
-        for dim in range(ndim):
-            for k in rng:
-                if k:
-                    offsets.append(tuple(k if e == dim else 0 for e in range(ndim)))
-    info = SimpleNamespace(offsets=tuple(sorted(set(offsets))))
-    if nondiag is not None:
-        assert smem_reads_per_thread(info, Mode.NONDIAG) == nondiag
-    assert smem_reads_per_thread(info, Mode.ASSOC) == assoc
-    assert smem_reads_per_thread(info, Mode.NONE) == none
-
-
-def test_occupancy_limits(j2d5pt):
-    # bT=4 float: 4*3 + 4 + 20 = 36 registers -> 40; 256 threads: threads 2048/256 = 8,
-    # smem 98304 / (2*256*4) = 48, registers 65536 / (40*256) = 6.
-    plan = make_plan(j2d5pt, bt=4, bs=(256,), sl=128)
-    occ = occupancy(plan, V100)
-    assert (occ.blocks_per_sm, occ.limited_by, occ.regs_per_thread) == (6, "regs", 40)
-    assert occupancy(plan, V100, regs=32).blocks_per_sm == 8
-    assert occupancy(plan, V100, regs=32).limited_by == "threads"
-    big = make_plan(j2d5pt, bt=4, bs=(1024,), sl=128)
-    assert occupancy(big, V100, regs=128).blocks_per_sm == 0
-    with pytest.raises(UsageError, match="does not fit"):
-        predict(j2d5pt, big, V100, benchmark_grid(j2d5pt, 1024), 8, regs=128)
 
 
 def test_registers_per_degree(j2d5pt):

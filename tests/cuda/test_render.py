@@ -1,6 +1,6 @@
-"""Generated CUDA: structure (kernels per degree, macro sequences equal the schedule's),
-C semantics in printed expressions, the C launch plan against the Python one, nvcc
-compiles of a representative subset, and templates found from an installed wheel."""
+"""The rendered files (:mod:`an5dpy.cuda.render`): the host file around the scop, the C
+launch plan against the Python one, nvcc compiles of a representative subset, templates
+found from an installed wheel, and templates that only print."""
 
 from __future__ import annotations
 
@@ -14,95 +14,11 @@ import zipfile
 
 import pytest
 
+from an5dpy.blocking.plan import launch_degrees
 from an5dpy.driver import Options, translate
-from an5dpy.blocking.plan import degrees_needed, launch_degrees
 
-from paths import REPO
-C_INPUTS = os.path.join(REPO, "c_inputs")
-FORMS = os.path.join(REPO, "tests", "data", "forms")
-MACRO = re.compile(r"^\s*(G_)?([A-Z][A-Z0-9_]*)\(")
-
-
-def macro_sequence(phase) -> tuple[str, ...]:
-    """The macro names a phase's ops call, in order (guards aside)."""
-    return tuple(op.name for op in phase.ops)
-
-
-def bench(name: str, dtype: str = "float", **kw):
-    return translate(os.path.join(C_INPUTS, name + ".c"),
-                     Options(defines=(("SB_TYPE", dtype),), **kw))
-
-
-def kernel_sections(text: str, name: str) -> dict[str, list[str]]:
-    """Macro calls of each phase of kernel ``name``, as printed."""
-    body = text.split(f" {name}(", 1)[1].split("\n}\n", 1)[0]
-    markers = {"head, lowermost block": "head_lowermost", "head, block whose halo": "head_middle",
-               "compact kernel: guarded steps": "fill", "inner phase": "inner",
-               "tail: the same ops": "tail"}
-    sections: dict[str, list[str]] = {}
-    current = None
-    for line in body.splitlines():
-        for marker, key in markers.items():
-            if marker in line:
-                current = key
-                sections[key] = []
-        m = MACRO.match(line)
-        if current and m and not line.strip().startswith("#"):
-            sections[current].append((m.group(1) or "") + m.group(2))
-    return sections
-
-
-@pytest.mark.parametrize("name, kw", [
-    ("j2d5pt", dict(bt=4, bs="128", sl=128)),
-    ("box2d1r", dict(bt=3, bs="64", opt="assoc")),
-    ("j2d9pt-gol", dict(bt=4, bs="128", sl=128, opt="none")),
-    ("star3d2r", dict(bt=2, bs="32x16")),
-    ("box3d2r", dict(bt=1, bs="16x16")),
-])
-def test_kernels_and_macro_sequences_follow_the_schedule(name, kw):
-    t = bench(name, **kw)
-    text = t.outputs[f"{name}_kernel.cu"]
-    assert [k.degree for k in t.schedule.kernels] == list(degrees_needed(t.plan.bt))
-    for ks in t.schedule.kernels:
-        kname = f"{t.model.prefix}_kernel_d{ks.degree}"
-        assert f'extern "C" __global__ void __launch_bounds__({t.plan.nthreads}) {kname}(' in text
-        sections = kernel_sections(text, kname)
-        assert sections["inner"] == list(macro_sequence(ks.inner))
-        tail = ["SYNC" if n == "SYNC" else ("G_" + n if n != "LOAD_BOUNDARY" else "G_LOAD")
-                for n in macro_sequence(ks.tail)]
-        tail = [("G_LOAD" if n == "G_LOAD" else n) for n in tail]
-        assert sections["tail"] == tail
-        if ks.compact:
-            assert sections["fill"] == tail and "head_lowermost" not in sections
-        else:
-            for kind in ("lowermost", "middle"):
-                assert sections[f"head_{kind}"] == list(macro_sequence(ks.heads[kind]))
-    assert f"cudaError_t {t.model.prefix}_launch(int degree" in t.outputs[f"{name}_kernel.hu"]
-
-
-def test_only_the_main_degree_gets_unrolled_heads():
-    t = bench("j2d5pt", bt=4, bs="128", sl=128)
-    assert [k.compact for k in t.schedule.kernels] == [True, True, True, False]
-    heavy = bench("box3d4r", bt=1, bs="16x16")
-    assert heavy.schedule.kernels[0].compact  # 729-term expression: heads left out
-
-
-def test_register_ring_is_declared_and_rotated():
-    t = bench("star2d1r", bt=2, bs="64")
-    text = t.outputs["star2d1r_kernel.cu"]
-    d2 = text.split("an5d_star2d1r_kernel_d2(", 1)[1]
-    for reg in ("reg_0_0", "reg_0_1", "reg_0_2", "reg_1_0", "reg_1_1", "reg_1_2"):
-        assert f"float {reg} = 0;" in d2
-    assert "CALC1(reg_1_1, reg_0_0, reg_0_1, reg_0_2, 1, " in d2
-
-
-def test_expressions_keep_c_semantics():
-    gradient = bench("gradient2d").outputs["gradient2d_kernel.cu"]
-    assert "sqrtf(" in gradient
-    mixed = translate(os.path.join(FORMS, "mixed_precision.c"), Options(bt=2, bs="32"))
-    text = mixed.outputs["mixed_precision_kernel.cu"]
-    assert "((double)(" in text  # a float read in a double operation is converted explicitly
-    assert "an5d_sref(" in text or "AN5D_SREF" in text
+from cuda_support import FORMS, bench
+from paths import C_INPUTS, REPO
 
 
 def test_host_file_keeps_everything_outside_the_scop(tmp_path):
@@ -242,92 +158,6 @@ def test_templates_ship_in_the_wheel_and_load_from_an_install(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], cwd=str(tmp_path), env=env,
                          capture_output=True, text=True, check=True).stdout.split()
     assert out[0].startswith(str(target)) and out[1] == "3"
-
-
-def test_levels_with_idle_warps():
-    from an5dpy.cuda.macros import levels_with_idle_warps
-    from an5dpy.driver import load
-    from an5dpy.blocking.plan import make_plan
-
-    def plan(name, bt, bs):
-        _, info = load(os.path.join(C_INPUTS, name + ".c"), (("SB_TYPE", "float"),))
-        return make_plan(info, bt=bt, bs=bs)
-
-    # 1D blocks lose only a few lanes of the outer warps until bT*r reaches a warp
-    assert levels_with_idle_warps(plan("j2d5pt", 6, (512,)), 6) == frozenset()
-    assert levels_with_idle_warps(plan("star2d4r", 8, (512,)), 8) == {8}
-    # 3D blocks lose whole rows: with 32 threads per row every level has idle warps
-    assert levels_with_idle_warps(plan("star3d1r", 4, (32, 32)), 4) == {1, 2, 3, 4}
-    # 16-thread rows pair up in a warp: both rows must be outside the window
-    assert levels_with_idle_warps(plan("star3d1r", 2, (16, 16)), 2) == {2}
-    assert levels_with_idle_warps(plan("box3d4r", 1, (16, 64)), 1) == {1}
-
-
-def test_idle_levels_branch_around_the_evaluation():
-    from an5dpy.cuda.render import render_kernel
-    from an5dpy.cuda.render_model import render_model
-    from an5dpy.driver import load
-    from an5dpy.blocking.plan import make_plan
-    from an5dpy.blocking.build import build_schedule
-    _, info = load(os.path.join(C_INPUTS, "star3d1r.c"), (("SB_TYPE", "float"),))
-
-    def macros(bs):
-        plan = make_plan(info, bt=2, bs=bs)
-        text = render_kernel(render_model(info, plan, build_schedule(plan), "s"))
-        kernel = text.split("_kernel_d2(")[1]
-        return {m.group(1): m.group(2) for m in re.finditer(
-            r"#define (CALC1|STORE)\(.*?\) do \{ \\\n(.*?)\} while \(0\)", kernel, re.S)}
-
-    # 16x16: no warp is idle at level 1 (every thread evaluates; only boundary cells
-    # select), some are at level 2 (branch)
-    small = macros((16, 16))
-    assert "out = an5d_bnd ? an5d_p_bo[AN5D_PLANE(q)] : an5d_v;" in small["CALC1"]
-    assert "an5d_act" not in small["CALC1"]
-    assert "if (an5d_act & 4u) an5d_p_st[AN5D_PLANE(q)] = (float)(" in small["STORE"]
-    assert "an5d_v" not in small["STORE"]
-    # 32x32: halo rows are whole warps at both levels
-    large = macros((32, 32))
-    assert "if (an5d_act & 2u) out = (float)(" in large["CALC1"]
-    assert "an5d_v" not in large["CALC1"]
-
-
-def test_double_literals_live_in_constant_memory():
-    # j2d9pt: float literals that the double build converts, (double)(1.04f) ... / 11.7f
-    t = bench("j2d9pt", "double")
-    text = t.outputs["j2d9pt_kernel.cu"]
-    name, values = t.model.constants
-    assert name == "an5d_j2d9pt_k"
-    assert values == tuple(f"(double)({v})" for v in (
-        "1.04f", "1.105f", "1.17f", "1.235f", "1.3f", "1.365f", "1.43f", "1.495f", "1.56f",
-        "11.7f"))
-    assert (f"static __constant__ double an5d_j2d9pt_k[10] = {{ {', '.join(values)} }};"
-            in text)
-    blocked = text.split("an5d_j2d9pt_kernel_d1(", 1)[1].split("an5d_j2d9pt_naive", 1)[0]
-    assert "(double)(1.04f)" not in blocked and "an5d_j2d9pt_k[9]" in blocked
-    # each literal once however many kernels and levels use it; float builds keep them inline
-    assert text.count("(double)(1.04f)") == 1 + text.split("an5d_j2d9pt_naive", 1)[1].count(
-        "(double)(1.04f)")
-    single = bench("j2d9pt", "float")
-    assert single.model.constants[1] == ()
-    assert "__constant__" not in single.outputs["j2d9pt_kernel.cu"]
-
-
-def test_constant_table_spells_double_literals_only():
-    from an5dpy.cexpr import c_expr
-    from an5dpy.cuda.macros import ConstantTable
-    from an5dpy.ir import Binary, Cast, Const
-    table = ConstantTable("k")
-    half = Const("double", value=0.5, text="0.5")
-    tenth = Cast("double", operand=Cast("float", operand=Const("float", value=0.1,
-                                                                   text="0.1f")))
-    expr = Binary("double", op="+", lhs=Binary("double", op="*", lhs=half, rhs=half),
-                  rhs=Binary("double", op="*", lhs=tenth, rhs=Cast(
-                      "double", operand=Const("float", value=0.25, text="0.25f"))))
-    text = c_expr(expr, lambda n: "x", literal=table.literal)
-    # the inner float cast is not a literal: it stays, inside the outer cast
-    assert text == "((k[0] * k[0]) + (((double)(((float)(0.1f)))) * k[1]))"
-    assert table.values == ("0.5", "(double)(0.25f)")
-    assert table.literal(Const("float", value=1.0, text="1.0f")) is None
 
 
 TEMPLATE_TAG = re.compile(r"\{\{(.*?)\}\}|\{%(.*?)%\}", re.S)

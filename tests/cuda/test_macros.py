@@ -1,0 +1,161 @@
+"""The macros of the kernels (:mod:`an5dpy.cuda.macros`): the plane predicates as
+printed, C semantics of the printed update, the idle-warp branches, the constant table of
+double literals."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from hypothesis import given, strategies as st
+
+from an5dpy.blocking.trace import BlockRanges
+from an5dpy.cuda.macros import plane_macros
+from an5dpy.driver import Options, translate
+
+from block_support import blocks, eval_c
+from cuda_support import FORMS, bench
+from paths import C_INPUTS
+
+
+def expand(macros, name: str, plane: str) -> str:
+    """The text of the one-parameter macro ``name`` applied to ``plane``."""
+    macro = next(m for m in macros if m.name == name)
+    return macro.text.replace("(q)", f"({plane})")
+
+
+@given(rng=blocks(), plane=st.integers(-10, 80))
+def test_printed_plane_macros_decide_as_the_block_ranges(rng: BlockRanges, plane: int):
+    """AN5D_STORES, AN5D_BOUNDARY_PLANE, AN5D_EXISTS and G_LOAD's condition, as the
+    kernels print them, evaluated for a block, agree with what resolve_guarded asks."""
+    macros = plane_macros("float", (rng.below, rng.above))
+    assert eval_c(expand(macros, "AN5D_STORES", str(plane)), rng, plane) == rng.stores(plane)
+    assert eval_c(expand(macros, "AN5D_BOUNDARY_PLANE", str(plane)), rng, plane) == \
+        rng.is_boundary(plane)
+    assert eval_c(expand(macros, "AN5D_EXISTS", str(plane)), rng, plane) == rng.exists(plane)
+    g_load = next(m for m in macros if m.name == "G_LOAD").text
+    condition = re.match(r"do \{ if \((.*?)\) \{", g_load).group(1)
+    assert eval_c(condition.replace("(q)", f"({plane})"), rng, plane) == rng.loads(plane)
+
+
+def test_expressions_keep_c_semantics():
+    gradient = bench("gradient2d").outputs["gradient2d_kernel.cu"]
+    assert "sqrtf(" in gradient
+    mixed = translate(os.path.join(FORMS, "mixed_precision.c"), Options(bt=2, bs="32"))
+    text = mixed.outputs["mixed_precision_kernel.cu"]
+    assert "((double)(" in text  # a float read in a double operation is converted explicitly
+    assert "an5d_sref(" in text or "AN5D_SREF" in text
+
+
+def test_levels_with_idle_warps():
+    from an5dpy.cuda.macros import levels_with_idle_warps
+    from an5dpy.driver import load
+    from an5dpy.blocking.plan import make_plan
+
+    def plan(name, bt, bs):
+        _, info = load(os.path.join(C_INPUTS, name + ".c"), (("SB_TYPE", "float"),))
+        return make_plan(info, bt=bt, bs=bs)
+
+    # 1D blocks lose only a few lanes of the outer warps until bT*r reaches a warp
+    assert levels_with_idle_warps(plan("j2d5pt", 6, (512,)), 6) == frozenset()
+    assert levels_with_idle_warps(plan("star2d4r", 8, (512,)), 8) == {8}
+    # 3D blocks lose whole rows: with 32 threads per row every level has idle warps
+    assert levels_with_idle_warps(plan("star3d1r", 4, (32, 32)), 4) == {1, 2, 3, 4}
+    # 16-thread rows pair up in a warp: both rows must be outside the window
+    assert levels_with_idle_warps(plan("star3d1r", 2, (16, 16)), 2) == {2}
+    assert levels_with_idle_warps(plan("box3d4r", 1, (16, 64)), 1) == {1}
+
+
+def test_idle_levels_branch_around_the_evaluation():
+    from an5dpy.cuda.render import render_kernel
+    from an5dpy.cuda.render_model import render_model
+    from an5dpy.driver import load
+    from an5dpy.blocking.plan import make_plan
+    from an5dpy.blocking.build import build_schedule
+    _, info = load(os.path.join(C_INPUTS, "star3d1r.c"), (("SB_TYPE", "float"),))
+
+    def macros(bs):
+        plan = make_plan(info, bt=2, bs=bs)
+        text = render_kernel(render_model(info, plan, build_schedule(plan), "s"))
+        kernel = text.split("_kernel_d2(")[1]
+        return {m.group(1): m.group(2) for m in re.finditer(
+            r"#define (CALC1|STORE)\(.*?\) do \{ \\\n(.*?)\} while \(0\)", kernel, re.S)}
+
+    # 16x16: no warp is idle at level 1 (every thread evaluates; only boundary cells
+    # select), some are at level 2 (branch)
+    small = macros((16, 16))
+    assert "out = an5d_bnd ? an5d_p_bo[AN5D_PLANE(q)] : an5d_v;" in small["CALC1"]
+    assert "an5d_act" not in small["CALC1"]
+    assert "if (an5d_act & 4u) an5d_p_st[AN5D_PLANE(q)] = (float)(" in small["STORE"]
+    assert "an5d_v" not in small["STORE"]
+    # 32x32: halo rows are whole warps at both levels
+    large = macros((32, 32))
+    assert "if (an5d_act & 2u) out = (float)(" in large["CALC1"]
+    assert "an5d_v" not in large["CALC1"]
+
+
+def test_double_literals_live_in_constant_memory():
+    # j2d9pt: float literals that the double build converts, (double)(1.04f) ... / 11.7f
+    t = bench("j2d9pt", "double")
+    text = t.outputs["j2d9pt_kernel.cu"]
+    name, values = t.model.constants
+    assert name == "an5d_j2d9pt_k"
+    assert values == tuple(f"(double)({v})" for v in (
+        "1.04f", "1.105f", "1.17f", "1.235f", "1.3f", "1.365f", "1.43f", "1.495f", "1.56f",
+        "11.7f"))
+    assert (f"static __constant__ double an5d_j2d9pt_k[10] = {{ {', '.join(values)} }};"
+            in text)
+    blocked = text.split("an5d_j2d9pt_kernel_d1(", 1)[1].split("an5d_j2d9pt_naive", 1)[0]
+    assert "(double)(1.04f)" not in blocked and "an5d_j2d9pt_k[9]" in blocked
+    # each literal once however many kernels and levels use it; float builds keep them inline
+    assert text.count("(double)(1.04f)") == 1 + text.split("an5d_j2d9pt_naive", 1)[1].count(
+        "(double)(1.04f)")
+    single = bench("j2d9pt", "float")
+    assert single.model.constants[1] == ()
+    assert "__constant__" not in single.outputs["j2d9pt_kernel.cu"]
+
+
+def test_constant_table_spells_double_literals_only():
+    from an5dpy.cexpr import c_expr
+    from an5dpy.cuda.macros import ConstantTable
+    from an5dpy.ir import Binary, Cast, Const
+    table = ConstantTable("k")
+    half = Const("double", value=0.5, text="0.5")
+    tenth = Cast("double", operand=Cast("float", operand=Const("float", value=0.1,
+                                                                   text="0.1f")))
+    expr = Binary("double", op="+", lhs=Binary("double", op="*", lhs=half, rhs=half),
+                  rhs=Binary("double", op="*", lhs=tenth, rhs=Cast(
+                      "double", operand=Const("float", value=0.25, text="0.25f"))))
+    text = c_expr(expr, lambda n: "x", literal=table.literal)
+    # the inner float cast is not a literal: it stays, inside the outer cast
+    assert text == "((k[0] * k[0]) + (((double)(((float)(0.1f)))) * k[1]))"
+    assert table.values == ("0.5", "(double)(0.25f)")
+    assert table.literal(Const("float", value=1.0, text="1.0f")) is None
+
+
+def test_continued_breaks_lines_between_tokens_only():
+    from an5dpy.cuda.macros import continued
+    text = "((a * 'x y') + (b * \"s t u\")) + " + " + ".join(f"v{k}" for k in range(60))
+    wrapped = continued(text, width=40)
+    lines = wrapped.split("\n")
+    assert lines[0] == "\\" and all(line.endswith(" \\") for line in lines[1:-1])
+    assert all(len(line) <= 40 for line in lines)
+    # splicing the continuations gives the text back, up to the spaces at the breaks
+    assert " ".join(line.rstrip("\\").strip() for line in lines[1:]) == text
+    assert "'x y'" in wrapped and '"s t u"' in wrapped  # literals are never broken
+
+
+def test_the_update_is_printed_once_per_kernel():
+    t = bench("j2d9pt", "double")
+    text = t.outputs["j2d9pt_kernel.cu"]
+    blocked = text.split("/* ---- naive baseline", 1)[0]
+    kernels = blocked.split("__global__")[1:]
+    assert len(kernels) == len(t.schedule.kernels)
+    for kernel, ks in zip(kernels, t.schedule.kernels):
+        assert kernel.count("#define AN5D_UPDATE(i0, i1, i2, i3, i4, b) \\\n") == 1
+        # every level evaluates it: CALC1..CALCd-1 and STORE
+        assert kernel.count("(double)(AN5D_UPDATE(i0, i1, i2, i3, i4, b))") == ks.degree
+        assert "#undef AN5D_UPDATE" in kernel
+    assert max(len(line) for line in blocked.splitlines()) < 460  # the constant table
+    assert "AN5D_UPDATE" not in bench("box2d1r", bt=3, bs="64", opt="assoc").outputs[
+        "box2d1r_kernel.cu"]
