@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from an5dpy.cli.options import add_input, add_params, add_plan, check_dtype, options
+from an5dpy.cli.options import add_input, add_params, add_plan, announce, check_dtype, options
 from an5dpy.check.verify import BACKENDS, verify_file
 from an5dpy.errors import EXIT_MISMATCH
 
@@ -30,7 +30,7 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     report = verify_file(args.input, options(args), backend=args.backend,
                          params=dict(args.params), exact=args.exact, seed=args.seed,
-                         arch=args.arch)
+                         arch=args.arch, announce=lambda choice: announce(args, choice))
     check_dtype(args, report.info)
     print("\n".join(report.lines()))
     return 0 if report.passed else EXIT_MISMATCH
