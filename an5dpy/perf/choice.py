@@ -78,9 +78,10 @@ class Fixed:
 
 
 def candidate_plans(info: StencilInfo, gpu: GpuSpec, dtype: str | None = None,
-                    fixed: Fixed = Fixed()) -> list[BlockingPlan]:
+                    fixed: Fixed = Fixed(), prune: bool = True) -> list[BlockingPlan]:
     """Every plan of the search space that can run on ``gpu``, with the options of
-    ``fixed`` held at their values (a fixed value need not be one of the space's)."""
+    ``fixed`` held at their values (a fixed value need not be one of the space's); with
+    ``prune``, without those whose register estimate exceeds an SM's registers."""
     space = SPACE[info.ndim]
     values = {name: (space[name] if is_auto(getattr(fixed, name)) else (getattr(fixed, name),))
               for name in ("bt", "bs", "sl")}
@@ -95,7 +96,7 @@ def candidate_plans(info: StencilInfo, gpu: GpuSpec, dtype: str | None = None,
                                      limits=limits)
                 except UsageError:
                     continue
-                if plan.register_estimate() * plan.nthreads > gpu.regs_per_sm:
+                if prune and plan.register_estimate() * plan.nthreads > gpu.regs_per_sm:
                     continue
                 plans.append(plan)
     return plans
@@ -106,7 +107,10 @@ def default_plan(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float]
     """The model's best plan of the search space with ``fixed`` held, at its best register
     budget (or the fixed one): the prediction, whose ``registers`` is the budget (None:
     none). Raises UsageError, saying why, when no plan with the fixed options fits."""
-    plans = candidate_plans(info, gpu, fixed=fixed)
+    # the paper's register estimate prunes the tuner's space; plans the user narrowed to
+    # that all exceed it can still run (with fewer blocks per SM), as the model predicts
+    plans = (candidate_plans(info, gpu, fixed=fixed)
+             or candidate_plans(info, gpu, fixed=fixed, prune=False))
     model = Model(info, gpu, env)
     if is_auto(fixed.regs):
         ranked = model.rank(plans)
