@@ -48,8 +48,9 @@ class Options:
 
     The plan options ``bt``, ``bs``, ``sl``, ``opt`` and ``regs`` are None (or ``"auto"``)
     where the performance model chooses them (:func:`choose_plan`): its best plan for
-    ``gpu`` and the problem of ``params``, around the options that are given. ``regs``
-    left open is chosen only with the plan: where ``bt``, ``bs``, ``sl`` and ``opt`` are
+    ``gpu`` and the problem of ``params``, around the options that are given. ``opt``
+    left open is the analysis' default mode (the only one the search space holds), and
+    ``regs`` left open is chosen only with the plan: where ``bt``, ``bs`` and ``sl`` are
     all given the kernels get no register budget unless ``regs`` is given (``"auto"``
     asks the model for the best budget of that plan).
     """
@@ -169,7 +170,9 @@ def fixed_options(info: StencilInfo, options: Options) -> Fixed:
             raise UsageError(f"{name} {value!r}: expected a positive integer{extra} or 'auto'")
         return number
 
-    plan_open = any(_open(v) for v in (options.bt, options.bs, options.sl, options.opt))
+    # the mode left open is the analysis' default (the only mode of the search space), so
+    # a plan with bt, bs and sl given is the user's whole plan
+    plan_open = any(_open(v) for v in (options.bt, options.bs, options.sl))
     regs = options.regs if options.regs is not None or plan_open else NO_BUDGET
     opt = AUTO if _open(options.opt) else options.opt
     return Fixed(bt=number("bt", options.bt, None),
@@ -184,15 +187,17 @@ def choose_plan(info: StencilInfo, options: Options,
     model's choice (:func:`an5dpy.perf.choice.default_plan`) for ``options.gpu`` and the
     problem of ``env`` (default: ``options.params``, the paper's sizes for the rest)."""
     fixed = fixed_options(info, options)
-    if not fixed.open:
-        plan = blocking_plan(info, fixed.bt, bs=fixed.bs, sl=fixed.sl, opt=fixed.opt)
+    if set(fixed.open) <= {"opt"}:  # the user's own plan
+        opt = None if fixed.opt == AUTO else fixed.opt
+        plan = blocking_plan(info, fixed.bt, bs=fixed.bs, sl=fixed.sl, opt=opt)
         return PlanChoice(plan, fixed.regs)
     gpu, why = target_gpu(options.gpu)
     if env is None:
         env = problem_env(info.program, info, {k: str(v) for k, v in options.params},
                           complete=True)
     best = default_plan(info, gpu, env, fixed)
-    return PlanChoice(best.plan, best.registers, fixed.open,
+    chosen = tuple(name for name in fixed.open if name != "opt")
+    return PlanChoice(best.plan, best.registers, chosen,
                       f"{gpu.name} ({why})" if why else gpu.name, describe_sizes(info, env),
                       fixed.given(), best.gflops)
 

@@ -83,13 +83,13 @@ def add_plan(p: argparse.ArgumentParser, quiet_help: str = "do not print the pla
                    help="planes stored per stream block (stream division; off: none; default: "
                         "the model's choice)")
     g.add_argument("--opt", choices=("auto", "nondiag", "assoc", "none"),
-                   help="register/shared-memory mode (default: nondiag if diagonal-access "
-                        "free, else assoc if associative, else none)")
+                   help="register/shared-memory mode (default and auto: nondiag if "
+                        "diagonal-access free, else assoc if associative, else none)")
     g.add_argument("--regs", type=auto_or(positive, "none"), metavar="N|none|auto",
                    help="register budget per thread: the kernels get launch bounds that let "
                         "65536 / (N * threads) blocks share an SM (like nvcc -maxrregcount; "
                         "none: no budget). Default: the model's choice where it chooses the "
-                        "plan, none where --bt, --bs, --sl and --opt are all given")
+                        "plan, none where --bt, --bs and --sl are all given")
     g.add_argument("--gpu", metavar="NAME|SPEC.json",
                    help="the GPU the plan is chosen (and modelled) for: P100, V100, A100, H100, "
                         "H200, a CUDA device name or a JSON spec written by 'an5d probe' "

@@ -156,6 +156,11 @@ class RenderModel:
     #: How the plan was chosen, for the files' header comment: empty where the user gave
     #: every option (the output then stays as it always was), else the model's choice.
     plan_note: str = ""
+
+    @property
+    def plan_note_lines(self) -> str:
+        """The plan note as the continuation of a one-line header comment (or nothing)."""
+        return f"\n   {self.plan_note}" if self.plan_note else ""
     constants: tuple[str, tuple[str, ...]] = ("", ())  # constant-memory array: name, values
 
     @property

@@ -84,7 +84,7 @@ def test_fixed_options_stay_fixed_and_the_rest_is_the_best_around_them():
 
 def test_a_fully_given_plan_is_taken_as_given():
     _, info = bench("j2d5pt")
-    options = driver.Options(bt=4, bs="128", sl=128, opt="nondiag")
+    options = driver.Options(bt=4, bs="128", sl=128)  # the mode: the analysis' default
     chosen = driver.choose_plan(info, options)
     assert chosen.chosen == () and chosen.regs is None and chosen.note() == ""
     assert chosen.plan == driver.blocking_plan(info, 4, bs=(128,), sl=128, opt="nondiag")
