@@ -277,11 +277,11 @@ def prove_file(path: str, options, params: Mapping[str, str],
     program, info = driver.load(path, options.defines, options.include_dirs)
     env = resolve_params(program, params)
     choice = driver.choose_plan(info, options, env)
-    if announce is not None:
-        announce(choice)
     plan = choice.plan
     dims = grid_extents(info, env)
     _check_extents(info, (2, *(d.size for d in dims)), env)
+    if announce is not None:  # the sizes hold a grid: the proof runs
+        announce(choice)
     counts: dict[int, int] = {}
     for launch in launch_plan(info.time.steps(env), plan.bt, info.time.start_buffer(env)):
         counts[launch.degree] = counts.get(launch.degree, 0) + 1
@@ -311,8 +311,6 @@ def verify_file(path: str, options, backend: str, params: Mapping[str, str],
     program, info = driver.load(path, options.defines, options.include_dirs)
     env = resolve_params(program, params)
     choice = driver.choose_plan(info, options, env)
-    if announce is not None:
-        announce(choice)
     plan = choice.plan
     if backend == "cuda":
         from an5dpy.cuda.runtime import cupy_available
@@ -322,6 +320,8 @@ def verify_file(path: str, options, backend: str, params: Mapping[str, str],
                              "(--backend sim runs the schedule on the CPU)")
     shape = (2, *(d.size for d in grid_extents(info, env)))
     _check_grid(info, shape, plan.dtype, env)
+    if announce is not None:  # the backend and the grid are there: the run starts
+        announce(choice)
     grid = random_grid(shape, plan.dtype, seed)
     reference = grid.copy()
     oracle = build_reference(program)

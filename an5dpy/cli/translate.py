@@ -48,13 +48,14 @@ def run(args: argparse.Namespace) -> int:
         from an5dpy.perf.choice import problem_env
         env = problem_env(*loaded, dict(args.params), args.size, args.steps, complete=True)
     result = driver.translate(args.input, opts, env, loaded=loaded)
-    announce(args, result.choice)
     if args.print_ir:
+        announce(args, result.choice)
         print(show_stage(args.print_ir, program=result.program, info=result.info,
                          plan=result.plan, schedule=result.schedule))
         return 0
     out_dir = Path(args.output) if args.output else Path(args.input).resolve().parent
     written = driver.write_outputs(result.outputs, out_dir)
+    announce(args, result.choice)  # once written: an error is then the only message
     if not args.quiet:
         for path in written:
             print(path)
