@@ -3,7 +3,11 @@
     C file -frontend-> StencilProgram -analysis-> StencilInfo -plan-> BlockingPlan
            -schedule-> Schedule -codegen-> RenderModel -> x_host.cu, x_kernel.cu, x_kernel.hu
 
-* :func:`load`: the program and its analysis; :func:`plan_for` / :func:`blocking_plan`: a plan.
+* :func:`load`: the program and its analysis.
+* :func:`choose_plan` / :func:`plan_for`: the plan of the user's :class:`Options`; options
+  left open (None or ``"auto"``) are the performance model's choice for the target GPU and
+  problem size (:mod:`an5dpy.perf.choice`), the others stay as given. :func:`blocking_plan`:
+  a plan from explicit values.
 * :func:`emitted_schedule`: the schedule the generated code runs (also what the simulator
   runs for ``an5d verify --backend sim``).
 * :func:`generate`: schedule, render model and kernel texts of a plan (the CUDA runner
@@ -18,35 +22,91 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from an5dpy.analysis.stencil import analyze
-from an5dpy.cuda.render import render_header, render_host, render_kernel
-from an5dpy.cuda.render_model import RenderModel, render_model
-from an5dpy.errors import UnsupportedInput
+from an5dpy.cuda.kernels import Kernels, emitted_schedule, generate  # noqa: F401 (re-exported)
+from an5dpy.cuda.render import render_host
+from an5dpy.cuda.render_model import RenderModel
+from an5dpy.errors import UnsupportedInput, UsageError
 from an5dpy.frontend import read_program, read_program_text, read_source_text
 from an5dpy.ir import StencilInfo, StencilProgram
-from an5dpy.blocking.plan import (HOPPER_LIMITS, BlockingPlan, DeviceLimits, make_plan,
-                                  parse_block_size)
-from an5dpy.blocking.build import build_schedule, static_head_degrees
+from an5dpy.blocking.plan import (HOPPER_LIMITS, BlockingPlan, DeviceLimits, format_block_size,
+                                  make_plan, parse_block_size)
 from an5dpy.blocking.ops import Schedule
+from an5dpy.perf.choice import AUTO, Fixed, default_plan, describe_sizes, problem_env, target_gpu
+from an5dpy.perf.gpus import GpuSpec
 
 Defines = tuple[tuple[str, str | None], ...]
+#: ``Options.sl`` for no stream division, ``Options.regs`` for no register budget.
+OFF, NO_BUDGET = "off", "none"
 
 
 @dataclass(frozen=True)
 class Options:
-    """What the user chose (command-line flags), before validation against the stencil."""
+    """What the user chose (command-line flags or the Python API), before validation.
 
-    bt: int = 4
+    The plan options ``bt``, ``bs``, ``sl``, ``opt`` and ``regs`` are None (or ``"auto"``)
+    where the performance model chooses them (:func:`choose_plan`): its best plan for
+    ``gpu`` and the problem of ``params``, around the options that are given. ``opt``
+    left open is the analysis' default mode (the only one the search space holds), and
+    ``regs`` left open is chosen only with the plan: where ``bt``, ``bs`` and ``sl`` are
+    all given the kernels get no register budget unless ``regs`` is given (``"auto"``
+    asks the model for the best budget of that plan).
+    """
+
+    bt: int | str | None = None
     bs: str | None = None  # "128" or "32x16" (contiguous dimension first)
-    sl: int | None = None
-    opt: str | None = None  # None or "auto": the analysis' default
+    sl: int | str | None = None  # planes per stream block; "off": no stream division
+    opt: str | None = None  # nondiag, assoc, none ("auto": the analysis' default mode)
     defines: Defines = ()
     include_dirs: tuple[str, ...] = ()
     smem_wrap: bool = True
     baseline: bool = False  # host code runs the naive kernel instead of the blocked one
-    regs: int | None = None  # register budget per thread (launch bounds)
+    regs: int | str | None = None  # register budget per thread (launch bounds); "none"
+    gpu: str | GpuSpec | None = None  # name or spec file; None: this machine's, else H100
+    #: Parameter values (``-P``) of the problem the plan is chosen for; sizes not given are
+    #: the paper's (:func:`an5dpy.perf.choice.problem_env`).
+    params: tuple[tuple[str, str | int | float], ...] = ()
+
+
+@dataclass(frozen=True)
+class PlanChoice:
+    """The plan of some :class:`Options`, its register budget, and how it was chosen."""
+
+    plan: BlockingPlan
+    regs: int | None  # register budget per thread (None: no launch-bound budget)
+    chosen: tuple[str, ...] = ()  # the options the model chose (empty: all were given)
+    gpu: str = ""  # the GPU it was chosen for, and why that one
+    sizes: str = ""  # the problem it was chosen for ("16384^2 x 1000 steps")
+    given: str = ""  # the options held fixed ("bt=6")
+    predicted: float = 0.0  # the model's GFLOP/s
+
+    def summary(self) -> str:
+        """The plan as options: ``bt=12 bs=256 sl=256 opt=nondiag regs=64``."""
+        sl = OFF if self.plan.sl is None else self.plan.sl
+        regs = NO_BUDGET if self.regs is None else self.regs
+        return (f"bt={self.plan.bt} bs={format_block_size(self.plan.bs)} sl={sl} "
+                f"opt={self.plan.mode.value} regs={regs}")
+
+    def reason(self) -> str:
+        """Why this plan, after "the model's" (empty where every option was given)."""
+        if not self.chosen:
+            return ""
+        held = f" with {self.given}" if self.given else ""
+        return (f"best for {self.gpu} at {self.sizes}{held}; "
+                f"{self.predicted:,.0f} GFLOP/s predicted")
+
+    def line(self) -> str:
+        """The line the commands print on stderr."""
+        reason = f" (model's {self.reason()})" if self.chosen else ""
+        return f"an5d: plan {self.summary()}{reason}"
+
+    def note(self) -> str:
+        """The generated files' header line (empty where every option was given, so that
+        the output is what it always was)."""
+        return (f"Plan {self.summary()}: the performance model's {self.reason()}."
+                if self.chosen else "")
 
 
 @dataclass(frozen=True)
@@ -59,6 +119,7 @@ class Translation:
     schedule: Schedule
     model: RenderModel
     outputs: dict[str, str] = field(hash=False)  # file name -> text
+    choice: PlanChoice | None = None  # how the plan and register budget were chosen
 
     @property
     def stem(self) -> str:
@@ -93,56 +154,84 @@ def blocking_plan(info: StencilInfo, bt: int, bs: tuple[int, ...] | None = None,
     return make_plan(info, bt=bt, bs=bs, sl=sl, opt=opt, dtype=dtype, limits=limits)
 
 
-def plan_for(info: StencilInfo, options: Options) -> BlockingPlan:
-    """The plan the user's options ask for."""
-    bs = parse_block_size(options.bs, info.ndim) if options.bs else None
-    opt = None if options.opt in (None, "auto") else options.opt
-    return blocking_plan(info, options.bt, bs=bs, sl=options.sl, opt=opt)
+def _open(value) -> bool:
+    return value is None or (isinstance(value, str) and value.strip().lower() == AUTO)
 
 
-def emitted_schedule(info: StencilInfo, plan: BlockingPlan) -> Schedule:
-    """The schedule of the code an5dpy emits: unrolled heads only where they pay
-    (remainder degrees and very large expressions get compact kernels)."""
-    return build_schedule(plan, static_heads=static_head_degrees(plan, info.flops_per_cell))
+def fixed_options(info: StencilInfo, options: Options) -> Fixed:
+    """The plan options of ``options`` that are given, checked, as :class:`Fixed`."""
+    def number(name: str, value, word: str | None) -> int | str | None:
+        if _open(value):
+            return AUTO
+        if word is not None and isinstance(value, str) and value.strip().lower() == word:
+            return None
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            number = 0
+        if number < 1 or isinstance(value, bool) or (isinstance(value, float)
+                                                       and value != number):
+            extra = f", '{word}'" if word else ""
+            raise UsageError(f"{name} {value!r}: expected a positive integer{extra} or 'auto'")
+        return number
+
+    # the mode left open is the analysis' default (the only mode of the search space), so
+    # a plan with bt, bs and sl given is the user's whole plan
+    plan_open = any(_open(v) for v in (options.bt, options.bs, options.sl))
+    regs = options.regs if options.regs is not None or plan_open else NO_BUDGET
+    opt = AUTO if _open(options.opt) else options.opt
+    return Fixed(bt=number("bt", options.bt, None),
+                 bs=AUTO if _open(options.bs) else parse_block_size(str(options.bs), info.ndim),
+                 sl=number("sl", options.sl, OFF), opt=opt,
+                 regs=number("regs", regs, NO_BUDGET))
 
 
-@dataclass(frozen=True)
-class Kernels:
-    """The generated kernels of a plan: the schedule, the render model and the texts of
-    ``x_kernel.cu`` and its header (``model.header`` names it)."""
-
-    schedule: Schedule
-    model: RenderModel
-    kernel_cu: str
-    kernel_hu: str
-
-    def files(self) -> dict[str, str]:
-        """File name -> text of the kernel file and its header."""
-        return {f"{self.model.stem}_kernel.cu": self.kernel_cu, self.model.header: self.kernel_hu}
-
-
-def generate(info: StencilInfo, plan: BlockingPlan, stem: str, smem_wrap: bool = True,
-             regs: int | None = None) -> Kernels:
-    """Schedule and print the kernels of ``plan``; ``regs``: a register budget per thread
-    (launch bounds), ``smem_wrap``: read shared memory through a device function."""
-    schedule = emitted_schedule(info, plan)
-    model = render_model(info, plan, schedule, stem, smem_wrap=smem_wrap, max_registers=regs)
-    return Kernels(schedule, model, render_kernel(model), render_header(model))
+def choose_plan(info: StencilInfo, options: Options,
+                env: Mapping[str, int | float] | None = None) -> PlanChoice:
+    """The plan of ``options``: the given options as given, the open ones the performance
+    model's choice (:func:`an5dpy.perf.choice.default_plan`) for ``options.gpu`` and the
+    problem of ``env`` (default: ``options.params``, the paper's sizes for the rest)."""
+    fixed = fixed_options(info, options)
+    if set(fixed.open) <= {"opt"}:  # the user's own plan
+        opt = None if fixed.opt == AUTO else fixed.opt
+        plan = blocking_plan(info, fixed.bt, bs=fixed.bs, sl=fixed.sl, opt=opt)
+        return PlanChoice(plan, fixed.regs)
+    gpu, why = target_gpu(options.gpu)
+    if env is None:
+        env = problem_env(info.program, info, {k: str(v) for k, v in options.params},
+                          complete=True)
+    best = default_plan(info, gpu, env, fixed)
+    chosen = tuple(name for name in fixed.open if name != "opt")
+    return PlanChoice(best.plan, best.registers, chosen,
+                      f"{gpu.name} ({why})" if why else gpu.name, describe_sizes(info, env),
+                      fixed.given(), best.gflops)
 
 
-def translate(path: str, options: Options = Options(), text: str | None = None
-              ) -> Translation:
-    """Every stage for the C file ``path`` (or the source ``text``, named ``path``)."""
-    program, info = load(path, options.defines, options.include_dirs, text)
-    plan = plan_for(info, options)
+def plan_for(info: StencilInfo, options: Options,
+             env: Mapping[str, int | float] | None = None) -> BlockingPlan:
+    """The plan the user's options ask for (:func:`choose_plan`'s plan)."""
+    return choose_plan(info, options, env).plan
+
+
+def translate(path: str, options: Options = Options(),
+              env: Mapping[str, int | float] | None = None,
+              loaded: tuple[StencilProgram, StencilInfo] | None = None,
+              text: str | None = None) -> Translation:
+    """Translate the C file ``path``, or the C source ``text`` (then ``path`` only names
+    it); ``env``: the problem the plan is chosen for where options are open (default:
+    ``options.params`` and the paper's sizes); ``loaded``: :func:`load`'s result for
+    ``path`` and ``options`` where the caller has it."""
+    program, info = loaded or load(path, options.defines, options.include_dirs, text)
+    choice = choose_plan(info, options, env)
     stem = Path(path).stem
-    kernels = generate(info, plan, stem, smem_wrap=options.smem_wrap, regs=options.regs)
+    kernels = generate(info, choice.plan, stem, smem_wrap=options.smem_wrap, regs=choice.regs,
+                       plan_note=choice.note())
     original = read_source_text(path) if text is None else text
     host = render_host(kernels.model, info, original, kernels.model.header,
                        baseline=options.baseline)
     outputs = {f"{stem}_host.cu": host, **kernels.files()}
-    return Translation(path, options, program, info, plan, kernels.schedule, kernels.model,
-                       outputs)
+    return Translation(path, options, program, info, choice.plan, kernels.schedule,
+                       kernels.model, outputs, choice)
 
 
 def write_outputs(outputs: dict[str, str], out_dir: str | Path) -> list[Path]:

@@ -772,7 +772,8 @@ class PlanOptions:
 
     def options(self, defines=()) -> "object":
         from an5dpy.driver import Options
-        return Options(bt=self.bt, bs=self.bs, sl=self.sl, opt=self.opt, defines=defines)
+        return Options(bt=self.bt, bs=self.bs, sl=self.sl or "off", opt=self.opt,
+                       defines=defines)
 
     def flags(self) -> list[str]:
         out = ["--bt", str(self.bt), "--bs", self.bs]

@@ -44,13 +44,14 @@ def options_for(name: str, dtype: str, config: str, table: dict):
     defines = (("SB_TYPE", dtype),)
     if config == "tuned":
         row = table[(name, dtype)]
-        sl = None if row["sl"] in ("-", "") else int(row["sl"].replace(",", ""))
+        sl = "off" if row["sl"] in ("-", "") else int(row["sl"].replace(",", ""))
         regs = None if row["regs"] in ("-", "") else int(row["regs"])
         return Options(bt=int(row["bt"]), bs=row["bs"], sl=sl, opt=row["opt"], defines=defines,
                        regs=regs)
     _, info = load(os.path.join(C_INPUTS, name + ".c"), defines)
     plan = sconf_plan(info)
-    return Options(bt=plan.bt, bs=format_block_size(plan.bs), sl=plan.sl, opt=plan.mode.value,
+    return Options(bt=plan.bt, bs=format_block_size(plan.bs), sl=plan.sl or "off",
+                   opt=plan.mode.value,
                    defines=defines)
 
 

@@ -37,7 +37,7 @@ def benchmark_names() -> list[str]:
 
 def tuned_options(row: dict, defines):
     from an5dpy.driver import Options
-    sl = None if row["sl"] in ("-", "") else int(row["sl"].replace(",", ""))
+    sl = "off" if row["sl"] in ("-", "") else int(row["sl"].replace(",", ""))
     regs = None if row["regs"] in ("-", "") else int(row["regs"])
     return Options(bt=int(row["bt"]), bs=row["bs"], sl=sl, opt=row["opt"], defines=defines,
                    regs=regs)
@@ -49,7 +49,8 @@ def sconf_options(path: str, defines):
     from an5dpy.blocking.plan import format_block_size
     _, info = load(path, defines)
     plan = sconf_plan(info)
-    return Options(bt=plan.bt, bs=format_block_size(plan.bs), sl=plan.sl, opt=plan.mode.value,
+    return Options(bt=plan.bt, bs=format_block_size(plan.bs), sl=plan.sl or "off",
+                   opt=plan.mode.value,
                    defines=defines)
 
 

@@ -194,6 +194,7 @@ class VerifyReport:
     comparison: Comparison
     device: str | None = None
     build: str | None = None
+    choice: object = None  # the driver's PlanChoice: how the plan was chosen
 
     @property
     def passed(self) -> bool:
@@ -247,6 +248,7 @@ class CoverageReport:
     launches: tuple[tuple[int, int], ...]  # (degree, number of launches of that degree)
     proofs: tuple  # one CoverageProof per degree, in the order of ``launches``
     backend: str = "isl"
+    choice: object = None  # the driver's PlanChoice: how the plan was chosen
 
     @property
     def passed(self) -> bool:
@@ -262,34 +264,42 @@ class CoverageReport:
                    "proven for these sizes)", f"parameters: {sizes}"])
 
 
-def prove_file(path: str, options, params: Mapping[str, str]) -> CoverageReport:
-    """``an5d verify --backend isl``: prove the plan's launches for the given sizes."""
+def prove_file(path: str, options, params: Mapping[str, str],
+               announce: Callable | None = None) -> CoverageReport:
+    """``an5d verify --backend isl``: prove the plan's launches for the given sizes (the
+    plan chosen for them where options are open; ``announce(choice)`` is called with the
+    driver's choice before the proof)."""
     from an5dpy import driver
     from an5dpy.blocking.plan import grid_extents, launch_plan
     from an5dpy.check.coverage import prove_coverage
     from an5dpy.check.reference import resolve_params
 
     program, info = driver.load(path, options.defines, options.include_dirs)
-    plan = driver.plan_for(info, options)
     env = resolve_params(program, params)
+    choice = driver.choose_plan(info, options, env)
+    plan = choice.plan
     dims = grid_extents(info, env)
     _check_extents(info, (2, *(d.size for d in dims)), env)
+    if announce is not None:  # the sizes hold a grid: the proof runs
+        announce(choice)
     counts: dict[int, int] = {}
     for launch in launch_plan(info.time.steps(env), plan.bt, info.time.start_buffer(env)):
         counts[launch.degree] = counts.get(launch.degree, 0) + 1
     proofs = tuple(prove_coverage(plan, d, dims) for d in counts)
-    return CoverageReport(info, plan, dict(env), tuple(counts.items()), proofs)
+    return CoverageReport(info, plan, dict(env), tuple(counts.items()), proofs, choice=choice)
 
 
 # --------------------------------------------------------------------------- whole runs
 
 
 def verify_file(path: str, options, backend: str, params: Mapping[str, str],
-                exact: bool = False, seed: int = 0, arch: str | None = None
-                ) -> VerifyReport | CoverageReport:
+                exact: bool = False, seed: int = 0, arch: str | None = None,
+                announce: Callable | None = None) -> VerifyReport | CoverageReport:
     """``an5d verify``: run ``backend`` ('sim' or 'cuda') and the gcc oracle on random data
     (a :class:`VerifyReport`), or with 'isl' prove the launches' stores for these sizes
-    (a :class:`CoverageReport`, :func:`prove_file`)."""
+    (a :class:`CoverageReport`, :func:`prove_file`). Options left open are chosen for
+    these sizes (:func:`an5dpy.driver.choose_plan`; ``announce(choice)`` is called with
+    the choice before anything runs), and the CUDA build gets its register budget."""
     from an5dpy import driver
     from an5dpy.blocking.plan import grid_extents
     from an5dpy.check.reference import build_reference, resolve_params
@@ -297,10 +307,11 @@ def verify_file(path: str, options, backend: str, params: Mapping[str, str],
     if backend not in BACKENDS:
         raise UsageError(f"--backend {backend!r}: choose {', '.join(BACKENDS)}")
     if backend == "isl":
-        return prove_file(path, options, params)
+        return prove_file(path, options, params, announce)
     program, info = driver.load(path, options.defines, options.include_dirs)
-    plan = driver.plan_for(info, options)
     env = resolve_params(program, params)
+    choice = driver.choose_plan(info, options, env)
+    plan = choice.plan
     if backend == "cuda":
         from an5dpy.cuda.runtime import cupy_available
         usable, why = cupy_available()
@@ -309,6 +320,8 @@ def verify_file(path: str, options, backend: str, params: Mapping[str, str],
                              "(--backend sim runs the schedule on the CPU)")
     shape = (2, *(d.size for d in grid_extents(info, env)))
     _check_grid(info, shape, plan.dtype, env)
+    if announce is not None:  # the backend and the grid are there: the run starts
+        announce(choice)
     grid = random_grid(shape, plan.dtype, seed)
     reference = grid.copy()
     oracle = build_reference(program)
@@ -322,7 +335,8 @@ def verify_file(path: str, options, backend: str, params: Mapping[str, str],
     else:
         from an5dpy.cuda.runtime import BuildOptions, cuda_runner, device_arch, device_name
         opts = BuildOptions(arch=arch or device_arch(), exact=exact)
-        runner = cuda_runner(info, plan, Path(path).stem, opts, options.smem_wrap)
+        runner = cuda_runner(info, plan, Path(path).stem, opts, options.smem_wrap,
+                             regs=choice.regs)
         result = runner.run_numpy(grid, env)
         device, build = device_name(), " ".join(opts.flags())
         exact_build = exact
@@ -334,4 +348,4 @@ def verify_file(path: str, options, backend: str, params: Mapping[str, str],
                             seed)
         comparison = compare(result[b], reference[b],
                              tolerance(info, plan, info.time.steps(env), amp), amp)
-    return VerifyReport(info, plan, backend, dict(env), comparison, device, build)
+    return VerifyReport(info, plan, backend, dict(env), comparison, device, build, choice)

@@ -7,8 +7,8 @@ import argparse
 import json
 from pathlib import Path
 
-from an5dpy.cli.options import (add_input, add_plan, add_sizes, check_dtype, integer_sizes,
-                                model_params, options, positive, register_budget)
+from an5dpy.cli.options import (add_input, add_plan, add_sizes, check_dtype, choose,
+                                integer_sizes, model_params, options, positive)
 from an5dpy.errors import UsageError
 
 
@@ -21,8 +21,6 @@ def register(subparsers) -> None:
     add_input(p)
     add_plan(p)
     add_sizes(p)
-    p.add_argument("--regs", type=register_budget, metavar="N",
-                   help="register budget per thread (launch bounds, like nvcc -maxrregcount)")
     p.add_argument("--naive", action="store_true", help="also time the naive baseline")
     p.add_argument("--sconf", action="store_true", help="also time the paper's Sconf plan")
     p.add_argument("--repeats", type=positive, default=5, help="timed runs (default 5)")
@@ -41,10 +39,11 @@ def run(args: argparse.Namespace) -> int:
     opts = options(args)
     program, info = driver.load(args.input, opts.defines, opts.include_dirs)
     check_dtype(args, info)
-    plan = driver.plan_for(info, opts)
     env = model_params(program, info, dict(args.params), args.size, args.steps)
+    choice = choose(args, info, opts, env)  # for --gpu, else this machine's GPU
+    plan = choice.plan
     stem = Path(args.input).stem
-    results = [bench_plan(info, plan, env, stem, args.regs, args.repeats,
+    results = [bench_plan(info, plan, env, stem, choice.regs, args.repeats,
                           smem_wrap=opts.smem_wrap)]
     if args.sconf:
         sconf = sconf_plan(info)

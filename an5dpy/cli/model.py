@@ -1,18 +1,21 @@
 """``an5d model``: predict GFLOP/s and the bottleneck of a blocking plan on a GPU with the
 paper's performance model (section 5; :mod:`an5dpy.perf.model`).
 
-    an5d model IN.c --gpu NAME|SPEC.json [--bt N] [--bs B1[xB2]] [--sl N] [--opt MODE]
-               [--dtype float|double] [-D NAME[=V]]... [-I DIR]... [-P NAME=VALUE]...
-               [--size N] [--steps N] [--regs N] [--halo-computes] [--json]
+    an5d model IN.c [--gpu NAME|SPEC.json] [--bt N] [--bs B1[xB2]] [--sl N|off] [--opt MODE]
+               [--regs N|none] [--dtype float|double] [-D NAME[=V]]... [-I DIR]...
+               [-P NAME=VALUE]... [--size N] [--steps N] [--halo-computes] [--json] [-q]
+
+Plan options not given are the model's own choice (its best plan for the GPU and sizes).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 
-from an5dpy.cli.options import (add_input, add_plan, add_sizes, check_dtype, integer_sizes,
-                                model_params, options, positive)
+from an5dpy.cli.options import (add_input, add_plan, add_sizes, check_dtype, choose,
+                                integer_sizes, model_params, options)
 
 
 def register(subparsers) -> None:
@@ -31,13 +34,7 @@ def register(subparsers) -> None:
                     "repository's H200 measurements.")
     add_input(p)
     add_plan(p)
-    p.add_argument("--gpu", required=True, metavar="NAME|SPEC.json",
-                   help="a known GPU (P100, V100, A100, H100, H200, or a CUDA device name such "
-                        "as 'NVIDIA H200') or a JSON spec written by 'an5d probe'")
     add_sizes(p)
-    p.add_argument("--regs", type=positive, metavar="N",
-                   help="registers per thread for the occupancy (default: the paper's "
-                        "estimate, bT*(2r+1)+bT+20 in float)")
     p.add_argument("--halo-computes", action="store_true",
                    help="charge FLOPs and shared-memory reads to halo (redundant) threads too")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -47,19 +44,21 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from an5dpy import driver
     from an5dpy.blocking.plan import check_plan
-    from an5dpy.perf.gpus import get_gpu
+    from an5dpy.perf.choice import target_gpu
     from an5dpy.perf.model import Model
     from an5dpy.perf.report import format_prediction
 
     opts = options(args)
     program, info = driver.load(args.input, opts.defines, opts.include_dirs)
     check_dtype(args, info)
-    gpu = get_gpu(args.gpu)
-    plan = driver.plan_for(info, opts)
-    check_plan(plan, info, gpu.limits())
+    gpu, _ = target_gpu(args.gpu)
     env = model_params(program, info, dict(args.params), args.size, args.steps)
+    # the plan chosen for this very GPU (also when it was detected) and these sizes
+    choice = choose(args, info, replace(opts, gpu=gpu), env)
+    check_plan(choice.plan, info, gpu.limits())
     sizes = integer_sizes(program, env)
-    prediction = Model(info, gpu, env, halo_computes=args.halo_computes).predict(plan, args.regs)
+    prediction = Model(info, gpu, env, halo_computes=args.halo_computes).predict(choice.plan,
+                                                                                choice.regs)
     if args.json:
         out = {"input": args.input, "params": sizes, "gpu_spec": gpu.to_json(),
                **prediction.to_json()}

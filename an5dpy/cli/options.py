@@ -9,6 +9,7 @@ Bad values raise :class:`argparse.ArgumentTypeError` (argparse prints them, exit
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Mapping
 
 from an5dpy.errors import UsageError
@@ -78,17 +79,48 @@ def add_input(p: argparse.ArgumentParser) -> None:
                    help="element type: shorthand for -D SB_TYPE=TYPE (the benchmarks' macro)")
 
 
-def add_plan(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("blocking plan")
-    g.add_argument("--bt", type=positive, default=4, help="temporal blocking degree (default 4)")
-    g.add_argument("--bs", metavar="B1[xB2]",
+def auto_or(kind, *words: str):
+    """An option's value type: ``auto``, one of ``words`` (as given), or ``kind``'s value."""
+    def convert(text: str):
+        if text.strip().lower() in ("auto", *words):
+            return text.strip().lower()
+        return kind(text)
+    convert.__name__ = getattr(kind, "__name__", "value")
+    return convert
+
+
+PLAN_DEFAULT = ("default: the performance model's choice for the target GPU and sizes, "
+                "around the options given")
+
+
+def add_plan(p: argparse.ArgumentParser, quiet_help: str = "do not print the plan line") -> None:
+    """The plan options (``auto`` or absent: the model's choice), ``--gpu`` and ``-q``."""
+    g = p.add_argument_group(
+        "blocking plan",
+        "Options not given (or given as 'auto') are the performance model's choice: its best "
+        "plan for --gpu and the problem's sizes (-P; the paper's 16384^2 / 512^3 x 1000 steps "
+        "where not given) with the given options held. The plan is printed on stderr.")
+    g.add_argument("--bt", type=auto_or(positive), metavar="N|auto",
+                   help=f"temporal blocking degree ({PLAN_DEFAULT})")
+    g.add_argument("--bs", metavar="B1[xB2]|auto",
                    help="threads per in-plane dimension, contiguous dimension first "
-                        "(default 256 in 2D, 32x32 in 3D)")
-    g.add_argument("--sl", type=positive, metavar="N",
-                   help="planes stored per stream block (stream division; default: off)")
-    g.add_argument("--opt", choices=("auto", "nondiag", "assoc", "none"), default="auto",
-                   help="register/shared-memory mode (default: nondiag if diagonal-access "
-                        "free, else assoc if associative, else none)")
+                        "(e.g. 256 in 2D, 32x32 in 3D; default: the model's choice)")
+    g.add_argument("--sl", type=auto_or(positive, "off"), metavar="N|off|auto",
+                   help="planes stored per stream block (stream division; off: none; default: "
+                        "the model's choice)")
+    g.add_argument("--opt", choices=("auto", "nondiag", "assoc", "none"),
+                   help="register/shared-memory mode (default and auto: nondiag if "
+                        "diagonal-access free, else assoc if associative, else none)")
+    g.add_argument("--regs", type=auto_or(register_budget, "none"), metavar="N|none|auto",
+                   help="register budget per thread: the kernels get launch bounds that let "
+                        "65536 / (N * threads) blocks share an SM (like nvcc -maxrregcount; "
+                        "none: no budget). Default: the model's choice where it chooses the "
+                        "plan, none where --bt, --bs and --sl are all given")
+    g.add_argument("--gpu", metavar="NAME|SPEC.json",
+                   help="the GPU the plan is chosen (and modelled) for: P100, V100, A100, H100, "
+                        "H200, a CUDA device name or a JSON spec written by 'an5d probe' "
+                        "(default: this machine's GPU, else H100)")
+    p.add_argument("-q", "--quiet", action="store_true", help=quiet_help)
 
 
 def add_params(p: argparse.ArgumentParser, what: str = "sizes, steps") -> None:
@@ -96,9 +128,10 @@ def add_params(p: argparse.ArgumentParser, what: str = "sizes, steps") -> None:
                    metavar="NAME=VALUE", help=f"value of a scop parameter ({what})")
 
 
-def add_sizes(p: argparse.ArgumentParser) -> None:
-    """``-P``, and ``--size``/``--steps`` for the benchmark harness (model, bench, tune)."""
-    add_params(p)
+def add_sizes(p: argparse.ArgumentParser, what: str = "sizes, steps") -> None:
+    """``-P``, and ``--size``/``--steps`` for the benchmark harness (translate, model,
+    bench, tune)."""
+    add_params(p, what)
     p.add_argument("--size", type=positive, metavar="N",
                    help=f"interior cells per dimension: -P {HARNESS_SIZE}=N for the benchmark "
                         f"harness (default {PAPER_SIZE[2]} in 2D, {PAPER_SIZE[3]} in 3D, as the "
@@ -110,7 +143,7 @@ def add_sizes(p: argparse.ArgumentParser) -> None:
 
 def options(args: argparse.Namespace):
     """The driver's :class:`~an5dpy.driver.Options` from the parsed flags (``--dtype``
-    becomes ``-D SB_TYPE``)."""
+    becomes ``-D SB_TYPE``; ``-P`` the sizes the plan is chosen for)."""
     from an5dpy.driver import Options  # not at the top: ``an5d --help`` needs no pipeline
 
     defines = list(args.defines)
@@ -119,13 +152,29 @@ def options(args: argparse.Namespace):
             if name == "SB_TYPE" and value != args.dtype:
                 raise UsageError(f"--dtype {args.dtype} contradicts -D SB_TYPE={value or ''}")
         defines.append(("SB_TYPE", args.dtype))
-    return Options(bt=getattr(args, "bt", 4), bs=getattr(args, "bs", None),
+    return Options(bt=getattr(args, "bt", None), bs=getattr(args, "bs", None),
                    sl=getattr(args, "sl", None), opt=getattr(args, "opt", None),
                    defines=tuple(defines), include_dirs=tuple(args.include_dirs),
                    smem_wrap=not getattr(args, "no_smem_wrap", False),
                    baseline=getattr(args, "baseline", None) == "naive",
-                   regs=getattr(args, "regs", None) if getattr(args, "command", None)
-                   in (None, "translate") else None)
+                   regs=getattr(args, "regs", None), gpu=getattr(args, "gpu", None),
+                   params=tuple(getattr(args, "params", ())))
+
+
+def choose(args: argparse.Namespace, info: StencilInfo, opts, env=None):
+    """The plan of the command's options (:func:`an5dpy.driver.choose_plan`), its line
+    printed on stderr unless ``-q`` or every plan option was given."""
+    from an5dpy.driver import choose_plan
+    choice = choose_plan(info, opts, env)
+    announce(args, choice)
+    return choice
+
+
+def announce(args: argparse.Namespace, choice) -> None:
+    """Print the chosen plan's line on stderr (not with ``-q``, not for a plan the user
+    gave in full)."""
+    if choice.chosen and not getattr(args, "quiet", False):
+        print(choice.line(), file=sys.stderr)
 
 
 def check_dtype(args: argparse.Namespace, info: StencilInfo) -> None:
@@ -139,30 +188,9 @@ def model_params(program: StencilProgram, info: StencilInfo, given: Mapping[str,
                  size: int | None = None, steps: int | None = None) -> dict[str, int | float]:
     """Parameter values for the model, bench and tune: ``-P`` values, ``--size``/``--steps``
     as the harness' compsize/timestep (paper sizes for those not given), and a placeholder
-    for floating-point parameters (coefficients cannot change sizes or counts)."""
-    from an5dpy.check.reference import resolve_params
-
-    names = {p.name for p in program.params}
-    values = dict(given)
-    harness = HARNESS_SIZE in names and HARNESS_STEPS in names
-    if (size is not None or steps is not None) and not harness:
-        raise UsageError(f"--size/--steps set the benchmark harness' parameters "
-                         f"{HARNESS_SIZE}/{HARNESS_STEPS}, which this program does not have; "
-                         f"give its sizes with -P NAME=VALUE (parameters: "
-                         f"{', '.join(sorted(names)) or 'none'})")
-    for flag, name, value in (("--size", HARNESS_SIZE, size), ("--steps", HARNESS_STEPS, steps)):
-        if value is None:
-            continue
-        if name in values and str(values[name]).strip() != str(value):
-            raise UsageError(f"{flag} {value} contradicts -P {name}={values[name]}")
-        values[name] = str(value)
-    if harness:
-        values.setdefault(HARNESS_SIZE, str(PAPER_SIZE.get(info.ndim, 512)))
-        values.setdefault(HARNESS_STEPS, str(PAPER_STEPS))
-    for p in program.params:
-        if is_floating(p.ctype) and p.name not in values and p.value is None:
-            values[p.name] = "1"
-    return resolve_params(program, values)
+    for floating-point parameters (:func:`an5dpy.perf.choice.problem_env`)."""
+    from an5dpy.perf.choice import problem_env
+    return problem_env(program, info, given, size, steps)
 
 
 def integer_sizes(program: StencilProgram, env: Mapping[str, int | float]) -> dict[str, int]:

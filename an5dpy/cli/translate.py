@@ -6,8 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from an5dpy.cli.options import (add_input, add_plan, check_dtype, options, positive,
-                                register_budget)
+from an5dpy.cli.options import add_input, add_plan, add_sizes, announce, check_dtype, options
 
 STAGES = ("program", "analysis", "plan", "schedule")
 HELP = "write x_host.cu, x_kernel.cu, x_kernel.hu (same as an5d-translate)"
@@ -16,7 +15,8 @@ HELP = "write x_host.cu, x_kernel.cu, x_kernel.hu (same as an5d-translate)"
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The translate options (shared by ``an5d translate`` and ``an5d-translate``)."""
     add_input(p)
-    add_plan(p)
+    add_plan(p, quiet_help="print neither the chosen plan nor the written files")
+    add_sizes(p, "sizes, steps: the problem the plan is chosen for")
     p.add_argument("-o", dest="output", metavar="DIR",
                    help="output directory (default: the input's directory)")
     p.add_argument("--print-ir", choices=STAGES, metavar="STAGE",
@@ -26,10 +26,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-smem-wrap", action="store_true",
                    help="read shared memory directly instead of through a device function "
                         "(lets nvcc vectorise shared loads)")
-    p.add_argument("--regs", type=register_budget, metavar="N",
-                   help="register budget per thread: the kernels get launch bounds that let "
-                        "65536 / (N * threads) blocks share an SM (like nvcc -maxrregcount)")
-    p.add_argument("-q", "--quiet", action="store_true", help="do not list the written files")
     p.set_defaults(func=run)
 
 
@@ -45,14 +41,21 @@ def run(args: argparse.Namespace) -> int:
         check_dtype(args, info)
         print(show_stage(args.print_ir, program=program, info=info))
         return 0
-    result = driver.translate(args.input, opts)
-    check_dtype(args, result.info)
+    loaded = driver.load(args.input, opts.defines, opts.include_dirs)
+    check_dtype(args, loaded[1])
+    env = None
+    if args.size is not None or args.steps is not None:
+        from an5dpy.perf.choice import problem_env
+        env = problem_env(*loaded, dict(args.params), args.size, args.steps, complete=True)
+    result = driver.translate(args.input, opts, env, loaded=loaded)
     if args.print_ir:
+        announce(args, result.choice)
         print(show_stage(args.print_ir, program=result.program, info=result.info,
                          plan=result.plan, schedule=result.schedule))
         return 0
     out_dir = Path(args.output) if args.output else Path(args.input).resolve().parent
     written = driver.write_outputs(result.outputs, out_dir)
+    announce(args, result.choice)  # once written: an error is then the only message
     if not args.quiet:
         for path in written:
             print(path)

@@ -12,8 +12,8 @@ import argparse
 import json
 import math
 
-from an5dpy.cli.options import (add_input, add_params, add_plan, check_dtype, options,
-                                positive)
+from an5dpy.cli.options import (add_input, add_params, add_plan, announce, check_dtype,
+                                options, positive)
 from an5dpy.check.verify import BACKENDS, verify_file
 from an5dpy.errors import EXIT_MISMATCH, UsageError
 from an5dpy.perf.bench import HARNESS_SIZE, HARNESS_STEPS
@@ -95,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
     params = verify_params(program, info.ndim, dict(args.params), args.size, args.steps)
     backend = args.backend or default_backend()
     report = verify_file(args.input, opts, backend=backend, params=params,
-                         exact=args.exact, seed=args.seed, arch=args.arch)
+                         exact=args.exact, seed=args.seed, arch=args.arch,
+                         announce=lambda choice: announce(args, choice))
     if args.json:
         print(json.dumps({"input": args.input, **report_json(report)}, indent=2))
     else:

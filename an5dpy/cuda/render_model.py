@@ -153,6 +153,14 @@ class RenderModel:
     source_name: str = ""
     header: str = ""  # file name of the generated header (x_kernel.hu)
     max_registers: int | None = None  # per-thread register budget (--regs)
+    #: How the plan was chosen, for the files' header comment: empty where the user gave
+    #: every option (the output then stays as it always was), else the model's choice.
+    plan_note: str = ""
+
+    @property
+    def plan_note_lines(self) -> str:
+        """The plan note as the continuation of a one-line header comment (or nothing)."""
+        return f"\n   {self.plan_note}" if self.plan_note else ""
     constants: tuple[str, tuple[str, ...]] = ("", ())  # constant-memory array: name, values
 
     @property
@@ -284,7 +292,7 @@ def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, pref
 
 def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem: str,
                  smem_wrap: bool = True, baseline: bool = True,
-                 max_registers: int | None = None) -> RenderModel:
+                 max_registers: int | None = None, plan_note: str = "") -> RenderModel:
     prefix = "an5d_" + identifier(stem)
     n = info.ndim - 1
     plane_dims = tuple(
@@ -310,7 +318,7 @@ def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem
         shared_macros=shared, sync_macro=SYNC_MACRO, kernels=kernels,
         degrees=tuple(k.degree for k in kernels), baseline=base,
         source_name=info.program.filename if info.program is not None else stem,
-        header=f"{stem}_kernel.hu", max_registers=max_registers,
+        header=f"{stem}_kernel.hu", max_registers=max_registers, plan_note=plan_note,
         constants=(constants.name, constants.values))
 
 

@@ -33,7 +33,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from an5dpy.cuda.render_model import NAIVE_BLOCK, PLANE_CELLS_MAX, STATIC_SMEM_LIMIT
-from an5dpy.driver import Kernels, generate
+from an5dpy.cuda.kernels import Kernels, generate
 from an5dpy.errors import CudaCompileError, UsageError
 from an5dpy.ir import StencilInfo
 from an5dpy.blocking.plan import BlockingPlan, DimExtent, LaunchGeometry, grid_extents, launch_plan

@@ -14,7 +14,7 @@ from typing import Callable, Mapping, Sequence
 
 from an5dpy.errors import UsageError
 from an5dpy.ir import StencilInfo
-from an5dpy.blocking.plan import BlockingPlan, Mode, default_mode, grid_extents
+from an5dpy.blocking.plan import BlockingPlan, Mode, default_mode, grid_extents, make_plan
 
 #: The paper's sizes (section 6.1): 16384^2 in 2D, 512^3 in 3D, 1000 steps.
 PAPER_SIZE = {2: 16384, 3: 512}
@@ -35,15 +35,13 @@ def sconf_plan(info: StencilInfo) -> BlockingPlan:
     """The paper's Sconf (section 6.3): bT 4, 2D bS 128 with sl 128 and no associative
     mode, 3D bS 32x32 without stream division. Where bT 4 leaves a 32x32 block no compute
     region (radius-4 3D stencils), the largest legal bT is used."""
-    from an5dpy.driver import blocking_plan  # not at the top: the CLI reads our constants
-
     mode = default_mode(info)
     if info.ndim == 2 and mode is Mode.ASSOC:
         mode = Mode.NONE
     bs, sl = ((128,), 128) if info.ndim == 2 else ((32, 32), None)
     for bt in range(4, 0, -1):
         try:
-            return blocking_plan(info, bt, bs=bs, sl=sl, opt=mode)
+            return make_plan(info, bt, bs=bs, sl=sl, opt=mode)
         except UsageError:
             continue
     raise UsageError("no Sconf plan fits this stencil")

@@ -7,7 +7,9 @@
    paper's register estimate (bT(2r+1) + bT + 20 for float, 2bT(2r+1) + bT + 30 for
    double) over 255 per thread or over the registers of an SM for one block.
 3. Rank the rest with the performance model (:mod:`an5dpy.perf.model`; on Hopper each plan at
-   its best register budget, as the model's issue term sees it).
+   its best register budget, as the model's issue term sees it). The space and the top
+   plan, which every command uses where the user leaves plan options open, are in
+   :mod:`an5dpy.perf.choice`.
 4. Build the top K, and the model's best plan per bT and per bS, with each register
    budget in ``caps`` (none, 32, 64, 96: launch bounds that play the part of nvcc
    -maxrregcount) where it binds; time each once on the GPU, time the fastest again and
@@ -38,33 +40,10 @@ from an5dpy.ir import StencilInfo
 from an5dpy.perf.model_constants import REGISTER_BUDGETS
 from an5dpy.blocking.plan import BlockingPlan, format_block_size
 from an5dpy.driver import blocking_plan
+# the search space is also where the commands' default plan is chosen from
+from an5dpy.perf.choice import SPACE, candidate_plans, default_plan  # noqa: F401
 
-SPACE = {
-    2: {"bt": range(1, 17), "bs": ((128,), (256,), (512,), (1024,)),
-        "sl": (128, 256, 512, 1024)},
-    3: {"bt": range(1, 9), "bs": ((16, 16), (16, 32), (32, 32), (16, 64)),
-        "sl": (64, 128, 256, None)},
-}
 CAPS: tuple[int | None, ...] = (None, *REGISTER_BUDGETS)
-
-
-def candidate_plans(info: StencilInfo, gpu: GpuSpec, dtype: str | None = None
-                    ) -> list[BlockingPlan]:
-    """Every plan of the search space that can run on ``gpu``."""
-    space = SPACE[info.ndim]
-    limits = gpu.limits()
-    plans = []
-    for bt in space["bt"]:
-        for bs in space["bs"]:
-            for sl in space["sl"]:
-                try:
-                    plan = blocking_plan(info, bt, bs=bs, sl=sl, dtype=dtype, limits=limits)
-                except UsageError:
-                    continue
-                if plan.register_estimate() * plan.nthreads > gpu.regs_per_sm:
-                    continue
-                plans.append(plan)
-    return plans
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,227 @@
+"""The plan an5dpy uses when the user leaves options open: the performance model's best
+plan of the tuner's search space for the target GPU and problem size.
+
+* :data:`SPACE`, :func:`candidate_plans`: the search space (``an5d tune`` ranks it too), with
+  the options the user fixed held fixed (:class:`Fixed`).
+* :func:`default_plan`: the model's top plan of that space, each plan at its best register
+  budget (:meth:`an5dpy.perf.model.Model.rank`): the same ranking ``an5d tune`` prints.
+* :func:`problem_env`: the sizes a plan is chosen (and modelled) for: the user's ``-P`` and
+  ``--size``/``--steps``, else the paper's sizes.
+* :func:`target_gpu`: ``--gpu`` or the GPU of this machine, else an H100.
+
+The driver (:func:`an5dpy.driver.plan_for`) turns the user's options into a :class:`Fixed`
+and calls these; every command and the Python API go through it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Mapping
+
+from an5dpy.blocking.plan import BlockingPlan, format_block_size, grid_extents, make_plan
+from an5dpy.errors import UsageError
+from an5dpy.ir import StencilInfo, StencilProgram, is_floating
+from an5dpy.perf.bench import HARNESS_SIZE, HARNESS_STEPS, PAPER_SIZE, PAPER_STEPS
+from an5dpy.perf.gpus import GpuSpec, get_gpu
+from an5dpy.perf.model import Model, Prediction
+
+#: The GPU plans are chosen for where none is given and none is visible.
+FALLBACK_GPU = "H100"
+
+SPACE = {
+    2: {"bt": range(1, 17), "bs": ((128,), (256,), (512,), (1024,)),
+        "sl": (128, 256, 512, 1024)},
+    3: {"bt": range(1, 9), "bs": ((16, 16), (16, 32), (32, 32), (16, 64)),
+        "sl": (64, 128, 256, None)},
+}
+
+#: The value of a :class:`Fixed` field that the model chooses.
+AUTO = "auto"
+
+
+def is_auto(value) -> bool:
+    return isinstance(value, str) and value == AUTO
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """Plan options the user fixed; :data:`AUTO` where the model chooses.
+
+    ``sl`` None: no stream division; ``opt`` a mode's name (:data:`AUTO`: the analysis'
+    default mode, the only one the search space holds); ``regs`` None: no register budget.
+    """
+
+    bt: int | str = AUTO
+    bs: tuple[int, ...] | str = AUTO
+    sl: int | None | str = AUTO
+    opt: str = AUTO
+    regs: int | None | str = AUTO
+
+    @property
+    def open(self) -> tuple[str, ...]:
+        """The names of the options the model chooses."""
+        return tuple(f.name for f in fields(self) if is_auto(getattr(self, f.name)))
+
+    def given(self) -> str:
+        """The fixed options as ``bt=6 bs=128`` (empty when none is)."""
+        shown = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if is_auto(value):
+                continue
+            if f.name == "bs":
+                value = format_block_size(value)
+            elif value is None:
+                value = "off" if f.name == "sl" else "none"
+            shown.append(f"{f.name}={value}")
+        return " ".join(shown)
+
+
+def candidate_plans(info: StencilInfo, gpu: GpuSpec, dtype: str | None = None,
+                    fixed: Fixed = Fixed(), prune: bool = True) -> list[BlockingPlan]:
+    """Every plan of the search space that can run on ``gpu``, with the options of
+    ``fixed`` held at their values (a fixed value need not be one of the space's); with
+    ``prune``, without those whose register estimate exceeds an SM's registers."""
+    space = SPACE[info.ndim]
+    values = {name: (space[name] if is_auto(getattr(fixed, name)) else (getattr(fixed, name),))
+              for name in ("bt", "bs", "sl")}
+    opt = None if is_auto(fixed.opt) else fixed.opt
+    limits = gpu.limits()
+    plans = []
+    for bt in values["bt"]:
+        for bs in values["bs"]:
+            for sl in values["sl"]:
+                try:
+                    plan = make_plan(info, bt, bs=bs, sl=sl, opt=opt, dtype=dtype,
+                                     limits=limits)
+                except UsageError:
+                    continue
+                if prune and plan.register_estimate() * plan.nthreads > gpu.regs_per_sm:
+                    continue
+                plans.append(plan)
+    return plans
+
+
+def default_plan(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float],
+                 fixed: Fixed = Fixed()) -> Prediction:
+    """The model's best plan of the search space with ``fixed`` held, at its best register
+    budget (or the fixed one): the prediction, whose ``registers`` is the budget (None:
+    none). Raises UsageError, saying why, when no plan with the fixed options fits."""
+    # the paper's register estimate prunes the tuner's space; plans the user narrowed to
+    # that all exceed it can still run (with fewer blocks per SM), as the model predicts
+    plans = (candidate_plans(info, gpu, fixed=fixed)
+             or candidate_plans(info, gpu, fixed=fixed, prune=False))
+    model = Model(info, gpu, env)
+    if is_auto(fixed.regs):
+        ranked = model.rank(plans)
+    elif fixed.regs is None:  # no budget: each plan at the paper's register estimate
+        ranked = sorted(_predictions(model, plans), key=lambda p: p.seconds)
+    else:
+        ranked = model.rank(plans, fixed.regs)
+    if not ranked:
+        raise UsageError(_nothing_fits(info, gpu, fixed, plans))
+    return ranked[0]
+
+
+def _predictions(model: Model, plans) -> list[Prediction]:
+    out = []
+    for plan in plans:
+        try:
+            out.append(model.predict(plan))
+        except UsageError:
+            continue
+    return out
+
+
+def _nothing_fits(info: StencilInfo, gpu: GpuSpec, fixed: Fixed, plans) -> str:
+    """Why no plan with ``fixed`` fits: make_plan's reason for the first plan of the space
+    with those options, where there is one."""
+    given = fixed.given() or "no option fixed"
+    if not plans:
+        space = SPACE[info.ndim]
+        pick = {name: (space[name][0] if is_auto(getattr(fixed, name)) else getattr(fixed, name))
+                for name in ("bt", "bs", "sl")}
+        try:
+            make_plan(info, pick["bt"], bs=pick["bs"], sl=pick["sl"],
+                      opt=None if is_auto(fixed.opt) else fixed.opt, limits=gpu.limits())
+        except UsageError as e:
+            return f"no blocking plan with {given} fits on {gpu.name}: {e.args[0]}"
+    return (f"no blocking plan with {given} fits on {gpu.name} (the registers or shared "
+            "memory it needs exceed the GPU's)")
+
+
+# --------------------------------------------------------------------------- sizes
+
+
+def problem_env(program: StencilProgram, info: StencilInfo, given: Mapping[str, str],
+                size: int | None = None, steps: int | None = None,
+                complete: bool = False) -> dict[str, int | float]:
+    """Parameter values for the model: ``-P`` values, ``--size``/``--steps`` as the harness'
+    compsize/timestep (the paper's sizes for those not given), and a placeholder for
+    floating-point parameters (coefficients cannot change sizes or counts).
+
+    ``complete``: an integer parameter still without a value gets the paper's size (one
+    that only the time loop's bounds use, the paper's step count), as for choosing a
+    plan when the sizes are not known."""
+    from an5dpy.check.reference import resolve_params
+
+    names = {p.name for p in program.params}
+    values = dict(given)
+    harness = HARNESS_SIZE in names and HARNESS_STEPS in names
+    if (size is not None or steps is not None) and not harness:
+        raise UsageError(f"--size/--steps set the benchmark harness' parameters "
+                         f"{HARNESS_SIZE}/{HARNESS_STEPS}, which this program does not have; "
+                         f"give its sizes with -P NAME=VALUE (parameters: "
+                         f"{', '.join(sorted(names)) or 'none'})")
+    for flag, name, value in (("--size", HARNESS_SIZE, size), ("--steps", HARNESS_STEPS, steps)):
+        if value is None:
+            continue
+        if name in values and str(values[name]).strip() != str(value):
+            raise UsageError(f"{flag} {value} contradicts -P {name}={values[name]}")
+        values[name] = str(value)
+    if harness:
+        values.setdefault(HARNESS_SIZE, str(PAPER_SIZE.get(info.ndim, 512)))
+        values.setdefault(HARNESS_STEPS, str(PAPER_STEPS))
+    for p in program.params:
+        if is_floating(p.ctype) and p.name not in values and p.value is None:
+            values[p.name] = "1"
+    if complete:
+        spatial = {v for d in info.dims for a in (d.lower, d.upper, d.extent) for v in a.variables}
+        for p in program.params:
+            if p.name not in values and p.value is None and p.definition is None:
+                only_time = p.name not in spatial
+                values[p.name] = str(PAPER_STEPS if only_time else PAPER_SIZE[info.ndim])
+    return resolve_params(program, values)
+
+
+def describe_sizes(info: StencilInfo, env: Mapping[str, int | float]) -> str:
+    """The problem as ``16384^2 x 1000 steps`` (interior cells per dimension)."""
+    lengths = [d.length for d in grid_extents(info, env)]
+    grid = (f"{lengths[0]}^{len(lengths)}" if len(set(lengths)) == 1
+            else "x".join(map(str, lengths)))
+    return f"{grid} x {info.time.steps(env)} steps"
+
+
+# --------------------------------------------------------------------------- the GPU
+
+
+def target_gpu(gpu: str | GpuSpec | None) -> tuple[GpuSpec, str]:
+    """The GPU plans are chosen for and why: ``gpu`` (a name, a spec file or a spec), else
+    the GPU of this machine where cupy sees one that :func:`get_gpu` knows, else
+    :data:`FALLBACK_GPU`. The second value says where it came from (empty for ``gpu``)."""
+    if gpu is not None:
+        return get_gpu(gpu), ""
+    local = local_device_name()
+    if local is None:
+        return get_gpu(FALLBACK_GPU), "no GPU visible"
+    try:
+        return get_gpu(local), "this machine's GPU"
+    except UsageError:
+        return get_gpu(FALLBACK_GPU), f"this machine's {local} is not a known GPU"
+
+
+def local_device_name() -> str | None:
+    """CUDA's name of this machine's GPU, or None where cupy sees none."""
+    from an5dpy.cuda.runtime import cupy_available, device_name
+    usable, _ = cupy_available()
+    return device_name() if usable else None

@@ -1,0 +1,181 @@
+"""The plan chosen where the user leaves options open (an5dpy.perf.choice, through
+an5dpy.driver.choose_plan): the model's best plan of the tuner's space, for the target GPU
+and the problem's sizes, around the options given."""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+
+import pytest
+
+from paths import C_INPUTS, DATA
+
+from an5dpy import driver
+from an5dpy.errors import UsageError
+from an5dpy.perf import choice as choice_module
+from an5dpy.perf.bench import paper_env
+from an5dpy.perf.gpus import get_gpu
+from an5dpy.perf.model import Model
+from an5dpy.perf.tune import tune
+
+BENCHMARKS = sorted(f[:-2] for f in os.listdir(C_INPUTS) if f.endswith(".c"))
+GPUS = ("H100", "H200")
+
+
+@lru_cache(maxsize=None)
+def bench(name: str, dtype: str = "float"):
+    return driver.load(os.path.join(C_INPUTS, name + ".c"), (("SB_TYPE", dtype),))
+
+
+@pytest.fixture(autouse=True)
+def no_local_gpu(monkeypatch):
+    """Choices in these tests are for the GPU they name, or for no visible GPU."""
+    monkeypatch.setattr(choice_module, "local_device_name", lambda: None)
+
+
+@pytest.mark.parametrize("dtype", ("float", "double"))
+@pytest.mark.parametrize("name", BENCHMARKS)
+def test_the_default_plan_is_within_90_percent_of_the_tuners_top(name, dtype):
+    """Issue 14's acceptance: the model's prediction for the plan every command uses by
+    default (no plan option given) is at least 90% of ``an5d tune``'s top prediction."""
+    program, info = bench(name, dtype)
+    env = paper_env(program, info)
+    for gpu_name in GPUS:
+        gpu = get_gpu(gpu_name)
+        chosen = driver.choose_plan(info, driver.Options(gpu=gpu_name))
+        predicted = Model(info, gpu, env).predict(chosen.plan, chosen.regs).gflops
+        top = tune(info, gpu, env, name, measure=False).ranking[0][1]
+        assert predicted >= 0.9 * top, (gpu_name, chosen.line(), top)
+        assert chosen.predicted == pytest.approx(predicted)
+
+
+def test_the_issues_j2d5pt_default_is_no_longer_ten_times_slower():
+    _, info = bench("j2d5pt")
+    chosen = driver.choose_plan(info, driver.Options(gpu="H100"))
+    old_default = driver.blocking_plan(info, 4, bs=(256,))
+    env = paper_env(*bench("j2d5pt"))
+    old = Model(info, get_gpu("H100"), env).predict(old_default).gflops
+    assert chosen.predicted > 10 * old
+
+
+def test_fixed_options_stay_fixed_and_the_rest_is_the_best_around_them():
+    program, info = bench("j2d5pt")
+    env = paper_env(program, info)
+    h100 = get_gpu("H100")
+    model = Model(info, h100, env)
+    everything = model.rank(choice_module.candidate_plans(info, h100))
+    for options, holds in ((driver.Options(bt=6), lambda p: p.bt == 6),
+                           (driver.Options(bs="128"), lambda p: p.bs == (128,)),
+                           (driver.Options(sl="off"), lambda p: p.sl is None),
+                           (driver.Options(bt="auto", sl=512), lambda p: p.sl == 512)):
+        chosen = driver.choose_plan(info, options)
+        assert holds(chosen.plan)
+        best = max((p for p in everything if holds(p.plan)), key=lambda p: p.gflops,
+                   default=None)
+        if best is not None:  # the space holds such plans: the best of them
+            assert (chosen.plan, chosen.regs) == (best.plan, best.registers)
+    assert driver.choose_plan(info, driver.Options(sl="off")).plan.sl is None
+    # a fixed register budget is the budget of the chosen plan
+    assert driver.choose_plan(info, driver.Options(regs=32)).regs == 32
+    assert driver.choose_plan(info, driver.Options(regs="none")).regs is None
+
+
+def test_a_fully_given_plan_is_taken_as_given():
+    _, info = bench("j2d5pt")
+    options = driver.Options(bt=4, bs="128", sl=128)  # the mode: the analysis' default
+    chosen = driver.choose_plan(info, options)
+    assert chosen.chosen == () and chosen.regs is None and chosen.note() == ""
+    assert chosen.plan == driver.blocking_plan(info, 4, bs=(128,), sl=128, opt="nondiag")
+    assert chosen.line() == "an5d: plan bt=4 bs=128 sl=128 opt=nondiag regs=none"
+    # 'auto' asks the model for that plan's register budget
+    budget = driver.choose_plan(info, driver.Options(bt=4, bs="128", sl=128, opt="nondiag",
+                                                     regs="auto"))
+    assert budget.chosen == ("regs",) and budget.plan == chosen.plan
+    # the 3D 'off' spelling of no stream division
+    _, info3 = bench("star3d1r")
+    fixed3 = driver.choose_plan(info3, driver.Options(bt=4, bs="32x32", sl="off", opt="nondiag"))
+    assert fixed3.chosen == () and fixed3.plan.sl is None
+
+
+def test_auto_is_the_same_as_not_given():
+    _, info = bench("star2d1r")
+    assert driver.choose_plan(info, driver.Options(bt="auto", bs="auto", sl="auto",
+                                                   opt="auto", regs="auto")) \
+        == driver.choose_plan(info, driver.Options())
+
+
+@pytest.mark.parametrize("options", [dict(bt=0), dict(bt="x"), dict(sl=-3), dict(sl="none"),
+                                     dict(regs="off"), dict(regs=2.5), dict(bs="0")])
+def test_bad_values_are_usage_errors(options):
+    _, info = bench("j2d5pt")
+    with pytest.raises(UsageError):
+        driver.choose_plan(info, driver.Options(**options))
+
+
+def test_no_plan_with_the_fixed_options_says_why():
+    _, info = bench("star2d4r")
+    with pytest.raises(UsageError, match="no blocking plan with bt=20 bs=32"):
+        driver.choose_plan(info, driver.Options(bt=20, bs="32"))
+
+
+def test_the_local_gpu_is_the_default_target(monkeypatch):
+    program, info = bench("j2d5pt")
+    env = paper_env(program, info)
+    monkeypatch.setattr(choice_module, "local_device_name", lambda: "NVIDIA H200")
+    local = driver.choose_plan(info, driver.Options())
+    best_h200 = choice_module.default_plan(info, get_gpu("H200"), env)
+    assert (local.plan, local.regs) == (best_h200.plan, best_h200.registers)
+    assert "H200 (this machine's GPU)" in local.line()
+    monkeypatch.setattr(choice_module, "local_device_name", lambda: None)
+    assert "H100 (no GPU visible)" in driver.choose_plan(info, driver.Options()).line()
+    monkeypatch.setattr(choice_module, "local_device_name", lambda: "NVIDIA Z9000")
+    unknown = driver.choose_plan(info, driver.Options())
+    assert "H100 (this machine's NVIDIA Z9000 is not a known GPU)" in unknown.line()
+    # an explicit --gpu wins over the local one
+    monkeypatch.setattr(choice_module, "local_device_name", lambda: "NVIDIA H200")
+    assert driver.choose_plan(info, driver.Options(gpu="H100")).gpu == "H100"
+
+
+def test_sizes_given_with_params_are_the_ones_chosen_for():
+    program, info = bench("j2d5pt")
+    small = driver.choose_plan(info, driver.Options(params=(("compsize", "100"),
+                                                            ("timestep", "5"))))
+    env = choice_module.problem_env(program, info, {"compsize": "100", "timestep": "5"})
+    best = choice_module.default_plan(info, get_gpu("H100"), env)
+    assert (small.plan, small.regs) == (best.plan, best.registers)
+    assert small.sizes == "100^2 x 5 steps"
+    assert driver.choose_plan(info, driver.Options()).sizes == "16384^2 x 1000 steps"
+
+
+def test_a_program_without_the_harness_gets_the_papers_sizes():
+    program, info = driver.load(os.path.join(DATA, "forms", "asym_radius.c"))
+    env = choice_module.problem_env(program, info, {}, complete=True)
+    assert env["T"] == 1000 and env["nx"] == env["ny"] == 16384
+    assert driver.choose_plan(info, driver.Options()).sizes == "16380x16382 x 1000 steps"  # array order
+    program3, info3 = driver.load(os.path.join(DATA, "forms", "global_define_3d.c"))
+    chosen = driver.choose_plan(info3, driver.Options(params=(("T", 10),)))
+    assert chosen.sizes.endswith("x 10 steps")
+
+
+def test_translate_writes_the_choice_in_the_headers_only_when_chosen():
+    path = os.path.join(C_INPUTS, "j2d5pt.c")
+    defines = (("SB_TYPE", "float"),)
+    auto = driver.translate(path, driver.Options(defines=defines, gpu="H100"))
+    line = auto.choice.note()
+    assert line.startswith("Plan bt=") and "H100" in line
+    for name, text in auto.outputs.items():
+        assert line in text, name
+    budget = re.search(r"__launch_bounds__\(\d+, \d+\)", auto.outputs["j2d5pt_kernel.cu"])
+    assert auto.choice.regs is not None and budget  # the model's budget reaches the code
+    given = driver.Options(bt=auto.plan.bt, bs=str(auto.plan.bs[0]), sl=auto.plan.sl,
+                           opt=auto.plan.mode.value, regs=auto.choice.regs or "none",
+                           defines=defines)
+    fixed = driver.translate(path, given)
+    assert all("Plan bt=" not in text for text in fixed.outputs.values())
+    # the same code, but for the note
+    for name, text in fixed.outputs.items():
+        stripped = auto.outputs[name].replace("\n   " + line, "") \
+            .replace("\n  /* " + line + " */", "")
+        assert stripped == text, name
