@@ -57,7 +57,8 @@ class Reg:
     slot: int
 
     def __str__(self) -> str:
-        return f"reg_{self.level}_{self.slot}"
+        # prefixed like every name of the generated code, which the frontend reserves
+        return f"an5d_reg_{self.level}_{self.slot}"
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,18 @@ from __future__ import annotations
 
 from an5dpy.blocking.ops import Accumulate, Boundary, Calc, Load, Op, Schedule, Store, Sync
 
+#: The kernels' step counter, the start of the chunk of steps a loop iteration runs
+#: (prefixed like every name of the generated code, which the frontend reserves).
+STEP = "an5d_step"
+
+
 def plane_text(plane: int, relative: bool) -> str:
-    """A plane as C: the number, or ``s``, ``s + k``, ``s - k`` relative to the chunk
-    start ``s`` (the generated code and the schedule printer spell planes alike)."""
+    """A plane as C: the number, or ``an5d_step``, ``an5d_step + k``, ``an5d_step - k``
+    relative to the chunk start :data:`STEP` (the generated code and the schedule printer
+    spell planes alike)."""
     if not relative:
         return str(plane)
-    return "s" if plane == 0 else (f"s + {plane}" if plane > 0 else f"s - {-plane}")
+    return STEP if plane == 0 else (f"{STEP} + {plane}" if plane > 0 else f"{STEP} - {-plane}")
 
 
 def format_op(op: Op, relative: bool = False) -> str:
@@ -51,10 +57,10 @@ def format_schedule(schedule: Schedule) -> str:
                      f"registers {', '.join(map(str, k.registers()))}")
         for phase in (k.prologue, *k.heads.values(), k.inner, k.tail):
             tag = "guarded, " if phase.guarded else ""
-            where = "planes relative to chunk start s" if phase.relative else "local planes"
+            where = f"planes relative to chunk start {STEP}" if phase.relative else "local planes"
             lines.append(f"  {phase.name} ({tag}{where}):")
             for st in phase.steps:
                 body = "; ".join(format_op(op, phase.relative) for op in st.ops)
-                label = f"s+{st.index}" if phase.relative else str(st.index)
+                label = f"{STEP}+{st.index}" if phase.relative else str(st.index)
                 lines.append(f"    step {label}: {body}")
     return "\n".join(lines)

@@ -44,13 +44,45 @@ class LineMacro:
     comment: str = ""
 
 
+# --------------------------------------------------------------------------- parameter names
+
+#: The macros' parameter names. The bodies contain the user's update expression, which
+#: names the user's scalars as written, so a parameter named like one (a scalar ``b``
+#: against the buffer index ``b``) would capture it; the frontend refuses user identifiers
+#: with this prefix (:data:`an5dpy.frontend.reserved.RESERVED_PREFIX`), so these cannot.
+P_OUT = "an5d_out"  # the register a level op writes
+P_PLANE = "an5d_q"  # the local plane of the op
+P_BUF = "an5d_b"  # the shared-memory buffer (0 or 1) the op writes and reads
+P_PREV = "an5d_prev"  # level T-2's register of the same plane (boundary cells of level T)
+P_SRC = "an5d_arriving"  # mode assoc: the register of the plane arriving at the level
+P_TAKE = "AN5D_TAKE"  # mode assoc: the arriving plane exists, add its terms
+P_FIN = "AN5D_FIN"  # mode assoc: 0 running, 1 finish the sum, 2 boundary value
+P_STORE = "AN5D_DO_STORE"  # mode assoc, last level: store the finished sum
+P_GUARDED = "AN5D_GUARDED"  # mode assoc: a skipped take still meets the barrier
+
+
+def input_params(r: int) -> tuple[str, ...]:
+    """The level's input registers ``an5d_i0 .. an5d_i<2r>``, lowest plane first."""
+    return tuple(f"an5d_i{k}" for k in range(2 * r + 1))
+
+
+def accumulator_params(r: int) -> tuple[str, ...]:
+    """Mode assoc's accumulators ``an5d_a0 .. an5d_a<2r>``; ``an5d_a0`` finishes next."""
+    return tuple(f"an5d_a{j}" for j in range(2 * r + 1))
+
+
+#: Every macro parameter name that is not numbered.
+PARAMETER_NAMES = (P_OUT, P_PLANE, P_BUF, P_PREV, P_SRC, P_TAKE, P_FIN, P_STORE, P_GUARDED)
+
+
 # --------------------------------------------------------------------------- planes and guards
 
 
 def predicate_macro(predicate: PlanePredicate, reach: tuple[int, int], comment: str = ""
                     ) -> LineMacro:
-    """``#define NAME(q) (...)``: the predicate printed over the macro parameter."""
-    return LineMacro(predicate.macro, ("q",), f"({predicate.c_text('(q)', reach)})", comment)
+    """``#define NAME(an5d_q) (...)``: the predicate printed over the macro parameter."""
+    return LineMacro(predicate.macro, (P_PLANE,), f"({predicate.c_text(f'({P_PLANE})', reach)})",
+                     comment)
 
 
 def plane_macros(dtype: str, reach: tuple[int, int]) -> tuple[LineMacro, ...]:
@@ -61,25 +93,27 @@ def plane_macros(dtype: str, reach: tuple[int, int]) -> tuple[LineMacro, ...]:
     stencil reads); ``G_LOAD`` loads what ``resolve_guarded`` keeps of a Load: the planes
     of ``LOADS``, from the boundary buffer on a streaming-boundary plane.
     """
+    out, q = P_OUT, P_PLANE
     return (
         predicate_macro(STORES, reach, "planes the block stores, and streaming-boundary "
                                        "planes (guards of the tail)"),
         predicate_macro(BOUNDARY_PLANE, reach),
         predicate_macro(EXISTS, reach, "planes within the stencil's reach of the interior; "
                                        "others are never read"),
-        LineMacro("AN5D_PLANE", ("q",), "an5d_plane_offset((q), an5d_plane)"),
-        LineMacro("LOAD", ("out", "q"),
-                  f"out = an5d_in_array ? an5d_p_ld[AN5D_PLANE(q)] : ({dtype})0"),
-        LineMacro("LOAD_BOUNDARY", ("out", "q"),
-                  f"out = an5d_in_array ? an5d_p_be[AN5D_PLANE(q)] : ({dtype})0"),
-        LineMacro("G_LOAD", ("out", "q"),
-                  f"do {{ if ({LOADS.c_text('(q)', reach)}) "
-                  f"{{ if ({BOUNDARY_PLANE.call('q')}) LOAD_BOUNDARY(out, q); else LOAD(out, q); }} "
+        LineMacro("AN5D_PLANE", (q,), f"an5d_plane_offset(({q}), an5d_plane)"),
+        LineMacro("LOAD", (out, q),
+                  f"{out} = an5d_in_array ? an5d_p_ld[AN5D_PLANE({q})] : ({dtype})0"),
+        LineMacro("LOAD_BOUNDARY", (out, q),
+                  f"{out} = an5d_in_array ? an5d_p_be[AN5D_PLANE({q})] : ({dtype})0"),
+        LineMacro("G_LOAD", (out, q),
+                  f"do {{ if ({LOADS.c_text(f'({q})', reach)}) "
+                  f"{{ if ({BOUNDARY_PLANE.call(q)}) LOAD_BOUNDARY({out}, {q}); "
+                  f"else LOAD({out}, {q}); }} "
                   "} while (0)"),
     )
 
 
-#: The stencil update's macro; CALCn and STORE evaluate ``AN5D_UPDATE(i0, ..., b)``.
+#: The stencil update's macro; CALCn and STORE evaluate ``AN5D_UPDATE(an5d_i0, ..., an5d_b)``.
 UPDATE_MACRO = "AN5D_UPDATE"
 
 #: Longest line of a wrapped macro text (the update can be a thousand characters).
@@ -88,15 +122,15 @@ WRAP_WIDTH = 96
 
 def update_macros(info: StencilInfo, plan: BlockingPlan, constants: "ConstantTable"
                   ) -> tuple[LineMacro, ...]:
-    """``AN5D_UPDATE(i0, ..., i2r, b)``: the stencil expression over the level's input
-    registers and shared buffer ``b``, written once per kernel instead of in every CALCn
+    """``AN5D_UPDATE(an5d_i0, ..., an5d_i<2r>, an5d_b)``: the stencil expression over the
+    level's input registers and shared buffer ``an5d_b``, written once per kernel instead of in every CALCn
     and STORE, over lines of at most ``WRAP_WIDTH`` characters. Empty in mode assoc,
     whose macros add the update's terms one plane at a time."""
     if plan.mode is Mode.ASSOC:
         return ()
     printer = _Printer(info, plan, info.update, constants)
-    ins = tuple(f"i{k}" for k in range(2 * printer.r + 1))
-    return (LineMacro(UPDATE_MACRO, (*ins, "b"), continued(printer.stencil()),
+    ins = input_params(printer.r)
+    return (LineMacro(UPDATE_MACRO, (*ins, P_BUF), continued(printer.stencil()),
                       "the stencil update, which CALCn and STORE evaluate"),)
 
 
@@ -200,7 +234,7 @@ class _Printer:
 
     def smem(self, plane: str, inplane: tuple[int, ...]) -> str:
         idx = "".join(f"[{t} + {r + o}]" for t, r, o in zip(self.threads, self.pad, inplane))
-        return f"AN5D_SREF(an5d_sm[b][{plane}]{idx})"
+        return f"AN5D_SREF(an5d_sm[{P_BUF}][{plane}]{idx})"
 
     def stencil(self) -> str:
         mode = self.plan.mode
@@ -208,7 +242,7 @@ class _Printer:
         def read(node: Read) -> str:
             dz, inplane = node.offset[0], node.offset[1:]
             if not any(inplane):
-                return f"i{dz + self.r}"  # the thread's own column: a register
+                return input_params(self.r)[dz + self.r]  # the thread's own column: a register
             if mode is Mode.NONE:
                 return self.smem(str(dz + self.r), inplane)
             if dz != 0:
@@ -223,7 +257,7 @@ class _Printer:
     def partial(self, terms) -> str:
         def read(node: Read) -> str:
             inplane = node.offset[1:]
-            return "src" if not any(inplane) else self.smem("0", inplane)
+            return P_SRC if not any(inplane) else self.smem("0", inplane)
 
         return " + ".join(self.expr(t, read) for t in terms)
 
@@ -233,7 +267,7 @@ class _Printer:
 
 def _store_smem(printer: _Printer, value: str, plane: int = 0) -> str:
     idx = "".join(f"[{t} + {r}]" for t, r in zip(printer.threads, printer.pad))
-    return f"an5d_sm[b][{plane}]{idx} = {value};"
+    return f"an5d_sm[{P_BUF}][{plane}]{idx} = {value};"
 
 
 def levels_with_idle_warps(plan: BlockingPlan, degree: int) -> frozenset[int]:
@@ -251,7 +285,7 @@ def levels_with_idle_warps(plan: BlockingPlan, degree: int) -> frozenset[int]:
 
 def _evaluate(dtype: str, expr: str, bit: int, skip: bool, boundary: str, centre: str
               ) -> tuple[str, ...]:
-    """``out`` = the stencil value, or the level's value for boundary cells.
+    """``an5d_out`` = the stencil value, or the level's value for boundary cells.
 
     Halo threads outside the level's window hold values no thread in the window reads
     (the simulator proves it with NaN), so the branch-free form selects on the boundary
@@ -260,54 +294,55 @@ def _evaluate(dtype: str, expr: str, bit: int, skip: bool, boundary: str, centre
     the evaluation is branched around and the skipped threads keep ``centre``.
     """
     if skip:
-        return (f"if (an5d_act & {bit}u) out = ({dtype})({expr}); "
-                f"else out = an5d_bnd ? {boundary} : {centre};",)
+        return (f"if (an5d_act & {bit}u) {P_OUT} = ({dtype})({expr}); "
+                f"else {P_OUT} = an5d_bnd ? {boundary} : {centre};",)
     return (f"const {dtype} an5d_v = ({dtype})({expr});",
-            f"out = an5d_bnd ? {boundary} : an5d_v;")
+            f"{P_OUT} = an5d_bnd ? {boundary} : an5d_v;")
 
 
 def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> list[Macro]:
     r = printer.r
     idle = levels_with_idle_warps(plan, d)
-    ins = tuple(f"i{k}" for k in range(2 * r + 1))
-    expr = f"{UPDATE_MACRO}({', '.join(ins)}, b)"
+    out, q, b, prev = P_OUT, P_PLANE, P_BUF, P_PREV
+    ins = input_params(r)
+    expr = f"{UPDATE_MACRO}({', '.join(ins)}, {b})"
     if plan.mode is Mode.NONE:
-        writes = [_store_smem(printer, f"i{k}", k) for k in range(2 * r + 1)]
+        writes = [_store_smem(printer, ins[k], k) for k in range(2 * r + 1)]
     else:
-        writes = [_store_smem(printer, f"i{r}")]
+        writes = [_store_smem(printer, ins[r])]
     macros = []
     for level in range(1, d + 1):
         if level < d:
             # boundary cells: level 1 loads the odd buffer; level T >= 2 copies level T-2
             if level == 1:
-                params, bval = ("out", *ins, "q", "b"), "an5d_p_bo[AN5D_PLANE(q)]"
-                bparams, bbody = ("out", "q"), (
-                    f"out = an5d_in_array ? an5d_p_bo[AN5D_PLANE(q)] : ({dtype})0;",)
-                gargs, bargs = ", ".join(("out", *ins)), "out, q"
+                params, bval = (out, *ins, q, b), f"an5d_p_bo[AN5D_PLANE({q})]"
+                bparams, bbody = (out, q), (
+                    f"{out} = an5d_in_array ? an5d_p_bo[AN5D_PLANE({q})] : ({dtype})0;",)
+                gargs, bargs = ", ".join((out, *ins)), f"{out}, {q}"
             else:
-                params, bval = ("out", *ins, "prev", "q", "b"), "prev"
-                bparams, bbody = ("out", "prev"), ("out = prev;",)
-                gargs, bargs = ", ".join(("out", *ins, "prev")), "out, prev"
+                params, bval = (out, *ins, prev, q, b), prev
+                bparams, bbody = (out, prev), (f"{out} = {prev};",)
+                gargs, bargs = ", ".join((out, *ins, prev)), f"{out}, {prev}"
             # boundary cells keep the level's boundary value; unless whole warps are idle,
             # halo threads evaluate too (reading the padding) and keep what they get
             body = (*writes, "__syncthreads();",
-                    *_evaluate(dtype, expr, 1 << level, level in idle, bval, f"i{r}"))
+                    *_evaluate(dtype, expr, 1 << level, level in idle, bval, ins[r]))
             macros.append(Macro(f"CALC{level}", params, body))
             macros.append(Macro(f"BOUNDARY{level}", bparams, bbody))
             macros.append(Macro(f"G_CALC{level}", params, (
-                f"if ({BOUNDARY_PLANE.call('q')}) {{ if ({EXISTS.call('q')}) BOUNDARY{level}({bargs}); "
+                f"if ({BOUNDARY_PLANE.call(q)}) {{ if ({EXISTS.call(q)}) BOUNDARY{level}({bargs}); "
                 "__syncthreads(); }",
-                f"else CALC{level}({gargs}, q, b);")))
+                f"else CALC{level}({gargs}, {q}, {b});")))
         else:
-            store = f"if (an5d_act & {1 << level}u) an5d_p_st[AN5D_PLANE(q)]"
+            store = f"if (an5d_act & {1 << level}u) an5d_p_st[AN5D_PLANE({q})]"
             if level in idle:
                 body = (*writes, "__syncthreads();", f"{store} = ({dtype})({expr});")
             else:
                 body = (*writes, "__syncthreads();",
                         f"const {dtype} an5d_v = ({dtype})({expr});", f"{store} = an5d_v;")
-            macros.append(Macro("STORE", ("q", *ins, "b"), body))
-            macros.append(Macro("G_STORE", ("q", *ins, "b"), (
-                f"if ({STORES.call('q')}) STORE(q, {', '.join(ins)}, b);",
+            macros.append(Macro("STORE", (q, *ins, b), body))
+            macros.append(Macro("G_STORE", (q, *ins, b), (
+                f"if ({STORES.call(q)}) STORE({q}, {', '.join(ins)}, {b});",
                 "else __syncthreads();")))
     return macros
 
@@ -325,7 +360,8 @@ def _accumulate(printer: _Printer, by_plane: dict[int, list], r: int, dtype: str
     """
     from an5dpy.ir import walk
     first = min(by_plane)
-    lines = [f"  a{r - first} = ({acc_type})0;"]
+    acc = accumulator_params(r)
+    lines = [f"  {acc[r - first]} = ({acc_type})0;"]
     groups: dict[tuple[int, ...], list[tuple[int, object]]] = {}
     rest: list[tuple[int, object]] = []
     for dz in sorted(by_plane):
@@ -336,14 +372,15 @@ def _accumulate(printer: _Printer, by_plane: dict[int, list], r: int, dtype: str
             else:
                 rest.append((dz, term))
     for k, (offset, terms) in enumerate(groups.items()):
-        value = "src" if not any(offset) else printer.smem("0", offset)
+        value = P_SRC if not any(offset) else printer.smem("0", offset)
         lines.append(f"  {{ const {dtype} an5d_v{k} = {value};")
         for dz, term in terms:
             text = printer.expr(term, lambda n, v=f"an5d_v{k}": v)
-            lines.append(f"    a{r - dz} = ({acc_type})(a{r - dz} + {text});")
+            lines.append(f"    {acc[r - dz]} = ({acc_type})({acc[r - dz]} + {text});")
         lines.append("  }")
     for dz, term in rest:
-        lines.append(f"  a{r - dz} = ({acc_type})(a{r - dz} + {printer.partial([term])});")
+        lines.append(f"  {acc[r - dz]} = ({acc_type})({acc[r - dz]} + "
+                     f"{printer.partial([term])});")
     return lines
 
 
@@ -351,7 +388,10 @@ def _assoc_macros(printer: _Printer, info: StencilInfo, plan: BlockingPlan, d: i
                   dtype: str, acc_type: str) -> list[Macro]:
     r = printer.r
     form = info.assoc
-    accs = tuple(f"a{j}" for j in range(2 * r + 1))
+    src, q, b = P_SRC, P_PLANE, P_BUF
+    take_, fin, guarded, do_store = P_TAKE, P_FIN, P_GUARDED, P_STORE
+    accs = accumulator_params(r)
+    a0 = accs[0]
     by_plane: dict[int, list] = {}
     for dz, term in form.terms:
         if term.ctype != form.sum_type:
@@ -359,12 +399,12 @@ def _assoc_macros(printer: _Printer, info: StencilInfo, plan: BlockingPlan, d: i
         by_plane.setdefault(dz, []).append(term)
     updates = _accumulate(printer, by_plane, r, dtype, acc_type)
     idle = levels_with_idle_warps(plan, d)
-    total = f"(({form.sum_type})(a0))"
+    total = f"(({form.sum_type})({a0}))"
     if form.post is not None:
         op, k = form.post
         ctype = common_type(form.sum_type, k.ctype)
         k_text = printer.expr(k, lambda n: "0")
-        total = f"((({ctype})(a0)) {op} ({k_text}))"
+        total = f"((({ctype})({a0})) {op} ({k_text}))"
     macros = []
     for level in range(1, d + 1):
         bnd = "an5d_p_be" if level % 2 == 0 else "an5d_p_bo"
@@ -372,31 +412,31 @@ def _assoc_macros(printer: _Printer, info: StencilInfo, plan: BlockingPlan, d: i
         # padding too (never used) and the finish selects
         sums = ((f"  if (an5d_act & {1 << level}u) {{", *updates, "  }") if level in idle
                 else updates)
-        take = ("if (TAKE) {", f"  {_store_smem(printer, f'({dtype})(src)')}", "  __syncthreads();",
-                *sums, "} else if (GUARDED) __syncthreads();")
-        finish = (f"if (FIN == 1) {{ const {acc_type} an5d_f = ({acc_type})(({dtype})({total})); "
-                  f"a0 = an5d_bnd ? ({acc_type}){bnd}[AN5D_PLANE(q)] : an5d_f; }}",
-                  f"else if (FIN == 2) a0 = an5d_in_array ? ({acc_type}){bnd}["
-                  f"AN5D_PLANE(q)] : ({acc_type})0;")
-        arrives = EXISTS.call(f"(q) + {r}")
+        take = (f"if ({take_}) {{", f"  {_store_smem(printer, f'({dtype})({src})')}",
+                "  __syncthreads();", *sums, f"}} else if ({guarded}) __syncthreads();")
+        finish = (f"if ({fin} == 1) {{ const {acc_type} an5d_f = ({acc_type})(({dtype})({total})); "
+                  f"{a0} = an5d_bnd ? ({acc_type}){bnd}[AN5D_PLANE({q})] : an5d_f; }}",
+                  f"else if ({fin} == 2) {a0} = an5d_in_array ? ({acc_type}){bnd}["
+                  f"AN5D_PLANE({q})] : ({acc_type})0;")
+        arrives = EXISTS.call(f"({q}) + {r}")
         if level < d:
-            macros.append(Macro(f"ACC{level}", ("src", *accs, "q", "b", "TAKE", "FIN", "GUARDED"),
+            macros.append(Macro(f"ACC{level}", (src, *accs, q, b, take_, fin, guarded),
                                 (*take, *finish)))
-            macros.append(Macro(f"G_ACC{level}", ("src", *accs, "q", "b"), (
+            macros.append(Macro(f"G_ACC{level}", (src, *accs, q, b), (
                 f"const int an5d_take = {arrives};",
-                f"const int an5d_fin = {BOUNDARY_PLANE.call('q')} ? "
-                f"({EXISTS.call('q')} ? 2 : 0) : 1;",
-                f"ACC{level}(src, {', '.join(accs)}, q, b, an5d_take, an5d_fin, 1);")))
+                f"const int an5d_fin = {BOUNDARY_PLANE.call(q)} ? "
+                f"({EXISTS.call(q)} ? 2 : 0) : 1;",
+                f"ACC{level}({src}, {', '.join(accs)}, {q}, {b}, an5d_take, an5d_fin, 1);")))
         else:
-            store = (f"if (DO_STORE) {{ if (an5d_act & {1 << level}u) a0 = ({acc_type})(({dtype})"
-                     f"({total})); if (an5d_act & {1 << level}u) "
-                     f"an5d_p_st[AN5D_PLANE(q)] = ({dtype})(a0); }}",)
-            macros.append(Macro("ACC_STORE", ("src", *accs, "q", "b", "TAKE", "DO_STORE", "GUARDED"),
+            store = (f"if ({do_store}) {{ if (an5d_act & {1 << level}u) {a0} = ({acc_type})"
+                     f"(({dtype})({total})); if (an5d_act & {1 << level}u) "
+                     f"an5d_p_st[AN5D_PLANE({q})] = ({dtype})({a0}); }}",)
+            macros.append(Macro("ACC_STORE", (src, *accs, q, b, take_, do_store, guarded),
                                 (*take, *store)))
-            macros.append(Macro("G_ACC_STORE", ("src", *accs, "q", "b"), (
+            macros.append(Macro("G_ACC_STORE", (src, *accs, q, b), (
                 f"const int an5d_take = {arrives};",
-                f"const int an5d_store = {STORES.call('q')};",
-                f"ACC_STORE(src, {', '.join(accs)}, q, b, an5d_take, an5d_store, 1);")))
+                f"const int an5d_store = {STORES.call(q)};",
+                f"ACC_STORE({src}, {', '.join(accs)}, {q}, {b}, an5d_take, an5d_store, 1);")))
     return macros
 
 

@@ -24,6 +24,7 @@ from .ctype import (ArrayType, CType, OtherType, PointerType, ScalarType, TypeRe
                     describe, is_arithmetic)
 from .expr import build_expr, convert
 from .region import locate_scop, scop_region, statements_of
+from .reserved import is_reserved, named_nodes, reserved_error
 from .scope import (Declaration, declaration_is_const, enclosing_function,
                     visible_declarations, walk, written_names)
 from .source import Locator, PreprocessedLine
@@ -46,6 +47,7 @@ def extract_program(ast: c_ast.FileAST, locator: Locator, lines: Sequence[Prepro
     function = enclosing_function(start.link)
     visible = visible_declarations(start.link)
     reader = _ScopReader(locator, types, visible, function)
+    reader.reject_reserved_names(ast)
     reader.reject_user_typedefs(items)
     time_loop, space_loops, statement = reader.loop_nest(items)
     return StencilProgram(
@@ -137,6 +139,15 @@ class _ScopReader:
         return self.coord(decl)
 
     # ---------------------------------------------------------------- nest
+
+    def reject_reserved_names(self, root: c_ast.Node) -> None:
+        """Refuse the first identifier the file uses or declares with the generated code's
+        prefix (:mod:`an5dpy.frontend.reserved`)."""
+        for name, node in named_nodes(root):
+            if is_reserved(name):
+                coord = (self.declaration_coord(node) if isinstance(node, c_ast.Decl)
+                         else self.coord(node))
+                raise reserved_error(name, coord)
 
     def reject_user_typedefs(self, items: Sequence[c_ast.Node]) -> None:
         """The gcc oracle compiles the scop's text on its own, without the file's typedefs."""

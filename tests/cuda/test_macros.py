@@ -10,7 +10,7 @@ import re
 from hypothesis import given, strategies as st
 
 from an5dpy.blocking.trace import BlockRanges
-from an5dpy.cuda.macros import plane_macros
+from an5dpy.cuda.macros import P_PLANE, plane_macros
 from an5dpy.driver import Options, translate
 
 from block_support import blocks, eval_c
@@ -21,7 +21,7 @@ from paths import C_INPUTS
 def expand(macros, name: str, plane: str) -> str:
     """The text of the one-parameter macro ``name`` applied to ``plane``."""
     macro = next(m for m in macros if m.name == name)
-    return macro.text.replace("(q)", f"({plane})")
+    return macro.text.replace(f"({P_PLANE})", f"({plane})")
 
 
 @given(rng=blocks(), plane=st.integers(-10, 80))
@@ -35,7 +35,7 @@ def test_printed_plane_macros_decide_as_the_block_ranges(rng: BlockRanges, plane
     assert eval_c(expand(macros, "AN5D_EXISTS", str(plane)), rng, plane) == rng.exists(plane)
     g_load = next(m for m in macros if m.name == "G_LOAD").text
     condition = re.match(r"do \{ if \((.*?)\) \{", g_load).group(1)
-    assert eval_c(condition.replace("(q)", f"({plane})"), rng, plane) == rng.loads(plane)
+    assert eval_c(condition.replace(f"({P_PLANE})", f"({plane})"), rng, plane) == rng.loads(plane)
 
 
 def test_expressions_keep_c_semantics():
@@ -84,13 +84,13 @@ def test_idle_levels_branch_around_the_evaluation():
     # 16x16: no warp is idle at level 1 (every thread evaluates; only boundary cells
     # select), some are at level 2 (branch)
     small = macros((16, 16))
-    assert "out = an5d_bnd ? an5d_p_bo[AN5D_PLANE(q)] : an5d_v;" in small["CALC1"]
+    assert "an5d_out = an5d_bnd ? an5d_p_bo[AN5D_PLANE(an5d_q)] : an5d_v;" in small["CALC1"]
     assert "an5d_act" not in small["CALC1"]
-    assert "if (an5d_act & 4u) an5d_p_st[AN5D_PLANE(q)] = (float)(" in small["STORE"]
+    assert "if (an5d_act & 4u) an5d_p_st[AN5D_PLANE(an5d_q)] = (float)(" in small["STORE"]
     assert "an5d_v" not in small["STORE"]
     # 32x32: halo rows are whole warps at both levels
     large = macros((32, 32))
-    assert "if (an5d_act & 2u) out = (float)(" in large["CALC1"]
+    assert "if (an5d_act & 2u) an5d_out = (float)(" in large["CALC1"]
     assert "an5d_v" not in large["CALC1"]
 
 
@@ -152,9 +152,10 @@ def test_the_update_is_printed_once_per_kernel():
     kernels = blocked.split("__global__")[1:]
     assert len(kernels) == len(t.schedule.kernels)
     for kernel, ks in zip(kernels, t.schedule.kernels):
-        assert kernel.count("#define AN5D_UPDATE(i0, i1, i2, i3, i4, b) \\\n") == 1
+        call = "AN5D_UPDATE(an5d_i0, an5d_i1, an5d_i2, an5d_i3, an5d_i4, an5d_b)"
+        assert kernel.count(f"#define {call} \\\n") == 1
         # every level evaluates it: CALC1..CALCd-1 and STORE
-        assert kernel.count("(double)(AN5D_UPDATE(i0, i1, i2, i3, i4, b))") == ks.degree
+        assert kernel.count(f"(double)({call})") == ks.degree
         assert "#undef AN5D_UPDATE" in kernel
     assert max(len(line) for line in blocked.splitlines()) < 460  # the constant table
     assert "AN5D_UPDATE" not in bench("box2d1r", bt=3, bs="64", opt="assoc").outputs[

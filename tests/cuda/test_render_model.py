@@ -77,6 +77,7 @@ def test_register_ring_is_declared_and_rotated():
     t = bench("star2d1r", bt=2, bs="64")
     text = t.outputs["star2d1r_kernel.cu"]
     d2 = text.split("an5d_star2d1r_kernel_d2(", 1)[1]
-    for reg in ("reg_0_0", "reg_0_1", "reg_0_2", "reg_1_0", "reg_1_1", "reg_1_2"):
+    for reg in ("an5d_reg_0_0", "an5d_reg_0_1", "an5d_reg_0_2", "an5d_reg_1_0", "an5d_reg_1_1",
+                "an5d_reg_1_2"):
         assert f"float {reg} = 0;" in d2
-    assert "CALC1(reg_1_1, reg_0_0, reg_0_1, reg_0_2, 1, " in d2
+    assert "CALC1(an5d_reg_1_1, an5d_reg_0_0, an5d_reg_0_1, an5d_reg_0_2, 1, " in d2

@@ -84,3 +84,30 @@ def test_line_directive_naming_a_missing_file():
         read_program_text(text, "line.c")
     assert "cannot read 'elsewhere.c', the file that holds the scop" in info.value.message
     assert (info.value.coord.file, info.value.coord.line) == ("elsewhere.c", 102)
+
+
+@pytest.mark.parametrize("source, name, where", [
+    # a loop variable, a local array, a local scalar elsewhere in the function, a global
+    ("void f(int n, int T, float A[2][n])\n{\n#pragma scop\n"
+     "  for (int t = 0; t < T; t++)\n    for (int an5d_i = 1; an5d_i < n - 1; an5d_i++)\n"
+     "      A[(t+1)%2][an5d_i] = A[t%2][an5d_i];\n#pragma endscop\n}\n", "an5d_i", (5, 14)),
+    ("void f(int n, int T)\n{\n  float An5D_A[2][64];\n#pragma scop\n"
+     "  for (int t = 0; t < T; t++)\n    for (int i = 1; i < 63; i++)\n"
+     "      An5D_A[(t+1)%2][i] = An5D_A[t%2][i];\n#pragma endscop\n}\n", "An5D_A", (3, 9)),
+    ("float an5d_x;\nvoid f(int n, int T, float A[2][n])\n{\n#pragma scop\n"
+     "  for (int t = 0; t < T; t++)\n    for (int i = 1; i < n - 1; i++)\n"
+     "      A[(t+1)%2][i] = A[t%2][i];\n#pragma endscop\n}\n", "an5d_x", (1, 7)),
+])
+def test_reserved_prefix_is_refused_in_any_case_anywhere_in_the_file(source, name, where):
+    with pytest.raises(UnsupportedInput) as info:
+        read_program_text(source, "r.c")
+    assert f"identifier '{name}' is reserved for the generated code" in info.value.message
+    assert info.value.coord == Coord("r.c", *where)
+
+
+def test_names_that_only_contain_the_prefix_are_accepted():
+    source = ("void f(int n, int T, float A[2][n][n], float my_an5d_c)\n{\n#pragma scop\n"
+              "  for (int t = 0; t < T; t++)\n    for (int i = 1; i < n - 1; i++)\n"
+              "      for (int j = 1; j < n - 1; j++)\n"
+              "        A[(t+1)%2][i][j] = my_an5d_c * A[t%2][i][j];\n#pragma endscop\n}\n")
+    assert "my_an5d_c" in [p.name for p in read_program_text(source, "ok.c").params]

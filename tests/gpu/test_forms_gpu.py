@@ -1,0 +1,49 @@
+"""The test forms on the GPU (pytest -m gpu; skipped without one): every program of
+tests/data/forms/ through ``verify_file`` with the CUDA backend in an exact build, against
+the gcc oracle. The forms' scalar coefficients are named like the kernels' old macro
+parameters (``scalar_coeffs.c`` has a ``b``), which the simulator cannot catch: it never
+runs the macro text."""
+
+from __future__ import annotations
+
+import glob
+import os
+
+import pytest
+
+from an5dpy import driver
+from an5dpy.check.verify import verify_file
+from an5dpy.ir import is_floating
+
+pytestmark = pytest.mark.gpu
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FORMS = sorted(glob.glob(os.path.join(REPO, "tests", "data", "forms", "*.c")))
+#: Planes per dimension and time steps of the runs: several blocks, several launches.
+SIZE, STEPS = 37, 5
+
+
+def form_params(path: str) -> dict[str, str]:
+    """A value for every parameter the program leaves to ``-P``: the time loop's bounds
+    ``STEPS``, other integers ``SIZE``, coefficients distinct values near 0.3."""
+    program, _ = driver.load(path)
+    time_names = {name for bound in (program.time_loop.lower, program.time_loop.upper)
+                  for name, _ in bound.terms}
+    params = {}
+    for k, p in enumerate(program.params):
+        if p.value is not None or p.definition is not None:
+            continue
+        if is_floating(p.ctype):
+            params[p.name] = f"{0.3 + 0.01 * k:.2f}"
+        else:
+            params[p.name] = str(STEPS if p.name in time_names else SIZE)
+    return params
+
+
+@pytest.mark.parametrize("path", FORMS, ids=lambda p: os.path.basename(p)[:-2])
+def test_form_on_the_gpu_matches_the_oracle(path):
+    _, info = driver.load(path)
+    bs = "16" if info.ndim == 2 else "8x8"
+    report = verify_file(path, driver.Options(bt=2, bs=bs), "cuda", form_params(path),
+                         exact=True)
+    assert report.passed, "\n".join(report.lines())
