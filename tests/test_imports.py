@@ -41,7 +41,15 @@ def imported(name: str, path: Path, known: set[str]) -> set[str]:
         if target and target != name:
             found.add(target)
 
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    tree = ast.parse(path.read_text(), str(path))
+    # imports only the type checker runs (``if TYPE_CHECKING:``) make no cycle at run time
+    typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
+                   and isinstance(block.test, (ast.Name, ast.Attribute))
+                   and ast.unparse(block.test).endswith("TYPE_CHECKING")
+                   for stmt in block.body for n in ast.walk(stmt)}
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             for alias in node.names:
                 add(alias.name)
@@ -136,3 +144,11 @@ def test_a_cycle_through_a_package_init_is_found(tmp_path):
                      "sub/b.py": "from an5dpy.c import y\n", "c.py": "import an5dpy.sub\n"})
     assert find_cycle(import_graph(tmp_path)) == ["an5dpy.c", "an5dpy.sub", "an5dpy.sub.b",
                                                   "an5dpy.c"]
+
+
+def test_imports_for_the_type_checker_only_make_no_cycle(tmp_path):
+    write(tmp_path, {"__init__.py": "", "sub/__init__.py": "",
+                     "a.py": "from an5dpy.sub import b\n",
+                     "sub/b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                 "    from an5dpy.a import f\n"})
+    assert find_cycle(import_graph(tmp_path)) is None

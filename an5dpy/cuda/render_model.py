@@ -22,7 +22,7 @@ from an5dpy.cexpr import c_expr
 from an5dpy.cuda.macros import (SYNC_MACRO, ConstantTable, LineMacro, Macro, accumulator_type,
                                 level_macros, plane_macros, update_macros)
 from an5dpy.errors import InternalError
-from an5dpy.ir import Read, StencilInfo, is_floating
+from an5dpy.ir import Read, StencilInfo
 
 THREAD_AXES = ("x", "y")  # in-plane dims from the contiguous one outwards
 #: Bytes of static shared memory a kernel may declare.
@@ -298,8 +298,8 @@ def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem
     plane_dims = tuple(
         PlaneDim(1 + e, THREAD_AXES[n - 1 - e], plan.bs[e], plan.plane_radius[e])
         for e in range(n))
-    scalars = tuple((p.ctype, p.name) for p in info.params if is_floating(p.ctype)
-                    and _used_in_update(info, p.name))
+    # every parameter the update reads, integer ones too (sizes reach the kernels separately)
+    scalars = tuple((p.ctype, p.name) for p in info.params if _used_in_update(info, p.name))
     constants = ConstantTable(f"{prefix}_k")
     # built before the kernels, so the update numbers the constant table's literals
     shared = (*plane_macros(plan.dtype, plan.reach), *update_macros(info, plan, constants))

@@ -81,3 +81,36 @@ def test_register_ring_is_declared_and_rotated():
                 "an5d_reg_1_2"):
         assert f"float {reg} = 0;" in d2
     assert "CALC1(an5d_reg_1_1, an5d_reg_0_0, an5d_reg_0_1, an5d_reg_0_2, 1, " in d2
+
+
+INTEGER_SCALAR = """
+void f(int n, int T, int k, long m, float A[2][n][n])
+{
+#pragma scop
+  for (int t = 0; t < T; t++)
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        A[(t + 1) % 2][i][j] = 0.25f * (A[t % 2][i - 1][j] + A[t % 2][i + 1][j])
+                             + (A[t % 2][i][j - 1] + A[t % 2][i][j + 1]) / (float)(k + m);
+#pragma endscop
+}
+"""
+
+
+def test_integer_scalars_the_update_reads_reach_the_kernels(tmp_path):
+    """Found by scripts/fuzz.py on the GPU: an int parameter read by the update was not a
+    kernel parameter, so nvcc refused the kernels ('identifier "k" is undefined')."""
+    import subprocess
+
+    from an5dpy import driver
+    from an5dpy.cuda.runtime import nvcc_path
+
+    path = tmp_path / "intscalar.c"
+    path.write_text(INTEGER_SCALAR)
+    t = driver.translate(str(path), driver.Options(bt=2, bs="32", sl="off"))
+    assert ("int", "k") in t.model.scalars and ("long", "m") in t.model.scalars
+    driver.write_outputs(t.outputs, tmp_path)
+    build = subprocess.run([nvcc_path(), "-cubin", "-arch=sm_90", "-O3", "-o",
+                            str(tmp_path / "k.cubin"), str(tmp_path / "intscalar_kernel.cu")],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
