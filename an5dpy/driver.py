@@ -28,7 +28,7 @@ from an5dpy.analysis.stencil import analyze
 from an5dpy.cuda.kernels import Kernels, emitted_schedule, generate  # noqa: F401 (re-exported)
 from an5dpy.cuda.render import render_host
 from an5dpy.cuda.render_model import RenderModel
-from an5dpy.errors import UnsupportedInput, UsageError
+from an5dpy.errors import OptionError, UnsupportedInput, UsageError
 from an5dpy.frontend import read_program, read_program_text, read_source_text
 from an5dpy.ir import StencilInfo, StencilProgram
 from an5dpy.blocking.plan import (HOPPER_LIMITS, BlockingPlan, DeviceLimits, format_block_size,
@@ -172,7 +172,7 @@ def fixed_options(info: StencilInfo, options: Options) -> Fixed:
         if number < 1 or isinstance(value, bool) or (isinstance(value, float)
                                                        and value != number):
             extra = f", '{word}'" if word else ""
-            raise UsageError(f"{name} {value!r}: expected a positive integer{extra} or 'auto'")
+            raise OptionError([(name, value)], f"expected a positive integer{extra} or 'auto'")
         return number
 
     # the mode left open is the analysis' default (the only mode of the search space), so

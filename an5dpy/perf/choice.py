@@ -19,7 +19,7 @@ from dataclasses import dataclass, fields
 from typing import Mapping
 
 from an5dpy.blocking.plan import BlockingPlan, format_block_size, grid_extents, make_plan
-from an5dpy.errors import UsageError
+from an5dpy.errors import OptionError, UsageError
 from an5dpy.ir import StencilInfo, StencilProgram, is_floating
 from an5dpy.perf.bench import HARNESS_SIZE, HARNESS_STEPS, PAPER_SIZE, PAPER_STEPS
 from an5dpy.perf.gpus import GpuSpec, get_gpu
@@ -61,6 +61,10 @@ class Fixed:
     def open(self) -> tuple[str, ...]:
         """The names of the options the model chooses."""
         return tuple(f.name for f in fields(self) if is_auto(getattr(self, f.name)))
+
+    def given_names(self) -> tuple[str, ...]:
+        """The names of the options held fixed."""
+        return tuple(f.name for f in fields(self) if not is_auto(getattr(self, f.name)))
 
     def given(self) -> str:
         """The fixed options as ``bt=6 bs=128`` (empty when none is)."""
@@ -144,6 +148,10 @@ def _nothing_fits(info: StencilInfo, gpu: GpuSpec, fixed: Fixed, plans) -> str:
         try:
             make_plan(info, pick["bt"], bs=pick["bs"], sl=pick["sl"],
                       opt=None if is_auto(fixed.opt) else fixed.opt, limits=gpu.limits())
+        except OptionError as e:
+            if {name for name, _ in e.settings} <= set(fixed.given_names()):
+                raise  # the user's own options cannot work, whatever the model would pick
+            return f"no blocking plan with {given} fits on {gpu.name}: {e.reason}"
         except UsageError as e:
             return f"no blocking plan with {given} fits on {gpu.name}: {e.args[0]}"
     return (f"no blocking plan with {given} fits on {gpu.name} (the registers or shared "
