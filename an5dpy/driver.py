@@ -31,8 +31,8 @@ from an5dpy.cuda.render_model import RenderModel
 from an5dpy.errors import OptionError, UnsupportedInput, UsageError
 from an5dpy.frontend import read_program, read_program_text, read_source_text
 from an5dpy.ir import StencilInfo, StencilProgram
-from an5dpy.blocking.plan import (HOPPER_LIMITS, BlockingPlan, DeviceLimits, format_block_size,
-                                  make_plan, parse_block_size)
+from an5dpy.blocking.plan import (BELOW_ONE, HOPPER_LIMITS, BlockingPlan, DeviceLimits,
+                                  format_block_size, make_plan, parse_block_size)
 from an5dpy.blocking.ops import Schedule
 from an5dpy.perf.choice import AUTO, Fixed, default_plan, describe_sizes, problem_env, target_gpu
 from an5dpy.perf.gpus import GpuSpec
@@ -168,11 +168,13 @@ def fixed_options(info: StencilInfo, options: Options) -> Fixed:
         try:
             number = int(value)
         except (TypeError, ValueError):
-            number = 0
-        if number < 1 or isinstance(value, bool) or (isinstance(value, float)
-                                                       and value != number):
+            number = None
+        if number is None or isinstance(value, bool) or (isinstance(value, float)
+                                                         and value != number):
             extra = f", '{word}'" if word else ""
             raise OptionError([(name, value)], f"expected a positive integer{extra} or 'auto'")
+        if number < 1:  # an integer, too small: the plan's own reason where it has one
+            raise OptionError([(name, number)], BELOW_ONE.get(name, "must be at least 1"))
         return number
 
     # the mode left open is the analysis' default (the only mode of the search space), so

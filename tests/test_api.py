@@ -213,7 +213,7 @@ def test_missing_coefficients_are_named():
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(bt=0), "bt=0: the temporal degree must be at least 1"),
-    (dict(bs=4), "bs=4 with bt=4: a block of 4 threads has no compute region"),
+    (dict(bs=4, bt=4), "bs=4 with bt=4: a block of 4 threads has no compute region"),
     (dict(bs="32x32"), "bs='32x32': a 2D stencil needs one size"),
     (dict(bs="abc"), "bs='abc': expected B1 or B1xB2"),
     (dict(bs=2048, bt=1), "bs=2048: 2048 threads per block exceed"),

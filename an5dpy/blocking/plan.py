@@ -222,15 +222,21 @@ def make_plan(info: StencilInfo, bt: int = 4, bs: tuple[int, ...] | None = None,
     return plan
 
 
+#: Why a plan option below 1 cannot work, by option name: :func:`check_plan` and the
+#: driver's option parsing (:func:`an5dpy.driver.fixed_options`) give the same reason.
+BELOW_ONE = {"bt": "the temporal degree must be at least 1",
+             "sl": "the stream-block length must be at least 1"}
+
+
 def check_plan(plan: BlockingPlan, info: StencilInfo,
                limits: DeviceLimits = HOPPER_LIMITS) -> None:
     if plan.bt < 1:
-        raise OptionError([("bt", plan.bt)], "the temporal degree must be at least 1")
+        raise OptionError([("bt", plan.bt)], BELOW_ONE["bt"])
     if len(plan.bs) != info.ndim - 1:
         raise OptionError([("bs", block_size_value(plan.bs))],
                           f"a {info.ndim}D stencil needs {info.ndim - 1} block size(s)")
     if plan.sl is not None and plan.sl < 1:
-        raise OptionError([("sl", plan.sl)], "the stream-block length must be at least 1")
+        raise OptionError([("sl", plan.sl)], BELOW_ONE["sl"])
     for b, r, c in zip(plan.bs, plan.plane_radius, plan.compute_region()):
         if c < 1:
             raise OptionError(

@@ -16,9 +16,9 @@ and calls these; every command and the Python API go through it.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Mapping
+from typing import Mapping, NoReturn
 
-from an5dpy.blocking.plan import BlockingPlan, format_block_size, grid_extents, make_plan
+from an5dpy.blocking.plan import BlockingPlan, block_size_value, grid_extents, make_plan
 from an5dpy.errors import OptionError, UsageError
 from an5dpy.ir import StencilInfo, StencilProgram, is_floating
 from an5dpy.perf.bench import HARNESS_SIZE, HARNESS_STEPS, PAPER_SIZE, PAPER_STEPS
@@ -66,19 +66,24 @@ class Fixed:
         """The names of the options held fixed."""
         return tuple(f.name for f in fields(self) if not is_auto(getattr(self, f.name)))
 
-    def given(self) -> str:
-        """The fixed options as ``bt=6 bs=128`` (empty when none is)."""
+    def settings(self) -> tuple[tuple[str, object], ...]:
+        """The fixed options as ``(name, value)`` pairs, valued as the user gives them
+        (``bs`` ``128`` or ``"64x16"``, ``sl`` ``"off"``, ``regs`` ``"none"``)."""
         shown = []
         for f in fields(self):
             value = getattr(self, f.name)
             if is_auto(value):
                 continue
             if f.name == "bs":
-                value = format_block_size(value)
+                value = block_size_value(value)
             elif value is None:
                 value = "off" if f.name == "sl" else "none"
-            shown.append(f"{f.name}={value}")
-        return " ".join(shown)
+            shown.append((f.name, value))
+        return tuple(shown)
+
+    def given(self) -> str:
+        """The fixed options as ``bt=6 bs=128`` (empty when none is)."""
+        return " ".join(f"{name}={value}" for name, value in self.settings())
 
 
 def candidate_plans(info: StencilInfo, gpu: GpuSpec, dtype: str | None = None,
@@ -110,7 +115,8 @@ def default_plan(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float]
                  fixed: Fixed = Fixed()) -> Prediction:
     """The model's best plan of the search space with ``fixed`` held, at its best register
     budget (or the fixed one): the prediction, whose ``registers`` is the budget (None:
-    none). Raises UsageError, saying why, when no plan with the fixed options fits."""
+    none). Raises UsageError, saying why, when no plan with the fixed options fits (an
+    :class:`OptionError` naming the fixed options where some are)."""
     # the paper's register estimate prunes the tuner's space; plans the user narrowed to
     # that all exceed it can still run (with fewer blocks per SM), as the model predicts
     plans = (candidate_plans(info, gpu, fixed=fixed)
@@ -123,7 +129,7 @@ def default_plan(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float]
     else:
         ranked = model.rank(plans, fixed.regs)
     if not ranked:
-        raise UsageError(_nothing_fits(info, gpu, fixed, plans))
+        _nothing_fits(info, gpu, fixed, plans)
     return ranked[0]
 
 
@@ -137,10 +143,12 @@ def _predictions(model: Model, plans) -> list[Prediction]:
     return out
 
 
-def _nothing_fits(info: StencilInfo, gpu: GpuSpec, fixed: Fixed, plans) -> str:
-    """Why no plan with ``fixed`` fits: make_plan's reason for the first plan of the space
-    with those options, where there is one."""
-    given = fixed.given() or "no option fixed"
+def _nothing_fits(info: StencilInfo, gpu: GpuSpec, fixed: Fixed, plans) -> NoReturn:
+    """Raise why no plan with ``fixed`` fits: make_plan's reason for the first plan of the
+    space with those options, where there is one. The error names the user's options
+    (:class:`OptionError`, so the command line words them as its flags); a make_plan
+    refusal of the user's own options alone is raised as is, whatever the model picks."""
+    reason = "the registers or shared memory the plans need exceed the GPU's"
     if not plans:
         space = SPACE[info.ndim]
         pick = {name: (space[name][0] if is_auto(getattr(fixed, name)) else getattr(fixed, name))
@@ -150,12 +158,16 @@ def _nothing_fits(info: StencilInfo, gpu: GpuSpec, fixed: Fixed, plans) -> str:
                       opt=None if is_auto(fixed.opt) else fixed.opt, limits=gpu.limits())
         except OptionError as e:
             if {name for name, _ in e.settings} <= set(fixed.given_names()):
-                raise  # the user's own options cannot work, whatever the model would pick
-            return f"no blocking plan with {given} fits on {gpu.name}: {e.reason}"
+                raise
+            picked = " ".join(f"{name}={value}" for name, value in e.settings
+                              if name not in fixed.given_names())
+            reason = f"with {picked}, {e.reason}"
         except UsageError as e:
-            return f"no blocking plan with {given} fits on {gpu.name}: {e.args[0]}"
-    return (f"no blocking plan with {given} fits on {gpu.name} (the registers or shared "
-            "memory it needs exceed the GPU's)")
+            reason = e.args[0]
+    where = f"no blocking plan fits on {gpu.name}: {reason}"
+    if not fixed.settings():
+        raise UsageError(where)
+    raise OptionError(fixed.settings(), where)
 
 
 # --------------------------------------------------------------------------- sizes

@@ -13,7 +13,7 @@ import pytest
 from paths import C_INPUTS, DATA
 
 from an5dpy import driver
-from an5dpy.errors import UsageError
+from an5dpy.errors import OptionError, UsageError
 from an5dpy.perf import choice as choice_module
 from an5dpy.perf.bench import paper_env
 from an5dpy.perf.gpus import get_gpu
@@ -114,10 +114,25 @@ def test_bad_values_are_usage_errors(options):
         driver.choose_plan(info, driver.Options(**options))
 
 
-def test_no_plan_with_the_fixed_options_says_why():
+def test_fixed_options_that_cannot_work_are_refused_as_the_plan_refuses_them():
+    """With sl open the model chooses, but no sl rescues bt=20 bs=32: make_plan's own
+    OptionError, naming only the user's options."""
     _, info = bench("star2d4r")
-    with pytest.raises(UsageError, match="no blocking plan with bt=20 bs=32"):
+    with pytest.raises(OptionError, match="bs=32 with bt=20: a block of 32 threads has no "
+                                          "compute region") as err:
         driver.choose_plan(info, driver.Options(bt=20, bs="32"))
+    assert err.value.settings == (("bs", 32), ("bt", 20))
+
+
+def test_no_plan_with_the_fixed_options_names_them_and_says_why():
+    """bt=1000 leaves no compute region in the space's first block size: the error names
+    the user's option (the command line words it as its flag) and the model's pick."""
+    _, info = bench("j2d5pt")
+    with pytest.raises(OptionError, match="bt=1000: no blocking plan fits on H100: with "
+                                          "bs=128, a block of 128 threads") as err:
+        driver.choose_plan(info, driver.Options(bt=1000, gpu="H100"))
+    assert err.value.settings == (("bt", 1000),)
+    assert err.value.for_command_line().startswith("error: --bt 1000: no blocking plan")
 
 
 def test_the_local_gpu_is_the_default_target(monkeypatch):
