@@ -125,8 +125,12 @@ def test_verify_json_with_a_chain_variable(capsys, monkeypatch):
     monkeypatch.setattr(runtime, "cupy_available", lambda: (False, "no cupy"))
     status, out, err = run(capsys, "verify", J2D5PT, *FLOAT, "-P", "dimsize=45", "--steps",
                            "5", "--json")
-    assert (status, err) == (0, "")
+    assert status == 0
     data = json.loads(out)
+    # the open options are the model's choice for the sizes verified, announced on stderr
+    plan = data["plan"]
+    assert err.startswith(f"an5d: plan bt={plan['bt']} ") and err.count("\n") == 1
+    assert "at 43^2 x 5 steps" in err
     assert data["passed"] is True and data["backend"] == "sim"
     assert data["params"] == {"timestep": 5, "dimsize": 45, "compsize": 43}
     assert data["plan"]["opt"] == "nondiag" and data["plan"]["dtype"] == "float"
@@ -141,14 +145,16 @@ def test_verify_text_reports_the_default_sizes(capsys, monkeypatch):
     monkeypatch.setattr(runtime, "cupy_available", lambda: (False, "no cupy"))
     monkeypatch.setattr(verify_cli, "VERIFY_SIZE", {2: 60, 3: 20})  # a fast default
     status, out, err = run(capsys, "verify", J2D5PT, *FLOAT)
-    assert (status, err) == (0, "")
+    assert status == 0
+    assert err.startswith("an5d: plan ") and "at 60^2 x 37 steps" in err  # the model's plan
     assert out.startswith("PASS\n")
     assert "backend sim" in out and "timestep=37, dimsize=62, compsize=60" in out
 
 
 def test_verify_isl_json(capsys):
+    # bt=4 given: 9 steps are two launches of degree 4 and one of degree 1
     status, out, _ = run(capsys, "verify", J2D5PT, *FLOAT, "--backend", "isl", "--size", "40",
-                         "--steps", "9", "--json")
+                         "--steps", "9", "--bt", "4", "--json")
     assert status == 0
     data = json.loads(out)
     assert data["passed"] is True and data["backend"] == "isl"

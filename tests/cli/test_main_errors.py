@@ -87,8 +87,8 @@ def test_register_budget_range():
 
 
 def test_accepted_budget_reaches_the_launch_bounds(capsys, tmp_path):
-    status, _, err = run(capsys, J2D5PT, "--dtype", "float", "--regs", "32", "-o", tmp_path,
-                         "-q", translate=True)
+    status, _, err = run(capsys, J2D5PT, "--dtype", "float", "--bs", "256", "--regs", "32",
+                         "-o", tmp_path, "-q", translate=True)
     assert (status, err) == (0, "")
     kernel = (tmp_path / "j2d5pt_kernel.cu").read_text()
     assert "__launch_bounds__(256, 8)" in kernel  # 65536 / (32 * 256): 2048 threads per SM
