@@ -1,6 +1,6 @@
 """Frozen intermediate representations shared by every stage.
 
-Stage values (see DESIGN.md section 1):
+Stage values (an5dpy/ARCHITECTURE.md describes the pipeline):
 
 * :class:`StencilProgram` -- what the frontend read from the C file (syntax, with types
   and source coordinates, subscripts as affine expressions).

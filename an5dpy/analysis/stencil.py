@@ -1,4 +1,4 @@
-"""Polyhedral analysis of a stencil program (DESIGN.md section 3).
+"""Polyhedral analysis of a stencil program (an5dpy/ARCHITECTURE.md: the analysis stage).
 
 :func:`analyze` turns the frontend's :class:`~an5dpy.ir.StencilProgram` into a
 :class:`~an5dpy.ir.StencilInfo`.  It proves, with isl (islpy), that the loop nest can be
