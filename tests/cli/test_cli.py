@@ -23,7 +23,7 @@ import paths
 
 import pytest
 
-from an5dpy.cli import main as cli
+from cli_support import run
 
 REPO = Path(paths.REPO)
 C_INPUTS = REPO / "c_inputs"
@@ -49,17 +49,6 @@ def plan_line_only(err: str) -> bool:
     """Whether stderr holds nothing but the line of a plan the model chose (printed where
     plan options are open, tests/cli/test_plan_options.py)."""
     return err == "" or (err.startswith("an5d: plan bt=") and err.count("\n") == 1)
-
-
-def run(capsys, *argv, translate=False):
-    """Run the CLI in-process: (exit status, stdout, stderr); argparse exits count too."""
-    entry = cli.translate_main if translate else cli.main
-    try:
-        status = entry([str(a) for a in argv])
-    except SystemExit as e:
-        status = e.code
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def listing(root: Path) -> list[str]:

@@ -16,6 +16,7 @@ import pytest
 
 from an5dpy import driver
 from an5dpy.cli import main as cli
+from cli_support import run
 from an5dpy.cli import verify as verify_cli
 from an5dpy.errors import UsageError
 
@@ -23,16 +24,6 @@ REPO = Path(paths.REPO)
 J2D5PT = str(REPO / "c_inputs" / "j2d5pt.c")
 STAR3D1R = str(REPO / "c_inputs" / "star3d1r.c")
 FLOAT = ("--dtype", "float")
-
-
-def run(capsys, *argv, translate=False):
-    entry = cli.translate_main if translate else cli.main
-    try:
-        status = entry([str(a) for a in argv])
-    except SystemExit as e:
-        status = e.code
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 # --------------------------------------------------------------------------- tune

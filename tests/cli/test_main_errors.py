@@ -13,7 +13,7 @@ import paths
 import pytest
 
 from an5dpy import __version__
-from an5dpy.cli import main as cli
+from cli_support import run
 from an5dpy.cli.options import register_budget
 
 REPO = Path(paths.REPO)
@@ -21,16 +21,6 @@ J2D5PT = str(REPO / "c_inputs" / "j2d5pt.c")
 #: A positive-integer option of each command.
 RANGED = (("translate", "--bt"), ("verify", "--bt"), ("verify", "--steps"), ("model", "--bt"),
           ("bench", "--repeats"), ("tune", "--top"), ("tune", "--measure"))
-
-
-def run(capsys, *argv, translate=False):
-    entry = cli.translate_main if translate else cli.main
-    try:
-        status = entry([str(a) for a in argv])
-    except SystemExit as e:
-        status = e.code
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 @pytest.mark.parametrize("command, option", RANGED)

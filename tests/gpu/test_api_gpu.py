@@ -9,10 +9,11 @@ import os
 import re
 from pathlib import Path
 
-import numpy as np
 import pytest
+from array_support import same_bits
 
 import an5dpy
+from an5dpy.check.verify import random_grid
 from an5dpy import UsageError
 from an5dpy.cuda import runtime
 
@@ -20,17 +21,6 @@ pytestmark = pytest.mark.gpu
 
 REPO = Path(__file__).resolve().parents[2]
 C_INPUTS = REPO / "c_inputs"
-
-
-def random_grid(shape, dtype, seed=0) -> np.ndarray:
-    values = np.random.default_rng(seed).random(shape) + 0.5
-    return values.astype(np.float32 if dtype == "float" else np.float64)
-
-
-def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
-    bits = np.dtype(f"u{a.itemsize}")
-    return a.dtype == b.dtype and a.shape == b.shape and bool(
-        (a.view(bits) == b.view(bits)).all())
 
 
 @pytest.fixture
@@ -79,7 +69,7 @@ def test_run_equals_simulate_and_gcc_on_the_device(monkeypatch, cache_dir, name,
 def test_run_takes_a_mapping_and_parameters(cache_dir):
     import cupy
     stencil = an5dpy.compile(C_INPUTS / "j2d5pt.c", dtype="float", bt=2, bs=32, exact=True)
-    host = random_grid((2, 40, 40), "float")
+    host = random_grid((2, 40, 40), "float", 0)
     oracle = host.copy()
     grid = cupy.asarray(host)
     result = stencil.run({"A": grid}, timestep=5, compsize=38)
@@ -116,7 +106,7 @@ def test_modules_are_cached_in_memory_and_on_disk(monkeypatch, cache_dir):
     assert origin == "disk" and loaded is not runner
     assert Path(loaded.cubin.path).parent == cache_dir
     assert loaded.cubin.resources == runner.cubin.resources  # ptxas' report kept
-    host = random_grid((2, 12, 12, 12), "float")
+    host = random_grid((2, 12, 12, 12), "float", 0)
     grid = cupy.asarray(host)
     third.run(grid, 3)
     other_grid = cupy.asarray(host)
