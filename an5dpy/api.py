@@ -34,7 +34,7 @@ import hashlib
 import json
 import numbers
 import os
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, Union
 
@@ -91,14 +91,13 @@ def compile(source: PathOrSource, *, dtype: str | None = None,
 
     kind, value = _source_kind(source)
     all_defines = _defines(defines, dtype)
-    chosen = dict(bt=_integer_or_none("bt", bt), bs=_block_size_text(bs),
-                  sl=_integer_or_none("sl", sl), opt=_mode_text(opt),
-                  regs=_integer_or_none("regs", regs, minimum=1), defines=all_defines,
-                  include_dirs=tuple(os.fspath(d) for d in include_dirs or ()),
-                  smem_wrap=bool(smem_wrap))
-    if gpu is not None:
-        chosen["gpu"] = gpu
-    options = driver.Options(**_known_options(chosen))
+    # a None is the tool's default, as for every field of driver.Options
+    options = driver.Options(bt=_integer_or_none("bt", bt), bs=_block_size_text(bs),
+                             sl=_integer_or_none("sl", sl), opt=_mode_text(opt),
+                             regs=_integer_or_none("regs", regs, minimum=1),
+                             defines=all_defines,
+                             include_dirs=tuple(os.fspath(d) for d in include_dirs or ()),
+                             smem_wrap=bool(smem_wrap), gpu=gpu)
     if kind == "path":
         translation = driver.translate(value, options)
         text = _read_text(value)
@@ -124,16 +123,6 @@ def _source_kind(source: PathOrSource) -> tuple[str, str]:
     if "\n" in source or "#pragma scop" in source:
         return "text", source
     return "path", source
-
-
-def _known_options(chosen: dict[str, object]) -> dict[str, object]:
-    """The choices :class:`~an5dpy.driver.Options` has fields for, without the Nones: a
-    None means the tool's default, which is the field's default (whatever the driver
-    makes of it). A driver without a ``gpu`` field plans alike for every GPU, so ``gpu``
-    changes nothing there."""
-    from an5dpy.driver import Options
-    names = {f.name for f in fields(Options)}
-    return {k: v for k, v in chosen.items() if k in names and v is not None}
 
 
 def _read_text(path: str) -> str:

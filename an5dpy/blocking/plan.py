@@ -422,6 +422,8 @@ REGISTERS_PER_SM = 65536
 #: ptxas allocates a thread's registers in steps of this many.
 REGISTER_GRANULE = 8
 MAX_REGISTERS_PER_THREAD = 255
+#: Resident threads per SM on every GPU an5dpy models (P100 to H200).
+MAX_THREADS_PER_SM = 2048
 
 
 def budget_min_blocks(budget: int, nthreads: int) -> int:

@@ -265,16 +265,17 @@ class CoverageReport:
 
 
 def prove_file(path: str, options, params: Mapping[str, str],
-               announce: Callable | None = None) -> CoverageReport:
+               announce: Callable | None = None, loaded=None) -> CoverageReport:
     """``an5d verify --backend isl``: prove the plan's launches for the given sizes (the
     plan chosen for them where options are open; ``announce(choice)`` is called with the
-    driver's choice before the proof)."""
+    driver's choice before the proof; ``loaded``: :func:`an5dpy.driver.load`'s result for
+    ``path`` where the caller has it)."""
     from an5dpy import driver
     from an5dpy.blocking.plan import grid_extents, launch_plan
     from an5dpy.check.coverage import prove_coverage
     from an5dpy.check.reference import resolve_params
 
-    program, info = driver.load(path, options.defines, options.include_dirs)
+    program, info = loaded or driver.load(path, options.defines, options.include_dirs)
     env = resolve_params(program, params)
     choice = driver.choose_plan(info, options, env)
     plan = choice.plan
@@ -294,12 +295,14 @@ def prove_file(path: str, options, params: Mapping[str, str],
 
 def verify_file(path: str, options, backend: str, params: Mapping[str, str],
                 exact: bool = False, seed: int = 0, arch: str | None = None,
-                announce: Callable | None = None) -> VerifyReport | CoverageReport:
+                announce: Callable | None = None, loaded=None
+                ) -> VerifyReport | CoverageReport:
     """``an5d verify``: run ``backend`` ('sim' or 'cuda') and the gcc oracle on random data
     (a :class:`VerifyReport`), or with 'isl' prove the launches' stores for these sizes
     (a :class:`CoverageReport`, :func:`prove_file`). Options left open are chosen for
     these sizes (:func:`an5dpy.driver.choose_plan`; ``announce(choice)`` is called with
-    the choice before anything runs), and the CUDA build gets its register budget."""
+    the choice before anything runs), and the CUDA build gets its register budget.
+    ``loaded``: :func:`an5dpy.driver.load`'s result for ``path`` where the caller has it."""
     from an5dpy import driver
     from an5dpy.blocking.plan import grid_extents
     from an5dpy.check.reference import build_reference, resolve_params
@@ -307,8 +310,8 @@ def verify_file(path: str, options, backend: str, params: Mapping[str, str],
     if backend not in BACKENDS:
         raise UsageError(f"--backend {backend!r}: choose {', '.join(BACKENDS)}")
     if backend == "isl":
-        return prove_file(path, options, params, announce)
-    program, info = driver.load(path, options.defines, options.include_dirs)
+        return prove_file(path, options, params, announce, loaded)
+    program, info = loaded or driver.load(path, options.defines, options.include_dirs)
     env = resolve_params(program, params)
     choice = driver.choose_plan(info, options, env)
     plan = choice.plan

@@ -43,10 +43,6 @@ def positive(text: str) -> int:
     return value
 
 
-#: Resident threads per SM on every GPU an5dpy models (P100 to H200).
-MAX_THREADS_PER_SM = 2048
-
-
 def register_budget(text: str) -> int:
     """``--regs N``: a register budget that ``__launch_bounds__`` can express.
 
@@ -54,7 +50,8 @@ def register_budget(text: str) -> int:
     registers are per SM: at most 2048 threads are resident, so no launch bound holds a
     thread below 65536 / 2048 = 32 registers (a smaller N asks for more threads than an SM
     holds, which ptxas ignores with a warning); no thread may use more than 255."""
-    from an5dpy.blocking.plan import MAX_REGISTERS_PER_THREAD, REGISTERS_PER_SM
+    from an5dpy.blocking.plan import (MAX_REGISTERS_PER_THREAD, MAX_THREADS_PER_SM,
+                                      REGISTERS_PER_SM)
 
     try:
         value = int(text)

@@ -96,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
     backend = args.backend or default_backend()
     report = verify_file(args.input, opts, backend=backend, params=params,
                          exact=args.exact, seed=args.seed, arch=args.arch,
-                         announce=lambda choice: announce(args, choice))
+                         announce=lambda choice: announce(args, choice),
+                         loaded=(program, info))
     if args.json:
         print(json.dumps({"input": args.input, **report_json(report)}, indent=2))
     else:
