@@ -47,6 +47,8 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # a run as `python scripts/fuzz.py` imports this checkout
     sys.path.insert(0, str(REPO))
 
+from an5dpy.ir import MATH_FUNCTIONS  # noqa: E402 (after the path above)
+
 # =========================================================================== expressions
 #
 # The update is generated as a small tree of its own (not the package's IR, so the fuzzer
@@ -409,18 +411,20 @@ def layout_of(p: Program) -> Layout:
     target = access_text(p, p.write_shift, (0,) * p.ndim)
     tail = []
     if p.form == "local":  # keep the local array alive for a compiler that would drop it
-        tail = [f"(void)A;"]
+        tail = ["(void)A;"]
     return Layout(p, prelude, signature, body_head, loops, target, expr_text(p, p.update),
                   tail)
 
 
 # =========================================================================== strategies
 
-#: <math.h> functions by argument count, as the C99 double names (float: name + "f").
-UNARY_MATH = ("sqrt", "fabs", "exp", "log", "sin", "cos", "tanh", "atan", "cbrt", "erf",
-              "log1p", "expm1", "exp2", "log2", "log10", "sinh", "cosh", "tan", "asin",
-              "acos", "erfc", "floor", "ceil", "trunc", "round")
-BINARY_MATH = ("fmax", "fmin", "pow", "hypot", "atan2", "copysign", "fmod")
+#: The <math.h> functions the frontend accepts, by floating argument count, as the double
+#: names (float: name + "f"): taken from the package's table, so every function it accepts
+#: is generated (in --wild updates).
+UNARY_MATH = tuple(sorted(n for n, f in MATH_FUNCTIONS.items()
+                          if f.result == "double" and f.params == ("double",)))
+BINARY_MATH = tuple(sorted(n for n, f in MATH_FUNCTIONS.items()
+                           if f.result == "double" and f.params == ("double", "double")))
 #: Functions whose value stays within a few units for any argument of moderate size: a
 #: tame update built from them cannot overflow or produce NaN.
 TAME_UNARY = ("fabs", "sin", "cos", "tanh", "atan", "cbrt", "erf")
@@ -977,7 +981,6 @@ def m_int_array(layout, p, draw):
 
 
 def m_empty_domain(layout, p, draw):
-    t = p.time_var
     layout.loops[0] = re.sub(r"(<=?) [^;]*;", rf"< {p.time_start};", layout.loops[0], count=1)
     return 0
 
@@ -1214,7 +1217,7 @@ def _check_emitted_schedule(translation, p: Program, seed: int) -> str | None:
     """The CPU check of what ships: simulate the schedule translate emitted (compact kernels
     for remainder degrees and large expressions) when it differs from the one verify
     simulates, and compare with gcc exactly as verify does. None when they agree."""
-    from an5dpy.blocking.plan import degrees_needed, grid_extents
+    from an5dpy.blocking.plan import grid_extents
     from an5dpy.check.reference import build_reference, resolve_params
     from an5dpy.check.simulate import simulate
     from an5dpy.check.verify import (compare, must_be_identical, random_grid, result_buffer,
