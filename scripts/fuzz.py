@@ -15,10 +15,13 @@ finding shrinks to a small program. New input forms extend the generator by addi
 strategy (an expression factor, an array form, a mutation kind).
 
     python scripts/fuzz.py --valid 300 --malformed 100 --seed 1 --jobs 2 [--backend cuda]
-        [--minutes X] [--out DIR] [--wild]
+        [--minutes X] [--out DIR] [--wild] [--log FILE]
 
 prints one line per finding and a summary table last; ``--out DIR`` keeps each finding as
 a .c file with the command line that reproduces it. Exit status 1 if anything was found.
+``--log FILE`` appends each finished chunk to FILE (JSON lines) and skips the chunks FILE
+already holds, so a campaign longer than one sitting runs in several invocations of the same
+command and the last one's summary covers all of it.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import math
 import multiprocessing
 import os
@@ -36,7 +40,7 @@ import sys
 import tempfile
 import time
 import traceback
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -756,14 +760,16 @@ def resolve_plan(draw: PlanDraw, info) -> "PlanOptions":
     opt = None if draw.mode is None else modes[draw.mode % len(modes)]
     plane_radius = info.radius[1:]
     for bt in range(draw.bt, 0, -1):
-        bs = tuple(2 * bt * r + 1 + e for r, e in zip(plane_radius, draw.bs_extra))
-        if math.prod(bs) > 1024:
-            bs = tuple(2 * bt * r + 1 for r in plane_radius)
-        try:
-            make_plan(info, bt=bt, bs=bs, sl=draw.sl, opt=opt)
-        except UsageError:
-            continue
-        return PlanOptions(bt, "x".join(str(b) for b in reversed(bs)), draw.sl, opt)
+        smallest = tuple(2 * bt * r + 1 for r in plane_radius)
+        drawn = tuple(b + e for b, e in zip(smallest, draw.bs_extra))
+        # The drawn extra threads may not fit (threads per block, or shared memory in mode
+        # none with a large radius); the smallest block of this bT is tried next.
+        for bs in dict.fromkeys((drawn, smallest)):
+            try:
+                make_plan(info, bt=bt, bs=bs, sl=draw.sl, opt=opt)
+            except UsageError:
+                continue
+            return PlanOptions(bt, "x".join(str(b) for b in reversed(bs)), draw.sl, opt)
     raise AssertionError(f"no plan fits radius {info.radius}")  # bT 1 always fits
 
 
@@ -1162,6 +1168,8 @@ def run_valid(case: ValidCase, backend: str = "sim", exact: bool = False,
                                                        commands)
         except CaseTimeout as e:
             return result(TIMEOUT, str(e), 0)
+        except Exception as e:  # noqa: BLE001 - the fuzzer's own bug, recorded like any
+            return result(CRASH, f"fuzzer: {_short_traceback(e)}", 0)  # other finding
         return result(outcome, detail, checks)
 
 
@@ -1431,14 +1439,55 @@ def _run_config(config: StreamConfig) -> tuple[StreamConfig, StreamReport]:
     return config, _strip(run_stream(config))
 
 
+def chunk_key(config: StreamConfig) -> str:
+    """What makes two chunks the same work (not their deadline)."""
+    return json.dumps(asdict(replace(config, deadline=None)), sort_keys=True)
+
+
+def _result_of(fields: dict) -> Result:
+    return Result(**{**fields, "commands": tuple(fields["commands"])})
+
+
+def read_log(path: Path) -> dict[str, StreamReport]:
+    """The finished chunks a ``--log`` file holds, by :func:`chunk_key`."""
+    done: dict[str, StreamReport] = {}
+    if not path.exists():
+        return done
+    for line in path.read_text().splitlines():
+        if not line.strip():
+            continue
+        entry = json.loads(line)
+        done[entry["chunk"]] = StreamReport(
+            [_result_of(r) for r in entry["results"]],
+            [(_result_of(a), _result_of(b)) for a, b in entry["findings"]])
+    return done
+
+
+def append_log(path: Path, config: StreamConfig, report: StreamReport) -> None:
+    entry = {"chunk": chunk_key(config), "results": [asdict(r) for r in report.results],
+             "findings": [[asdict(a), asdict(b)] for a, b in report.findings]}
+    with path.open("a") as f:
+        f.write(json.dumps(entry) + "\n")
+
+
 def run_campaign(configs: list[StreamConfig], jobs: int,
-                 progress: Callable[[StreamConfig, StreamReport], None] | None = None
-                 ) -> StreamReport:
+                 progress: Callable[[StreamConfig, StreamReport], None] | None = None,
+                 log: Path | None = None) -> StreamReport:
+    """Run the chunks (those ``log`` already holds are taken from it, unrun) and merge
+    their reports. A chunk the deadline cut short is not logged: a later run redoes it."""
     total = StreamReport()
+    done = read_log(log) if log else {}
+    for config in configs:
+        if chunk_key(config) in done:
+            total.results += done[chunk_key(config)].results
+            total.findings += done[chunk_key(config)].findings
+    configs = [c for c in configs if chunk_key(c) not in done]
 
     def merge(config, report):
         total.results += report.results
         total.findings += report.findings
+        if log and len(report.results) == config.count:
+            append_log(log, config, report)
         if progress:
             progress(config, report)
     try:  # Ctrl-C ends the campaign early: the summary covers the chunks done
@@ -1526,6 +1575,7 @@ def main(argv=None) -> int:
     ap.add_argument("--chunk", type=int, default=20, help="cases per seeded stream")
     ap.add_argument("--shrink-seconds", type=float, default=120.0)
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per case")
+    ap.add_argument("--log", help="append finished chunks here; skip those it holds")
     args = ap.parse_args(argv)
     start = time.time()
     exact = args.backend == "cuda" and not args.fast_math
@@ -1542,7 +1592,7 @@ def main(argv=None) -> int:
               f"{len(report.results)} cases: {shown}", flush=True)
         for _, shrunk in report.findings:
             print(f"  finding {shrunk.outcome}: {shrunk.detail[:200]}", flush=True)
-    report = run_campaign(configs, args.jobs, progress)
+    report = run_campaign(configs, args.jobs, progress, Path(args.log) if args.log else None)
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="an5d-fuzz-findings-"))
     written = write_findings(report, out) if report.findings else []
     print(summary(report, time.time() - start, written))

@@ -8,6 +8,7 @@ refused as the README says, and that a finding shrinks to a small program.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 
@@ -191,3 +192,32 @@ def test_findings_are_written_with_their_commands(tmp_path):
     assert c_file.read_text() == "int x;\n"
     assert f"an5d verify {c_file} --backend sim --bt 2" in text
     assert "FAIL" in (tmp_path / "00_fail.sh").read_text()
+
+
+def test_plan_falls_back_to_the_smallest_block_when_the_drawn_one_does_not_fit():
+    # Seen in a long run: radius 4 in 3D, double, mode none; the drawn 14x73 block needs
+    # 256,608 bytes of shared memory, but the smallest bT 1 block (9x9) fits.
+    from an5dpy import driver
+    from an5dpy.blocking.plan import make_plan, parse_block_size
+    from paths import C_INPUTS
+    _, info = driver.load(os.path.join(C_INPUTS, "box3d4r.c"), (("SB_TYPE", "double"),))
+    draw = fz.PlanDraw(bt=1, bs_extra=(5, 64), sl=None, mode=1)
+    plan = fz.resolve_plan(draw, info)
+    assert (plan.bt, plan.bs, plan.opt) == (1, "9x9", "none")
+    make_plan(info, bt=1, bs=parse_block_size(plan.bs, 3), sl=None, opt="none")
+
+
+def test_a_logged_campaign_resumes_where_it_stopped(tmp_path, capsys, monkeypatch):
+    log = tmp_path / "log.jsonl"
+    args = ["--valid", "0", "--malformed", "6", "--seed", "3", "--chunk", "3",
+            "--out", str(tmp_path), "--log", str(log)]
+    assert fz.main(args) == 0
+    first = capsys.readouterr().out
+    assert len(log.read_text().splitlines()) == 2  # one line per finished chunk
+    ran = []
+    monkeypatch.setattr(fz, "run_stream", lambda config: ran.append(config))
+    assert fz.main(args) == 0  # every chunk is in the log: nothing runs again
+    again = capsys.readouterr().out
+    assert ran == []
+    assert first[first.index("kind  cases"):].splitlines()[:2] == \
+        again[again.index("kind  cases"):].splitlines()[:2]
