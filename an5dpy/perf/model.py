@@ -87,7 +87,7 @@ from an5dpy.perf.gpus import GpuSpec, get_gpu
 from an5dpy.perf.model_constants import (BOTTLENECKS, DEPENDENT_LATENCY,
                                          DOUBLE_DIVISION_INSTRUCTIONS, DOUBLE_DIVISION_LATENCY,
                                          EXPOSED_ISSUE, LEVEL_OVERHEAD, REGISTER_BUDGETS,
-                                         SPILL_INSTRUCTIONS)
+                                         SPILL_INSTRUCTIONS, UNBOUNDED_EXCESS, WAVE_TAIL)
 from an5dpy.ir import StencilInfo
 
 
@@ -297,7 +297,26 @@ class Model:
 
     def occupancy(self, plan: BlockingPlan, degree: int | None = None,
                   regs: int | None = None) -> Occupancy:
-        return occupancy(plan, self.gpu, degree, regs)
+        return occupancy(plan, self.gpu, degree, self.thread_registers(plan, degree, regs))
+
+    def thread_registers(self, plan: BlockingPlan, degree: int | None,
+                         regs: int | None) -> int | None:
+        """Registers per thread that occupancy is taken at: the budget where one is given;
+        without one, where the model weighs instruction issue, what ptxas gives an unbounded
+        kernel (:data:`UNBOUNDED_EXCESS` above the paper's estimate), else (the paper's
+        terms) the paper's estimate (None)."""
+        if regs is not None or self.gpu.step_latency_cycles <= 0:
+            return regs
+        excess = UNBOUNDED_EXCESS.get((plan.mode.value, plan.dtype, plan.ndim), 0)
+        return plan.register_estimate(degree) + excess
+
+    def wave_efficiency(self, waves: float) -> float:
+        """eff_SM: the paper's waves / ceil(waves); where the model weighs instruction
+        issue, the last wave also loses :data:`WAVE_TAIL` of a wave to uneven blocks."""
+        if waves <= 0:
+            return 1.0
+        tail = WAVE_TAIL if self.gpu.step_latency_cycles > 0 else 0.0
+        return waves / (math.ceil(waves) + tail)
 
     def launch_cost(self, plan: BlockingPlan, degree: int, regs: int | None = None
                     ) -> LaunchCost:
@@ -311,7 +330,7 @@ class Model:
     def _launch_cost(self, plan: BlockingPlan, d: int, regs: int | None) -> LaunchCost:
         gpu, dtype = self.gpu, plan.dtype
         geo = LaunchGeometry(plan, d, self.dims)
-        occ = occupancy(plan, gpu, d, regs)
+        occ = self.occupancy(plan, d, regs)
         if occ.blocks_per_sm == 0:
             raise UsageError(
                 f"plan {plan.describe()} (degree {d}) does not fit on an SM of {gpu.name}: "
@@ -349,7 +368,7 @@ class Model:
         time_gm = gm_bytes / (gpu.gmem_gbs(dtype) * 1e9)
         nblocks = geo.nblocks
         waves = nblocks / (occ.blocks_per_sm * gpu.sm_count)
-        eff_sm = waves / math.ceil(waves) if nblocks else 1.0
+        eff_sm = self.wave_efficiency(waves) if nblocks else 1.0
         cost = LaunchCost(d, 1, nblocks, geo.plane_blocks, nstream, occ, waves, eff_sm, levels,
                           gm_reads, gm_writes, sm_reads, sm_writes, comp, flops, gm_bytes,
                           sm_bytes, time_comp, time_sm, time_gm)
@@ -447,7 +466,7 @@ class Model:
             time_comp=times[0], time_sm=times[1], time_gm=times[2], time_issue=times[3],
             eff_alu=self._mix[plan.mode].eff_alu, eff_sm=raw / seconds if seconds > 0 else 1.0,
             blocks_per_sm=launches[0].occupancy.blocks_per_sm if launches
-            else occupancy(plan, self.gpu, None, _regs_for(regs, plan.bt)).blocks_per_sm,
+            else self.occupancy(plan, None, _regs_for(regs, plan.bt)).blocks_per_sm,
             threads=sum_counts(c.threads.scale(c.count) for c in launches),
             gm_bytes=sum(c.count * c.gm_bytes for c in launches),
             sm_bytes=sum(c.count * c.sm_bytes for c in launches),

@@ -30,6 +30,24 @@ DEPENDENT_LATENCY = {"float": 4, "double": 8}
 #: Share of a block's own issue time per step that its step latency does not cover: the
 #: next plane's loads are in flight while the block computes, so most of it overlaps.
 EXPOSED_ISSUE = 0.4
+#: Registers per thread that a kernel built without a budget (no launch-bound limit) takes
+#: beyond the paper's lower bound (BlockingPlan.register_estimate), by (mode, dtype, number
+#: of dimensions): the medians of ptxas's counts over the unbounded kernels measured for
+#: artifact/H200 (rows.jsonl, sm_90; 778 kernels). Where the model weighs instruction issue,
+#: an unbounded kernel's occupancy is taken at this count, not at the lower bound, which
+#: overstated it and made the model prefer unbounded kernels that measured up to 2x slower.
+UNBOUNDED_EXCESS = {
+    ("assoc", "float", 2): 20, ("assoc", "float", 3): 13,
+    ("assoc", "double", 2): 15, ("assoc", "double", 3): 3,
+    ("nondiag", "float", 2): 10, ("nondiag", "float", 3): 10,
+    ("nondiag", "double", 2): 8, ("nondiag", "double", 3): 1,
+}
+#: Where the model weighs instruction issue: the share of a wave of blocks a launch loses at
+#: its end because its blocks do not all take equally long (boundary blocks are shorter),
+#: so the last wave's SMs idle while its slowest blocks finish. eff_SM becomes
+#: waves / (ceil(waves) + WAVE_TAIL): small for many waves, a fifth of the time at 1 wave.
+#: Fitted, with UNBOUNDED_EXCESS, to the top-1 choices among artifact/H200's measured plans.
+WAVE_TAIL = 0.25
 #: Register budgets besides none that the tuner builds, and that the model weighs where it
 #: models instruction issue (GpuSpec.step_latency_cycles > 0).
 REGISTER_BUDGETS = (32, 64, 96)
