@@ -4,7 +4,6 @@ thread classes of :mod:`an5dpy.perf.model`)."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable
@@ -17,7 +16,7 @@ from an5dpy.blocking.plan import (REGISTER_GRANULE, BlockingPlan, DimExtent, Mod
 from an5dpy.blocking.trace import BlockRanges
 from an5dpy.ir import AssocForm, Binary, Cast, Expr, StencilInfo, Unary, common_type
 from an5dpy.perf.gpus import GpuSpec
-from an5dpy.perf.model_constants import ASSOC_TEMPORARIES, SPILL_FREE_BASE
+from an5dpy.perf.model_constants import SPILL_FREE_BASE
 
 
 @dataclass(frozen=True)
@@ -188,8 +187,7 @@ def spill_free_registers(plan: BlockingPlan, degree: int | None = None) -> int:
     """Registers per thread the kernel of ``degree`` needs without spilling (see
     :data:`SPILL_FREE_BASE`)."""
     words = plan.word_bytes // 4
-    extra = ASSOC_TEMPORARIES if plan.mode is Mode.ASSOC else 0
-    return words * plan.registers_per_thread(degree) + SPILL_FREE_BASE[plan.dtype] + extra
+    return words * plan.registers_per_thread(degree) + SPILL_FREE_BASE[plan.dtype]
 
 
 def occupancy(plan: BlockingPlan, gpu: GpuSpec, degree: int | None = None,
