@@ -16,7 +16,7 @@ from an5dpy.blocking.plan import (REGISTER_GRANULE, BlockingPlan, DimExtent, Mod
 from an5dpy.blocking.trace import BlockRanges
 from an5dpy.ir import AssocForm, Binary, Cast, Expr, StencilInfo, Unary, common_type
 from an5dpy.perf.gpus import GpuSpec
-from an5dpy.perf.model_constants import SPILL_FREE_BASE
+from an5dpy.perf.model_constants import ASSOC_TEMPORARIES, SPILL_FREE_BASE
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,8 @@ def spill_free_registers(plan: BlockingPlan, degree: int | None = None) -> int:
     """Registers per thread the kernel of ``degree`` needs without spilling (see
     :data:`SPILL_FREE_BASE`)."""
     words = plan.word_bytes // 4
-    return words * plan.registers_per_thread(degree) + SPILL_FREE_BASE[plan.dtype]
+    extra = ASSOC_TEMPORARIES if plan.mode is Mode.ASSOC else 0
+    return words * plan.registers_per_thread(degree) + SPILL_FREE_BASE[plan.dtype] + extra
 
 
 def occupancy(plan: BlockingPlan, gpu: GpuSpec, degree: int | None = None,

@@ -10,16 +10,17 @@ BOTTLENECKS = ("compute", "shared", "global", "issue")
 #: as counted in the inner loops' SASS on sm_90 (about 7-9 in 2D and 15-22 in 3D kernels).
 LEVEL_OVERHEAD = {2: 8, 3: 14}
 #: Instructions per level added for each register a budget's limit falls short of the
-#: registers the kernel needs without spilling (spill loads and stores). 1.5, not 3: most
+#: registers the kernel needs without spilling (spill loads and stores). 2, not 3: many
 #: spilled values stay in L1, and the fastest measured kernels of several assoc rows of
-#: artifact/H200 spill (fitted with UNBOUNDED_EXCESS below).
-SPILL_INSTRUCTIONS = 1.5
+#: artifact/H200 spill (fitted with UNBOUNDED_EXCESS below, on the rows' measured plans).
+SPILL_INSTRUCTIONS = 2.0
 #: Registers a kernel needs without spilling, besides its plane registers (one 32-bit
 #: register per float value, two per double): nvcc's temporaries, addresses and loop state,
-#: the same in every mode (assoc's partial sums, once charged 10 more, spill cheaply).
-#: Lower than the paper's estimate, which has one more register per level: the kernels of a
-#: budget below it often build without a spill (ptxas, sm_90).
+#: and in mode assoc ASSOC_TEMPORARIES more for the partial sums. Lower than the paper's
+#: estimate, which has one more register per level: the kernels of a budget below it
+#: often build without a spill (ptxas, sm_90).
 SPILL_FREE_BASE = {"float": 20, "double": 30}
+ASSOC_TEMPORARIES = 10
 #: A division in double (fast math gives float divisions a reciprocal, not double ones):
 #: issue slots of its Newton-Raphson sequence (a reciprocal estimate and about six FP64
 #: operations, counted twice as FP64 issues at half rate; sm_90 SASS), and the cycles it
