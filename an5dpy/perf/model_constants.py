@@ -83,11 +83,13 @@ MODEL_NOTES = (
     "DOUBLE_DIVISION_INSTRUCTIONS and _LATENCY). Common subexpressions are not merged "
     "(gradient2d is predicted ~25% below the paper, which counts nvcc's CSE).",
     "Registers: the paper's empirical lower bound (section 6.3) rounded up to 8, unless "
-    "given (a budget, one or per degree). The paper's terms model neither "
-    "spilling nor latency at low occupancy; the issue term (GPUs with a step latency) "
+    "given (a budget, one or per degree); on GPUs with a step latency, a kernel without "
+    "a budget at that bound plus UNBOUNDED_EXCESS (what ptxas gives it). The paper's "
+    "terms model neither spilling nor latency at low occupancy; the issue term "
     "charges both, spills against spill_free_registers (below the paper's estimate) at "
     "the limit a budget's launch bounds give ptxas (plan.budget_register_limit). Shared "
     "memory per block is Table 1's footprint (no per-block reservation).",
-    "eff_SM = waves / ceil(waves), waves = blocks / (blocks per SM x SMs); each launch of "
-    "the launch plan is costed by its own degree.",
+    "eff_SM = waves / ceil(waves), waves = blocks / (blocks per SM x SMs); on GPUs with "
+    "a step latency waves / (ceil(waves) + WAVE_TAIL); each launch of the launch plan is "
+    "costed by its own degree.",
 )
