@@ -94,7 +94,7 @@ def compile(source: PathOrSource, *, dtype: str | None = None,
     # a None is the tool's default, as for every field of driver.Options
     options = driver.Options(bt=_integer_or_none("bt", bt), bs=_block_size_text(bs),
                              sl=_integer_or_none("sl", sl), opt=_mode_text(opt),
-                             regs=_integer_or_none("regs", regs, minimum=1),
+                             regs=_register_budget(regs),
                              defines=all_defines,
                              include_dirs=tuple(os.fspath(d) for d in include_dirs or ()),
                              smem_wrap=bool(smem_wrap), gpu=gpu)
@@ -156,15 +156,23 @@ def _defines(defines, dtype: str | None) -> tuple[tuple[str, str | None], ...]:
     return tuple(out)
 
 
-def _integer_or_none(name: str, value, minimum: int | None = None) -> int | None:
+def _integer_or_none(name: str, value) -> int | None:
     """An integer option (its range is the plan's to check, :func:`an5dpy.blocking.plan.make_plan`)."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise OptionError([(name, value)], "expected an integer")
-    if minimum is not None and value < minimum:
-        raise OptionError([(name, int(value))], f"must be at least {minimum}")
     return int(value)
+
+
+def _register_budget(regs) -> int | None:
+    """``regs`` checked as ``--regs`` is (:func:`an5dpy.blocking.plan.register_budget_problem`)."""
+    from an5dpy.blocking.plan import register_budget_problem
+    value = _integer_or_none("regs", regs)
+    problem = None if value is None else register_budget_problem(value)
+    if problem:
+        raise OptionError([("regs", value)], problem)
+    return value
 
 
 def _block_size_text(bs) -> str | None:

@@ -212,7 +212,9 @@ def test_missing_coefficients_are_named():
     (dict(sl=0), "sl=0: the stream-block length must be at least 1"),
     (dict(opt="fast"), "opt='fast': choose one of nondiag, assoc, none"),
     (dict(bt=1.5), "bt=1.5: expected an integer"),
-    (dict(regs=0), "regs=0: must be at least 1"),
+    (dict(regs=0), "regs=0: must be within 32..255 registers per thread"),
+    (dict(regs=7, bt=2, bs=128, sl=128), "regs=7: must be within 32..255"),
+    (dict(regs=1000), "regs=1000: must be within 32..255"),
     (dict(dtype="half"), "dtype='half': choose float or double"),
 ])
 def test_option_errors_name_keywords_not_flags(kwargs, message):

@@ -426,6 +426,22 @@ MAX_REGISTERS_PER_THREAD = 255
 MAX_THREADS_PER_SM = 2048
 
 
+def register_budget_problem(budget: int) -> str | None:
+    """Why ``budget`` is no register budget that ``__launch_bounds__`` can express, or None.
+
+    A budget reaches ptxas as the blocks per SM that must fit (:func:`budget_min_blocks`),
+    and registers are per SM: at most :data:`MAX_THREADS_PER_SM` threads are resident, so no
+    launch bound holds a thread below 65536 / 2048 = 32 registers (a smaller budget asks for
+    more threads than an SM holds, which ptxas ignores with a warning); no thread may use
+    more than :data:`MAX_REGISTERS_PER_THREAD`."""
+    low = REGISTERS_PER_SM // MAX_THREADS_PER_SM
+    if low <= budget <= MAX_REGISTERS_PER_THREAD:
+        return None
+    return (f"must be within {low}..{MAX_REGISTERS_PER_THREAD} registers per thread (launch "
+            f"bounds cannot hold a thread below {REGISTERS_PER_SM} / {MAX_THREADS_PER_SM} = "
+            f"{low}; none has more than {MAX_REGISTERS_PER_THREAD})")
+
+
 def budget_min_blocks(budget: int, nthreads: int) -> int:
     """The blocks per SM that ``__launch_bounds__`` asks for to hold each of ``nthreads``
     threads to ``budget`` registers (how a register budget reaches ptxas)."""

@@ -44,25 +44,17 @@ def positive(text: str) -> int:
 
 
 def register_budget(text: str) -> int:
-    """``--regs N``: a register budget that ``__launch_bounds__`` can express.
-
-    A budget reaches ptxas as the blocks per SM that must fit (65536 / (N * threads)), and
-    registers are per SM: at most 2048 threads are resident, so no launch bound holds a
-    thread below 65536 / 2048 = 32 registers (a smaller N asks for more threads than an SM
-    holds, which ptxas ignores with a warning); no thread may use more than 255."""
-    from an5dpy.blocking.plan import (MAX_REGISTERS_PER_THREAD, MAX_THREADS_PER_SM,
-                                      REGISTERS_PER_SM)
+    """``--regs N``: a register budget that ``__launch_bounds__`` can express
+    (:func:`an5dpy.blocking.plan.register_budget_problem`)."""
+    from an5dpy.blocking.plan import register_budget_problem
 
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError("not an integer") from None
-    low = REGISTERS_PER_SM // MAX_THREADS_PER_SM
-    if not low <= value <= MAX_REGISTERS_PER_THREAD:
-        raise argparse.ArgumentTypeError(
-            f"must be within {low}..{MAX_REGISTERS_PER_THREAD} registers per thread (launch "
-            f"bounds cannot hold a thread below {REGISTERS_PER_SM} / {MAX_THREADS_PER_SM} = "
-            f"{low}; none has more than {MAX_REGISTERS_PER_THREAD})")
+    problem = register_budget_problem(value)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
     return value
 
 
