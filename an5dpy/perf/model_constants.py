@@ -34,10 +34,11 @@ DEPENDENT_LATENCY = {"float": 4, "double": 8}
 EXPOSED_ISSUE = 0.4
 #: Registers per thread that a kernel built without a budget (no launch-bound limit) takes
 #: beyond the paper's lower bound (BlockingPlan.register_estimate), by (mode, dtype, number
-#: of dimensions): the medians of ptxas's counts over the unbounded kernels measured for
-#: artifact/H200 (rows.jsonl, sm_90; 778 kernels). Where the model weighs instruction issue,
-#: an unbounded kernel's occupancy is taken at this count, not at the lower bound, which
-#: overstated it and made the model prefer unbounded kernels that measured up to 2x slower.
+#: of dimensions): the medians of ptxas's counts over the 825 unbounded kernels of modes
+#: nondiag and assoc measured for artifact/H200 (rows.jsonl before its supplement, sm_90).
+#: Where the model weighs instruction issue, an unbounded kernel's occupancy is taken at
+#: this count, not at the lower bound, which overstated it and made the model prefer
+#: unbounded kernels that measured up to 2x slower. Mode none (10 kernels): no excess.
 UNBOUNDED_EXCESS = {
     ("assoc", "float", 2): 20, ("assoc", "float", 3): 13,
     ("assoc", "double", 2): 15, ("assoc", "double", 3): 3,
