@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from an5dpy.cli.options import add_input, check_dtype, options
+from an5dpy.cli.options import add_input, load_input, options
 
 
 def register(subparsers) -> None:
@@ -16,11 +16,9 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from an5dpy import driver
     from an5dpy.cli import show
     opts = options(args)
-    _, info = driver.load(args.input, opts.defines, opts.include_dirs)
-    check_dtype(args, info)
+    _, info = load_input(args, opts)
     if args.json:
         print(json.dumps(info.to_json(), indent=2))
     else:

@@ -7,8 +7,8 @@ import argparse
 import json
 from pathlib import Path
 
-from an5dpy.cli.options import (add_input, add_plan, add_sizes, check_dtype, choose,
-                                integer_sizes, model_params, options, positive)
+from an5dpy.cli.options import (add_input, add_plan, add_sizes, choose,
+                                integer_sizes, load_input, model_params, options, positive)
 from an5dpy.errors import UsageError
 
 
@@ -29,7 +29,6 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from an5dpy import driver
     from an5dpy.cuda.runtime import cupy_available, device_name
     from an5dpy.perf.bench import bench_plan, sconf_plan
 
@@ -37,8 +36,7 @@ def run(args: argparse.Namespace) -> int:
     if not ok:
         raise UsageError(f"an5d bench needs a GPU with cupy: {why}")
     opts = options(args)
-    program, info = driver.load(args.input, opts.defines, opts.include_dirs)
-    check_dtype(args, info)
+    program, info = load_input(args, opts)
     env = model_params(program, info, dict(args.params), args.size, args.steps)
     choice = choose(args, info, opts, env)  # for --gpu, else this machine's GPU
     plan = choice.plan

@@ -14,8 +14,8 @@ import argparse
 import json
 from dataclasses import replace
 
-from an5dpy.cli.options import (add_input, add_plan, add_sizes, check_dtype, choose,
-                                integer_sizes, model_params, options)
+from an5dpy.cli.options import (add_input, add_plan, add_sizes, choose,
+                                integer_sizes, load_input, model_params, options)
 
 
 def register(subparsers) -> None:
@@ -42,15 +42,13 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from an5dpy import driver
     from an5dpy.blocking.plan import check_plan
     from an5dpy.perf.choice import target_gpu
     from an5dpy.perf.model import Model
     from an5dpy.perf.report import format_prediction
 
     opts = options(args)
-    program, info = driver.load(args.input, opts.defines, opts.include_dirs)
-    check_dtype(args, info)
+    program, info = load_input(args, opts)
     gpu, _ = target_gpu(args.gpu)
     env = model_params(program, info, dict(args.params), args.size, args.steps)
     # the plan chosen for this very GPU (also when it was detected) and these sizes

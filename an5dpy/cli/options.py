@@ -166,6 +166,15 @@ def announce(args: argparse.Namespace, choice) -> None:
         print(choice.line(), file=sys.stderr)
 
 
+def load_input(args: argparse.Namespace, opts) -> tuple:
+    """The command's input read and analysed (:func:`an5dpy.driver.load` with ``opts``'s
+    defines and include directories), ``--dtype`` checked against its declaration."""
+    from an5dpy import driver
+    program, info = driver.load(args.input, opts.defines, opts.include_dirs)
+    check_dtype(args, info)
+    return program, info
+
+
 def check_dtype(args: argparse.Namespace, info: StencilInfo) -> None:
     """``--dtype`` only sets a macro: refuse it where the array is declared otherwise."""
     if getattr(args, "dtype", None) and info.dtype != args.dtype:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from an5dpy.cli.options import add_input, add_plan, add_sizes, announce, check_dtype, options
+from an5dpy.cli.options import add_input, add_plan, add_sizes, announce, load_input, options
 
 STAGES = ("program", "analysis", "plan", "schedule")
 HELP = "write x_host.cu, x_kernel.cu, x_kernel.hu (same as an5d-translate)"
@@ -37,12 +37,10 @@ def run(args: argparse.Namespace) -> int:
     from an5dpy import driver
     opts = options(args)
     if args.print_ir in ("program", "analysis"):
-        program, info = driver.load(args.input, opts.defines, opts.include_dirs)
-        check_dtype(args, info)
+        program, info = load_input(args, opts)
         print(show_stage(args.print_ir, program=program, info=info))
         return 0
-    loaded = driver.load(args.input, opts.defines, opts.include_dirs)
-    check_dtype(args, loaded[1])
+    loaded = load_input(args, opts)
     env = None
     if args.size is not None or args.steps is not None:
         from an5dpy.perf.choice import problem_env

@@ -8,7 +8,7 @@ import json
 import shlex
 from pathlib import Path
 
-from an5dpy.cli.options import (add_input, add_sizes, check_dtype, model_params, options,
+from an5dpy.cli.options import (add_input, add_sizes, load_input, model_params, options,
                                 positive, register_budget)
 from an5dpy.errors import UsageError
 
@@ -60,15 +60,13 @@ def register_caps(text: str) -> tuple[int | None, ...]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from an5dpy import driver
     from an5dpy.blocking.plan import format_block_size
     from an5dpy.cuda.runtime import cupy_available, device_name
     from an5dpy.perf.gpus import get_gpu
     from an5dpy.perf.tune import tune
 
     opts = options(args)
-    program, info = driver.load(args.input, opts.defines, opts.include_dirs)
-    check_dtype(args, info)
+    program, info = load_input(args, opts)
     caps = register_caps(args.caps)
     has_gpu, why = cupy_available()
     if args.measure and not has_gpu:

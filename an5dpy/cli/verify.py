@@ -12,7 +12,7 @@ import argparse
 import json
 import math
 
-from an5dpy.cli.options import (add_input, add_params, add_plan, announce, check_dtype,
+from an5dpy.cli.options import (add_input, add_params, add_plan, announce, load_input,
                                 options, positive)
 from an5dpy.check.verify import BACKENDS, verify_file
 from an5dpy.errors import EXIT_MISMATCH, UsageError
@@ -87,11 +87,9 @@ def verify_params(program, ndim: int, given: dict[str, str], size: int | None,
 
 
 def run(args: argparse.Namespace) -> int:
-    from an5dpy import driver
 
     opts = options(args)
-    program, info = driver.load(args.input, opts.defines, opts.include_dirs)
-    check_dtype(args, info)
+    program, info = load_input(args, opts)
     params = verify_params(program, info.ndim, dict(args.params), args.size, args.steps)
     backend = args.backend or default_backend()
     report = verify_file(args.input, opts, backend=backend, params=params,
