@@ -1442,11 +1442,15 @@ def run_campaign(configs: list[StreamConfig], jobs: int,
     their reports. A chunk the deadline cut short is not logged: a later run redoes it."""
     total = StreamReport()
     done = read_log(log) if log else {}
+    to_run = []
     for config in configs:
-        if chunk_key(config) in done:
-            total.results += done[chunk_key(config)].results
-            total.findings += done[chunk_key(config)].findings
-    configs = [c for c in configs if chunk_key(c) not in done]
+        logged = done.get(chunk_key(config))
+        if logged is None:
+            to_run.append(config)
+        else:
+            total.results += logged.results
+            total.findings += logged.findings
+    configs = to_run
 
     def merge(config, report):
         total.results += report.results
