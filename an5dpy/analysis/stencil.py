@@ -314,7 +314,7 @@ class _Analysis:
                     "applies the same update at every cell and time step", e.coord or self.stmt.coord)
 
     def _declaration(self, name: str):
-        return next(a for a in self.prog.arrays if a.name == name)
+        return next((a for a in self.prog.arrays if a.name == name), None)
 
     def _check_read_form(self, acc: Access) -> None:
         arr = self.prog.array
@@ -331,7 +331,7 @@ class _Analysis:
         plus a constant or a constant, each loop variable at most once (the frontend reads
         only such accesses; this keeps the analysis' own promise)."""
         decl = self._declaration(acc.array)
-        if not decl.read_only:
+        if decl is None or not decl.read_only:
             raise UnsupportedInput(
                 f"read of array {acc.array} in {format_access(acc)}: only the stencil array "
                 f"{self.prog.array.name} and read-only arrays may be read", acc.coord)
