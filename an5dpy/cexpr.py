@@ -11,9 +11,11 @@ from __future__ import annotations
 from typing import Callable
 
 from an5dpy.errors import InternalError
-from an5dpy.ir import Access, Binary, Call, Cast, Const, Expr, Read, Scalar, Unary
+from an5dpy.ir import Access, Binary, Call, Cast, Const, CoefRead, Expr, Read, Scalar, Unary
 
-ReadPrinter = Callable[[Read | Access], str]
+#: Prints an array read: of the grid (Read), of a read-only array (CoefRead), or as the
+#: frontend read it (Access).
+ReadPrinter = Callable[[Read | CoefRead | Access], str]
 
 
 def c_expr(expr: Expr, read: ReadPrinter, scalar: Callable[[str], str] = lambda n: n,
@@ -27,7 +29,7 @@ def c_expr(expr: Expr, read: ReadPrinter, scalar: Callable[[str], str] = lambda 
             return (literal and literal(e)) or _literal(e)
         if isinstance(e, Scalar):
             return scalar(e.name)
-        if isinstance(e, (Read, Access)):
+        if isinstance(e, (Read, CoefRead, Access)):
             return read(e)
         if isinstance(e, Cast):
             if literal and isinstance(e.operand, Const) and (text := literal(e)):

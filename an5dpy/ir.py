@@ -349,6 +349,32 @@ class Read(Expr):
 
 
 @dataclass(frozen=True)
+class CoefIndex:
+    """One subscript of a read-only array read (analysed form).
+
+    ``dim`` is the grid dimension the subscript follows, in array order (0: the streaming
+    dimension), and ``offset`` is added to the cell's coordinate there; for a constant
+    subscript ``dim`` is None and ``offset`` is the index itself.
+    """
+
+    dim: int | None
+    offset: int
+
+    def index_of(self, cell: tuple[int, ...]) -> int:
+        """The index this subscript reads for the grid cell ``cell`` (array order)."""
+        return self.offset if self.dim is None else cell[self.dim] + self.offset
+
+
+@dataclass(frozen=True)
+class CoefRead(Expr):
+    """A read of a read-only (coefficient) array at the cell's position plus constants
+    (analysed form): one :class:`CoefIndex` per dimension of the array, outermost first."""
+
+    array: str = ""
+    index: tuple[CoefIndex, ...] = ()
+
+
+@dataclass(frozen=True)
 class Unary(Expr):
     op: str = "-"  # '-' or '+'
     operand: Expr | None = None
@@ -464,6 +490,10 @@ class ArrayDecl:
     of the leading buffer dimension (2) or None when the declaration leaves it open (a
     pointer to arrays such as ``float (*A)[n][n]``). ``form`` is one of ``vla_pointer``,
     ``parameter``, ``global``, ``local``.
+
+    ``read_only`` marks an array the scop only reads (a coefficient array): it has no time
+    dimension, and where its declaration is a pointer its outermost extent is the extent
+    of the grid dimension its first subscript follows.
     """
 
     name: str
@@ -472,6 +502,7 @@ class ArrayDecl:
     time_extent: int | None
     form: str
     coord: Coord | None = field(default=None, compare=False)
+    read_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -522,7 +553,7 @@ class StencilProgram:
     """Everything the frontend read: one perfectly nested time + space loop nest."""
 
     filename: str
-    arrays: tuple[ArrayDecl, ...]  # the stencil array first
+    arrays: tuple[ArrayDecl, ...]  # the stencil array first, then read-only ones by first read
     params: tuple[Param, ...]  # in order of first use
     time_loop: Loop
     space_loops: tuple[Loop, ...]  # nest order, outermost first
@@ -600,6 +631,32 @@ class AssocForm:
 
 
 @dataclass(frozen=True)
+class CoefArray:
+    """A read-only array of the update, as the analysis resolved it: its declaration's
+    type and extents (outermost first) and the distinct subscripts it is read at."""
+
+    name: str
+    elem_type: str
+    extents: tuple[Affine, ...]
+    form: str
+    coord: Coord | None = field(default=None, compare=False)
+    reads: tuple[tuple[CoefIndex, ...], ...] = ()  # sorted, unique
+
+    @property
+    def rank(self) -> int:
+        return len(self.extents)
+
+
+def _index_key(index: tuple[CoefIndex, ...]) -> tuple:
+    return tuple((-1 if i.dim is None else i.dim, i.offset) for i in index)
+
+
+def sorted_coef_reads(reads) -> tuple[tuple[CoefIndex, ...], ...]:
+    """Distinct read subscripts in a stable order (constant subscripts sort first)."""
+    return tuple(sorted(set(reads), key=_index_key))
+
+
+@dataclass(frozen=True)
 class StencilInfo:
     """What the analysis established about a :class:`StencilProgram`."""
 
@@ -616,6 +673,14 @@ class StencilInfo:
     opt: str  # default mode: 'nondiag' | 'assoc' | 'none'
     flops_per_cell: int
     update: Expr  # the assigned value with Read nodes, converted to dtype
+    #: The read-only arrays, in the order of StencilProgram.arrays (CoefRead nodes).
+    coefficients: tuple[CoefArray, ...] = ()
+
+    def coefficient(self, name: str) -> CoefArray:
+        for c in self.coefficients:
+            if c.name == name:
+                return c
+        raise KeyError(name)
 
     @property
     def ndim(self) -> int:
@@ -650,4 +715,21 @@ class StencilInfo:
                 "space": [{"var": d.var, "lower": str(d.lower), "upper": str(d.upper),
                            "extent": str(d.extent)} for d in self.dims],
             },
+            "arrays": self.arrays_json(),
         }
+
+    def arrays_json(self) -> list[dict]:
+        """Every array the scop touches: the updated grid (two time levels, its reads as
+        offsets) and each read-only array (no time level; each read as, per subscript, the
+        grid dimension it follows, or null for a constant, and the offset or constant)."""
+        grid = {"name": self.array, "role": "updated", "elem_type": self.dtype,
+                "rank": self.ndim, "time_levels": 2,
+                "extents": [str(d.extent) for d in self.dims],
+                "offsets": [list(o) for o in self.offsets]}
+        coefs = [{"name": c.name, "role": "read_only", "elem_type": c.elem_type,
+                  "rank": c.rank, "time_levels": 0,
+                  "extents": [str(e) for e in c.extents],
+                  "offsets": [[{"dim": i.dim, "offset": i.offset} for i in read]
+                              for read in c.reads]}
+                 for c in self.coefficients]
+        return [grid, *coefs]

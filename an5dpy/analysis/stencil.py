@@ -43,6 +43,9 @@ from an5dpy.ir import (
     Binary,
     Call,
     Cast,
+    CoefArray,
+    CoefIndex,
+    CoefRead,
     Expr,
     Read,
     Scalar,
@@ -53,6 +56,7 @@ from an5dpy.ir import (
     Unary,
     is_floating,
     is_integer,
+    sorted_coef_reads,
     transform,
     walk,
 )
@@ -152,10 +156,13 @@ class _Analysis:
 
         target = stmt.target
         perm = self._write_permutation(target)  # array dim d -> nest index
-        reads = [e for e in walk(stmt.value) if isinstance(e, Access)]
+        accesses = [e for e in walk(stmt.value) if isinstance(e, Access)]
         self._check_value_scalars(stmt.value)
-        for acc in reads:
+        for acc in accesses:
             self._check_read_form(acc)
+        read_only = {a.name for a in prog.arrays if a.read_only}
+        reads = [acc for acc in accesses if acc.array not in read_only]
+        coef_reads = [acc for acc in accesses if acc.array in read_only]
         w_shift, r_shift = self._time_shifts(target, reads)
 
         self._build_isl()
@@ -171,11 +178,13 @@ class _Analysis:
                 offset_of[acc.indices] = self._offset(acc)
         self._check_time_bounds(target, reads)
         self._check_bounds(target, "write")
-        seen: set[tuple[Affine, ...]] = set()
-        for acc in reads:
-            if acc.indices not in seen:
-                seen.add(acc.indices)
+        seen: set[tuple[str, tuple[Affine, ...]]] = set()
+        for acc in reads + coef_reads:
+            if (acc.array, acc.indices) not in seen:
+                seen.add((acc.array, acc.indices))
                 self._check_bounds(acc, "read")
+        coef_index = {(acc.array, acc.indices): self._coef_index(acc, perm)
+                      for acc in coef_reads}
 
         offsets = tuple(sorted(set(offset_of.values())))
         reach_lo = [max([0] + [-o[d] for o in offsets]) for d in range(self.ndim)]
@@ -189,22 +198,34 @@ class _Analysis:
                         read_shift=r_shift, write_shift=w_shift)
 
         def to_read(e: Expr) -> Expr | None:
+            if isinstance(e, Access) and e.array in read_only:
+                return CoefRead(e.ctype, e.coord, array=e.array,
+                                index=coef_index[(e.array, e.indices)])
             if isinstance(e, Access):
                 return Read(e.ctype, e.coord, array=e.array, offset=offset_of[e.indices])
             return None
 
         update = transform(stmt.value, to_read)
+        coefficients = tuple(
+            CoefArray(name=a.name, elem_type=a.elem_type, extents=a.extents, form=a.form,
+                      coord=a.coord,
+                      reads=sorted_coef_reads(index for (name, _), index in coef_index.items()
+                                              if name == a.name))
+            for a in prog.arrays if a.read_only)
         radius = tuple(max(lo, hi) for lo, hi in zip(reach_lo, reach_hi))
         shape = classify_shape(offsets, radius)
         diag_free = is_diagonal_free(offsets)
-        assoc = assoc_form(update, prog.array.elem_type)
+        # An update that reads a read-only array is not treated as associative for now:
+        # the associative mode's partial sums would need the coefficient of each input
+        # plane's output cell, which neither the schedule nor the simulator provides yet.
+        assoc = None if coefficients else assoc_form(update, prog.array.elem_type)
         associative = assoc is not None
         opt = "nondiag" if diag_free else ("assoc" if associative else "none")
         return StencilInfo(
             program=prog, array=prog.array.name, dtype=prog.array.elem_type, dims=dims,
             time=time, offsets=offsets, shape=shape, diagonal_free=diag_free,
             associative=associative, assoc=assoc, opt=opt,
-            flops_per_cell=count_flops(update), update=update)
+            flops_per_cell=count_flops(update), update=update, coefficients=coefficients)
 
     # ------------------------------------------------------------------ structure
 
@@ -292,16 +313,53 @@ class _Analysis:
                     f"the update uses the loop variable {e.name} as a value: a blocked stencil "
                     "applies the same update at every cell and time step", e.coord or self.stmt.coord)
 
+    def _declaration(self, name: str):
+        return next((a for a in self.prog.arrays if a.name == name), None)
+
     def _check_read_form(self, acc: Access) -> None:
         arr = self.prog.array
         if acc.array != arr.name:
-            raise UnsupportedInput(
-                f"read of array {acc.array} in {format_access(acc)}: only the stencil array "
-                f"{arr.name} (the one the statement writes) may be read", acc.coord)
+            self._check_read_only_form(acc)
+            return
         if len(acc.indices) != self.ndim:
             raise UnsupportedInput(
                 f"read {format_access(acc)} has {len(acc.indices)} spatial subscripts, the "
                 f"array {arr.name} {self.ndim}", acc.coord)
+
+    def _check_read_only_form(self, acc: Access) -> None:
+        """A read-only array: no time subscript, each subscript a spatial loop variable
+        plus a constant or a constant, each loop variable at most once (the frontend reads
+        only such accesses; this keeps the analysis' own promise)."""
+        decl = self._declaration(acc.array)
+        if decl is None or not decl.read_only:
+            raise UnsupportedInput(
+                f"read of array {acc.array} in {format_access(acc)}: only the stencil array "
+                f"{self.prog.array.name} and read-only arrays may be read", acc.coord)
+        if acc.time is not None or len(acc.indices) != len(decl.extents):
+            raise UnsupportedInput(
+                f"read-only array {acc.array} is read as {format_access(acc)}: it has "
+                f"{len(decl.extents)} dimensions and no time buffer", acc.coord)
+        used: list[str] = []
+        for idx in acc.indices:
+            if idx.is_constant:
+                continue
+            ok = (len(idx.terms) == 1 and idx.terms[0][1] == 1
+                  and idx.terms[0][0] in self.loop_vars and idx.terms[0][0] not in used)
+            if not ok:
+                raise UnsupportedInput(
+                    f"read-only access {format_access(acc)} has subscript "
+                    f"{_affine_text(idx)}: each subscript of a read-only array must be a "
+                    "spatial loop variable plus a constant, or a constant, and each loop "
+                    "variable may appear once", acc.coord)
+            used.append(idx.terms[0][0])
+
+    def _coef_index(self, acc: Access, perm: list[int]) -> tuple[CoefIndex, ...]:
+        """The subscripts of a read-only access as grid dimensions (array order, through
+        the write's loop-variable permutation) plus offsets."""
+        dim_of = {self.loop_vars[k]: d for d, k in enumerate(perm)}
+        return tuple(CoefIndex(None, idx.const) if idx.is_constant
+                     else CoefIndex(dim_of[idx.terms[0][0]], idx.const)
+                     for idx in acc.indices)
 
     def _time_shift(self, acc: Access) -> int:
         t = self.tloop.var
@@ -345,7 +403,8 @@ class _Analysis:
         affines: list[Affine] = [self.tloop.lower, self.tloop.upper]
         for lp in self.loops:
             affines += [lp.lower, lp.upper]
-        affines += list(prog.array.extents)
+        for array in prog.arrays:
+            affines += list(array.extents)
         for acc in [self.stmt.target] + [e for e in walk(self.stmt.value) if isinstance(e, Access)]:
             affines += list(acc.indices)
             if acc.time is not None:
@@ -482,7 +541,7 @@ class _Analysis:
 
     def _check_bounds(self, acc: Access, kind: str) -> None:
         nm = self.names
-        arr = self.prog.array
+        arr = self._declaration(acc.array)
         conds = []
         for d, (idx, ext) in enumerate(zip(acc.indices, arr.extents)):
             conds.append((d, f"{nm.aff(idx)} < 0 or {nm.aff(idx)} > {nm.aff(ext)} - 1"))
@@ -540,7 +599,7 @@ def is_diagonal_free(offsets: Iterable[tuple[int, ...]]) -> bool:
 
 
 def _has_read(e: Expr) -> bool:
-    return any(isinstance(x, (Read, Access)) for x in walk(e))
+    return any(isinstance(x, (Read, CoefRead, Access)) for x in walk(e))
 
 
 def _planes(e: Expr) -> set[int]:

@@ -21,8 +21,8 @@ import numpy as np
 from an5dpy.cache import cache_dir
 from an5dpy.check.reference import REFERENCE_CFLAGS, compile_library, compiler_version
 from an5dpy.errors import InternalError
-from an5dpy.ir import (MATH_FUNCTIONS, Binary, Call, Cast, Const, Expr, MathFunction, Read,
-                       Scalar, Unary, walk)
+from an5dpy.ir import (MATH_FUNCTIONS, Binary, Call, Cast, Const, CoefRead, Expr, MathFunction,
+                       Read, Scalar, Unary, walk)
 
 NUMPY_TYPES: Mapping[str, type] = {
     "float": np.float32, "double": np.float64,
@@ -173,7 +173,8 @@ def is_exact(expr: Expr) -> bool:
     return all(MATH_FUNCTIONS[n.func].exact for n in walk(expr) if isinstance(n, Call))
 
 
-Reader = Callable[[Read], np.ndarray]
+#: The values of an array read (of the grid or of a read-only array) at every cell evaluated.
+Reader = Callable[[Read | CoefRead], np.ndarray]
 
 
 def compile_expr(expr: Expr, scalars: Mapping[str, int | float] | None = None
@@ -191,7 +192,7 @@ def compile_expr(expr: Expr, scalars: Mapping[str, int | float] | None = None
                 raise InternalError(f"no value for scalar {e.name!r}")
             value = t(scalars[e.name])
             return lambda read: value
-        if isinstance(e, Read):
+        if isinstance(e, (Read, CoefRead)):
             return lambda read: read(e)
         if isinstance(e, Cast):
             inner = build(e.operand)

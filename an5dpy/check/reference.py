@@ -7,6 +7,7 @@ contraction or fast-math, so each operation rounds exactly as C's abstract machi
     kernel = build_reference(program)
     params = resolve_params(program, {"compsize": "64", "timestep": "10"})
     kernel.run(grid, params)            # grid: numpy array of shape (2, *extents)
+    kernel.run(grid, params, (f,))      # and the read-only arrays, in program.arrays order
 """
 
 from __future__ import annotations
@@ -202,10 +203,26 @@ def _first_missing(program: StencilProgram, param: ir.Param,
 # --------------------------------------------------------------------------- C source
 
 
+def _read_only_buffer(k: int) -> str:
+    return f"an5d_ro{k}"
+
+
+def _pointer_declaration(array: ir.ArrayDecl, inner: tuple[Affine, ...], buffer: str) -> str:
+    """``T (*name)[e1][e2] = (T (*)[e1][e2]) buffer;`` (``T *name = (T *) buffer;`` without
+    inner extents): every declaration form of the user's file reads the same through it."""
+    dims = "".join(f"[{extent.c_str()}]" for extent in inner)
+    if not dims:
+        return f"  {array.elem_type} *{array.name} = ({array.elem_type} *){buffer};"
+    return (f"  {array.elem_type} (*{array.name}){dims} = "
+            f"({array.elem_type} (*){dims}){buffer};")
+
+
 def reference_source(program: StencilProgram) -> str:
-    """The C file that wraps the scop: one function taking the buffer and the parameters."""
+    """The C file that wraps the scop: one function taking the grid buffer, one buffer per
+    read-only array (in ``program.arrays`` order) and the parameters."""
     array = program.array
-    dims = "".join(f"[{extent.c_str()}]" for extent in array.extents)
+    read_only = program.arrays[1:]
+    buffers = "".join(f", void *{_read_only_buffer(k)}" for k in range(len(read_only)))
     params = "".join(f", {p.ctype} {p.name}" for p in program.params)
     loops = (program.time_loop,) + tuple(program.space_loops)
     undeclared = [loop.var for loop in loops if not loop.declared_in_init]
@@ -216,9 +233,11 @@ def reference_source(program: StencilProgram) -> str:
         "#include <stdint.h>",
         "#include <sys/types.h>",
         "",
-        f"void {_ENTRY}(void *{_BUFFER}{params})",
+        f"void {_ENTRY}(void *{_BUFFER}{buffers}{params})",
         "{",
-        f"  {array.elem_type} (*{array.name}){dims} = ({array.elem_type} (*){dims}){_BUFFER};",
+        _pointer_declaration(array, array.extents, _BUFFER),
+        *(_pointer_declaration(a, a.extents[1:], _read_only_buffer(k))
+          for k, a in enumerate(read_only)),
     ]
     if undeclared:
         lines.append(f"  int {', '.join(undeclared)};")
@@ -284,16 +303,18 @@ class ReferenceKernel:
         self._lib = ctypes.CDLL(lib_file)
         self._function = getattr(self._lib, _ENTRY)
         self._function.restype = None
-        self._function.argtypes = [ctypes.c_void_p] + [_CTYPES[p.ctype]
-                                                        for p in program.params]
+        self._function.argtypes = [ctypes.c_void_p] * len(program.arrays) + [
+            _CTYPES[p.ctype] for p in program.params]
 
     def grid_shape(self, params: Mapping[str, int | float]) -> tuple[int, ...]:
-        env = {k: int(v) for k, v in params.items() if isinstance(v, (int, np.integer))}
-        return (2,) + tuple(extent.evaluate(env) for extent in self.program.array.extents)
+        return (2,) + array_shape(self.program.array, params)
 
-    def run(self, grid: np.ndarray, params: Mapping[str, int | float]) -> None:
-        """Run the loop nest on ``grid`` (both time buffers), updating it in place."""
+    def run(self, grid: np.ndarray, params: Mapping[str, int | float],
+            read_only: tuple[np.ndarray, ...] = ()) -> None:
+        """Run the loop nest on ``grid`` (both time buffers), updating it in place;
+        ``read_only``: the read-only arrays' values, in ``program.arrays`` order."""
         values = resolve_params(self.program, params)
+        buffers = self._read_only_buffers(read_only, values)
         array = self.program.array
         dtype = np.dtype(_NUMPY_DTYPES[array.elem_type])
         shape = self.grid_shape(values)
@@ -308,7 +329,31 @@ class ReferenceKernel:
         if not grid.flags.c_contiguous or not grid.flags.writeable:
             raise UsageError("the grid must be a writeable C-contiguous numpy array")
         args = [_CTYPES[p.ctype](values[p.name]) for p in self.program.params]
-        self._function(ctypes.c_void_p(grid.ctypes.data), *args)
+        self._function(ctypes.c_void_p(grid.ctypes.data), *buffers, *args)
+
+    def _read_only_buffers(self, arrays: tuple[np.ndarray, ...],
+                           values: Mapping[str, int | float]) -> list[ctypes.c_void_p]:
+        expected = self.program.arrays[1:]
+        if len(arrays) != len(expected):
+            names = ", ".join(f"'{a.name}'" for a in expected) or "none"
+            raise UsageError(f"{len(arrays)} read-only arrays given; the program reads "
+                             f"{len(expected)} ({names})")
+        buffers = []
+        for array, decl in zip(arrays, expected):
+            dtype = np.dtype(_NUMPY_DTYPES[decl.elem_type])
+            shape = array_shape(decl, values)
+            if not isinstance(array, np.ndarray) or array.dtype != dtype \
+                    or tuple(array.shape) != shape or not array.flags.c_contiguous:
+                raise UsageError(f"read-only array '{decl.name}' must be a C-contiguous numpy "
+                                 f"array of {decl.elem_type} ({dtype}) and shape {shape}")
+            buffers.append(ctypes.c_void_p(array.ctypes.data))
+        return buffers
+
+
+def array_shape(array: ir.ArrayDecl, params: Mapping[str, int | float]) -> tuple[int, ...]:
+    """The spatial extents of ``array`` for these parameter values."""
+    env = {k: int(v) for k, v in params.items() if isinstance(v, (int, np.integer))}
+    return tuple(extent.evaluate(env) for extent in array.extents)
 
 
 _CACHE: dict[str, ReferenceKernel] = {}
@@ -318,7 +363,8 @@ def _cache_key(program: StencilProgram, cc: str) -> str:
     array = program.array
     parts = [cc, program.scop.preprocessed_text, program.scop.pragma_start.file,
              str(program.scop.pragma_start.line), array.name, array.elem_type,
-             repr(array.extents), repr([(p.name, p.ctype) for p in program.params]),
+             repr(array.extents),
+             repr([(a.name, a.elem_type, a.extents) for a in program.arrays[1:]]), repr([(p.name, p.ctype) for p in program.params]),
              repr([(loop.var, loop.declared_in_init)
                    for loop in (program.time_loop,) + tuple(program.space_loops)])]
     return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()

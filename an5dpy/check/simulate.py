@@ -24,7 +24,7 @@ import numpy as np
 
 from an5dpy.errors import InternalError
 from an5dpy.check.evaluate import compile_expr, numpy_type
-from an5dpy.ir import Cast, Read, StencilInfo
+from an5dpy.ir import Cast, CoefRead, Read, StencilInfo
 from an5dpy.blocking.plan import (BlockingPlan, DimExtent, Launch, LaunchGeometry, Mode,
                                   grid_extents, launch_plan)
 from an5dpy.blocking.build import build_schedule
@@ -34,10 +34,12 @@ from an5dpy.blocking.trace import BlockRanges, ResolvedOp, block_trace
 
 
 def simulate(info: StencilInfo, plan: BlockingPlan, grid: np.ndarray,
-             env: Mapping[str, int | float], schedule: Schedule | None = None) -> np.ndarray:
+             env: Mapping[str, int | float], schedule: Schedule | None = None,
+             read_only: tuple[np.ndarray, ...] = ()) -> np.ndarray:
     """Run the C program's time loop on ``grid`` (shape ``(2, *extents)``) as the GPU would.
 
-    ``env`` holds the scop's parameters (sizes, step count, scalar coefficients). Returns
+    ``env`` holds the scop's parameters (sizes, step count, scalar coefficients);
+    ``read_only`` the values of the read-only arrays (``info.coefficients`` order). Returns
     the new grid; the input is not modified.
     """
     dims = grid_extents(info, env)
@@ -46,7 +48,12 @@ def simulate(info: StencilInfo, plan: BlockingPlan, grid: np.ndarray,
         raise InternalError(f"grid shape {grid.shape} does not match the extents {expected}")
     schedule = schedule or build_schedule(plan)
     scalars = dict(env)
-    kernels = _Kernels(info, plan, scalars)
+    if len(read_only) != len(info.coefficients):
+        raise InternalError(f"{len(read_only)} read-only arrays for "
+                            f"{len(info.coefficients)} coefficients")
+    kernels = _Kernels(info, plan, scalars,
+                       {c.name: np.asarray(a, numpy_type(c.elem_type))
+                        for c, a in zip(info.coefficients, read_only)})
     out = np.array(grid, dtype=numpy_type(plan.dtype), copy=True)
     for launch in launch_plan(info.time.steps(env), plan.bt, info.time.start_buffer(env)):
         run_launch(kernels, schedule.kernel(launch.degree), dims, out, launch)
@@ -56,9 +63,11 @@ def simulate(info: StencilInfo, plan: BlockingPlan, grid: np.ndarray,
 class _Kernels:
     """The update expression compiled for each register/shared-memory mode."""
 
-    def __init__(self, info: StencilInfo, plan: BlockingPlan, scalars: Mapping[str, float]):
+    def __init__(self, info: StencilInfo, plan: BlockingPlan, scalars: Mapping[str, float],
+                 coefficients: Mapping[str, np.ndarray] | None = None):
         self.info = info
         self.plan = plan
+        self.coefficients = dict(coefficients or {})
         self.dtype = numpy_type(plan.dtype)
         self.update = compile_expr(info.update, scalars)
         if plan.mode is Mode.ASSOC:
@@ -282,18 +291,35 @@ class _Group:
                 if rop.barrier:  # a guarded position keeps its barrier
                     self.barrier()
             case Calc():
-                value = self.stencil(op.level, op.ins, op.buf)
+                value = self.stencil(op.level, op.ins, op.buf, op.plane)
                 prev = self.reg(op.prev) if op.prev is not None else None
                 self.regs[op.out] = self.finish(op.level, op.plane, value, prev)
             case Store():
-                self.store(op.plane, self.stencil(op.level, op.ins, op.buf))
+                self.store(op.plane, self.stencil(op.level, op.ins, op.buf, op.plane))
             case Accumulate():
                 self.accumulate(op, rop)
             case _:
                 raise InternalError(f"unknown op {op!r}")
 
-    def stencil(self, level: int, ins, buf: int) -> np.ndarray:
-        """Write the inputs to shared buffer ``buf``, barrier, evaluate the update."""
+    def coefficient(self, node: CoefRead, plane: int) -> np.ndarray:
+        """The read-only array's values at every thread's cell of streaming plane ``plane``
+        plus the read's offsets; NaN where that falls outside the array (halo threads;
+        the analysis proved no valid cell reads there, so a NaN in a result is our bug)."""
+        values = self.k.coefficients[node.array]
+        z = (self.bases + plane).reshape((-1,) + (1,) * len(self.t.shape))
+        cell = [np.broadcast_to(z, self.shape)] + [np.broadcast_to(x, self.shape)
+                                                   for x in self.t.coords]
+        index = [np.full(self.shape, i.offset) if i.dim is None else cell[i.dim] + i.offset
+                 for i in node.index]
+        inside = np.ones(self.shape, bool)
+        for x, size in zip(index, values.shape):
+            inside &= (x >= 0) & (x < size)
+        clipped = tuple(np.clip(x, 0, size - 1) for x, size in zip(index, values.shape))
+        return np.where(inside, values[clipped], np.nan).astype(values.dtype)
+
+    def stencil(self, level: int, ins, buf: int, plane: int) -> np.ndarray:
+        """Write the inputs to shared buffer ``buf``, barrier, evaluate the update at
+        streaming plane ``plane`` (where read-only arrays are read)."""
         r = self.r
         inputs = [self.reg(reg) for reg in ins]
         mode = self.k.plan.mode
@@ -305,7 +331,12 @@ class _Group:
         shared = self.smem[buf]
         cache: dict = {}
 
-        def read(node: Read) -> np.ndarray:
+        def read(node: Read | CoefRead) -> np.ndarray:
+            if isinstance(node, CoefRead):
+                key = (node.array, node.index)
+                if key not in cache:
+                    cache[key] = self.coefficient(node, plane)
+                return cache[key]
             dz, plane_off = node.offset[0], node.offset[1:]
             key = node.offset
             if key not in cache:
@@ -356,6 +387,8 @@ class _Group:
             cache: dict = {}
 
             def read(node: Read) -> np.ndarray:
+                if not isinstance(node, Read):  # the analysis gives no such update a sum form
+                    raise InternalError("associative mode with a read-only array")
                 if node.offset not in cache:
                     cache[node.offset] = neighbour(shared, node.offset[1:])
                 return cache[node.offset]

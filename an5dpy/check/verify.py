@@ -172,10 +172,18 @@ def amplification(run_oracle: Callable[[np.ndarray], None], grid: np.ndarray,
     return worst / u
 
 
-def random_grid(shape: tuple[int, ...], dtype: str, seed: int) -> np.ndarray:
+def random_grid(shape: tuple[int, ...], dtype: str, seed: int | tuple[int, ...]) -> np.ndarray:
     rng = np.random.default_rng(seed)
     values = rng.random(shape, dtype=np.float64) + 0.5
     return values.astype(np.float32 if WORD_BYTES[dtype] == 4 else np.float64)
+
+
+def random_read_only(program, env: Mapping[str, int], seed: int) -> tuple[np.ndarray, ...]:
+    """Random values for each read-only array of ``program`` (``program.arrays`` order),
+    each from a seed of its own, in the range of the grid's values."""
+    from an5dpy.check.reference import array_shape
+    return tuple(random_grid(array_shape(a, env), a.elem_type, (seed, k))
+                 for k, a in enumerate(program.arrays[1:], 1))
 
 
 def result_buffer(info: StencilInfo, env: Mapping[str, int]) -> int:
@@ -316,6 +324,7 @@ def verify_file(path: str, options, backend: str, params: Mapping[str, str],
     choice = driver.choose_plan(info, options, env)
     plan = choice.plan
     if backend == "cuda":
+        driver.require_cuda_support(info)
         from an5dpy.cuda.runtime import cupy_available
         usable, why = cupy_available()
         if not usable:  # the machine lacks a GPU or cupy: not our bug, not the input's
@@ -326,14 +335,16 @@ def verify_file(path: str, options, backend: str, params: Mapping[str, str],
     if announce is not None:  # the backend and the grid are there: the run starts
         announce(choice)
     grid = random_grid(shape, plan.dtype, seed)
+    read_only = random_read_only(program, env, seed)
     reference = grid.copy()
     oracle = build_reference(program)
-    oracle.run(reference, env)
+    oracle.run(reference, env, read_only)
     device = build = None
     if backend == "sim":
         from an5dpy.check.simulate import simulate
         # the schedule of the code an5d-translate emits (compact kernels included)
-        result = simulate(info, plan, grid, env, driver.emitted_schedule(info, plan))
+        result = simulate(info, plan, grid, env, driver.emitted_schedule(info, plan),
+                          read_only)
         exact_build = True
     else:
         from an5dpy.cuda.runtime import BuildOptions, cuda_runner, device_arch, device_name
@@ -347,7 +358,7 @@ def verify_file(path: str, options, backend: str, params: Mapping[str, str],
     if must_be_identical(info, plan, exact_build):
         comparison = compare(result[b], reference[b], None)
     else:
-        amp = amplification(lambda g: oracle.run(g, env), grid, reference[b], b, plan.dtype,
+        amp = amplification(lambda g: oracle.run(g, env, read_only), grid, reference[b], b, plan.dtype,
                             seed)
         comparison = compare(result[b], reference[b],
                              tolerance(info, plan, info.time.steps(env), amp), amp)

@@ -6,7 +6,7 @@ import json
 
 from an5dpy.analysis.stencil import format_access
 from an5dpy.cexpr import c_expr
-from an5dpy.ir import Read, StencilInfo, StencilProgram
+from an5dpy.ir import CoefIndex, CoefRead, Read, StencilInfo, StencilProgram
 from an5dpy.blocking.plan import BlockingPlan
 
 
@@ -15,7 +15,21 @@ def _access(node) -> str:
     spells it (``A[(t+1)%2][i-1][j]``)."""
     if isinstance(node, Read):
         return f"{node.array}{list(node.offset)}"
+    if isinstance(node, CoefRead):  # without the loop names: dimension d as ``@d``
+        return _coef_text(node, tuple(f"@{d}" for d in range(max(
+            (i.dim for i in node.index if i.dim is not None), default=-1) + 1)))
     return format_access(node)
+
+
+def _coef_text(node: CoefRead, dim_vars: tuple[str, ...]) -> str:
+    """A read-only read as C would spell it at the cell: ``k[i-1][j]``, ``c[2][j]``."""
+    def one(index: CoefIndex) -> str:
+        if index.dim is None:
+            return str(index.offset)
+        if index.offset == 0:
+            return dim_vars[index.dim]
+        return f"{dim_vars[index.dim]}{index.offset:+d}"
+    return node.array + "".join(f"[{one(i)}]" for i in node.index)
 
 
 def format_program(program: StencilProgram) -> str:
@@ -24,6 +38,10 @@ def format_program(program: StencilProgram) -> str:
     first = f"[{a.time_extent}]" if a.time_extent else "[*]"
     lines = [f"file {program.filename}, scop at {program.scop.pragma_start}",
              f"array {a.name}: {a.elem_type} {first}{extents} ({a.form.replace('_', ' ')})"]
+    for c in program.arrays[1:]:
+        extents = "".join(f"[{e}]" for e in c.extents)
+        lines.append(f"read-only array {c.name}: {c.elem_type} {extents} "
+                     f"({c.form.replace('_', ' ')})")
     for p in program.params:
         extra = ""
         if p.definition is not None:
@@ -53,7 +71,17 @@ def format_analysis(info: StencilInfo) -> str:
     for d in info.dims:
         lines.append(f"  dimension {d.var}: interior [{d.lower}, {d.upper}] of {d.extent}")
     lines.append(f"  parameters: {', '.join(p.name for p in info.params) or '(none)'}")
-    lines.append(f"  update: {c_expr(info.update, _access)}")
+    dim_vars = tuple(d.var for d in info.dims)
+    for c in info.coefficients:
+        extents = "".join(f"[{e}]" for e in c.extents)
+        reads = ", ".join(_coef_text(CoefRead(c.elem_type, array=c.name, index=r), dim_vars)
+                          for r in c.reads)
+        lines.append(f"  read-only array {c.name}: {c.elem_type} {extents}, read at {reads}")
+
+    def access(node) -> str:
+        return _coef_text(node, dim_vars) if isinstance(node, CoefRead) else _access(node)
+
+    lines.append(f"  update: {c_expr(info.update, access)}")
     return "\n".join(lines)
 
 

@@ -21,7 +21,7 @@ from an5dpy.blocking.guards import BOUNDARY_PLANE, EXISTS, LOADS, STORES, PlaneP
 from an5dpy.blocking.plan import BlockingPlan, Mode, active_warp_fraction
 from an5dpy.cexpr import c_expr
 from an5dpy.errors import InternalError
-from an5dpy.ir import Cast, Const, Read, StencilInfo, common_type, is_floating
+from an5dpy.ir import Cast, CoefRead, Const, Read, StencilInfo, common_type, is_floating
 
 
 @dataclass(frozen=True)
@@ -240,6 +240,7 @@ class _Printer:
         mode = self.plan.mode
 
         def read(node: Read) -> str:
+            grid_read(node)
             dz, inplane = node.offset[0], node.offset[1:]
             if not any(inplane):
                 return input_params(self.r)[dz + self.r]  # the thread's own column: a register
@@ -256,6 +257,7 @@ class _Printer:
 
     def partial(self, terms) -> str:
         def read(node: Read) -> str:
+            grid_read(node)
             inplane = node.offset[1:]
             return P_SRC if not any(inplane) else self.smem("0", inplane)
 
@@ -263,6 +265,15 @@ class _Printer:
 
 
 # --------------------------------------------------------------------------- level ops
+
+
+def grid_read(node: Read | CoefRead) -> Read:
+    """``node``, a read of the grid: the CUDA generator prints no read-only array (the
+    driver refuses such programs before generating, :func:`an5dpy.driver.require_cuda_support`),
+    so one arriving here is our bug."""
+    if not isinstance(node, Read):
+        raise InternalError(f"read-only array '{node.array}' reached the CUDA generator")
+    return node
 
 
 def _store_smem(printer: _Printer, value: str, plane: int = 0) -> str:

@@ -20,7 +20,7 @@ from an5dpy.blocking.ops import (Accumulate, Boundary, Calc, KernelSchedule, Loa
 from an5dpy.blocking.printing import plane_text
 from an5dpy.cexpr import c_expr
 from an5dpy.cuda.macros import (SYNC_MACRO, ConstantTable, LineMacro, Macro, accumulator_type,
-                                level_macros, plane_macros, update_macros)
+                                grid_read, level_macros, plane_macros, update_macros)
 from an5dpy.errors import InternalError
 from an5dpy.ir import Read, StencilInfo
 
@@ -332,6 +332,7 @@ def _baseline_code(info: StencilInfo, plan: BlockingPlan, prefix: str) -> Baseli
     names = ["an5d_c0"] + [f"an5d_c{e}" for e in range(1, info.ndim)]
 
     def read(node: Read) -> str:
+        grid_read(node)
         idx = " + ".join(f"(size_t)({c} + ({o})) * an5d_stride{k}"
                          for k, (c, o) in enumerate(zip(names, node.offset)))
         return f"an5d_src[{idx}]"

@@ -9,6 +9,7 @@ needs, the subscripts as affine forms.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -119,6 +120,8 @@ class _ScopReader:
         self.time_var = ""
         self.written_array = ""
         self.space_dims = 0
+        # read-only arrays whose outermost extent is open, in order of first read
+        self._open_outer: dict[str, None] = {}
 
     def coord(self, node: c_ast.Node | None) -> Coord | None:
         if node is None:
@@ -398,6 +401,7 @@ class _ScopReader:
         target = self._access(node.lvalue)
         value = build_expr(node.rvalue, _ExprNames(self))
         value = convert(value, target.ctype)
+        self._close_open_extents(target, value)
         for decl in self._deferred_params:
             self._record_param(decl)
         return Assign(target=target, value=value, coord=self.coord(node))
@@ -411,6 +415,8 @@ class _ScopReader:
                                    coord)
         name = base.name
         array = self._array(name, base, coord)
+        if array.read_only:
+            return self._read_only_access(array, subscripts, coord)
         rank = len(array.extents) + 1
         if len(subscripts) != rank:
             raise UnsupportedInput(f"'{name}' has {rank} dimensions (a time buffer and "
@@ -484,17 +490,16 @@ class _ScopReader:
         ctype = self.types.resolve(decl.node) if decl.kind != "enumerator" else None
         if not isinstance(ctype, (ArrayType, PointerType)):
             raise UnsupportedInput(f"subscripted value '{name}' is not an array", coord)
-        if name != self.written_array:
-            # Coefficient arrays (read-only, no time dimension) are a planned capability;
-            # arrays is already a tuple, so this is the one place that must change.
-            raise UnsupportedInput(f"reads a second array '{name}' (coefficient arrays are "
-                                   f"not supported yet; the update may only read "
-                                   f"'{self.written_array}')", access_coord)
-        array = self._array_decl(decl, ctype, self.declaration_coord(decl.node))
+        # The one rule for which arrays are read-only: every array but the one the
+        # statement writes (the scop has one statement, so a read-only array is never
+        # written).
+        read_only = name != self.written_array
+        array = self._array_decl(decl, ctype, self.declaration_coord(decl.node), read_only)
         self.arrays[name] = array
         return array
 
-    def _array_decl(self, decl: Declaration, ctype: CType, coord: Coord | None) -> ArrayDecl:
+    def _array_decl(self, decl: Declaration, ctype: CType, coord: Coord | None,
+                    read_only: bool = False) -> ArrayDecl:
         name = decl.name
         pointer = isinstance(ctype, PointerType)
         layer = ctype.target if pointer else ctype
@@ -513,6 +518,8 @@ class _ScopReader:
         if layer.name not in ir.FLOAT_TYPES:
             raise UnsupportedInput(f"array '{name}' has element type {layer.name}; only float "
                                    f"and double stencils are supported", coord)
+        if read_only:
+            return self._read_only_decl(decl, layer.name, pointer, sizes, coord)
         time_size, space_sizes = (None, sizes) if pointer else (sizes[0], sizes[1:])
         if len(space_sizes) != self.space_dims:
             raise UnsupportedInput(
@@ -526,6 +533,103 @@ class _ScopReader:
             .get(decl.kind, "local")
         return ArrayDecl(name=name, elem_type=layer.name, extents=extents,
                          time_extent=time_extent, form=form, coord=coord)
+
+    def _read_only_decl(self, decl: Declaration, elem_type: str, pointer: bool,
+                        sizes: list[c_ast.Node | None], coord: Coord | None) -> ArrayDecl:
+        """A read-only array: no time dimension, rank 1 to the number of spatial loops. A
+        pointer (``float *f``, ``float (*f)[n]``) or a parameter ``float f[][n]`` leaves
+        the outermost extent open; :meth:`_close_open_extents` takes it from the grid."""
+        name = decl.name
+        open_outer = pointer or (bool(sizes) and sizes[0] is None)
+        rank = len(sizes) + pointer
+        if not 1 <= rank <= self.space_dims:
+            raise UnsupportedInput(
+                f"read-only array '{name}' has {rank} dimension{'s' * (rank != 1)}; a "
+                f"read-only array may have 1 to {self.space_dims} (one per spatial loop "
+                f"at most, no time dimension)", coord)
+        declared = sizes[1:] if open_outer and not pointer else sizes
+        first = 1 + open_outer
+        extents = tuple(self._extent(name, k, size) for k, size in enumerate(declared, first))
+        if open_outer:
+            self._open_outer[name] = None
+        form = "vla_pointer" if pointer else {"parameter": "parameter", "global": "global"} \
+            .get(decl.kind, "local")
+        return ArrayDecl(name=name, elem_type=elem_type, extents=extents, time_extent=None,
+                         form=form, coord=coord, read_only=True)
+
+    def _read_only_access(self, array: ArrayDecl, subscripts: list[c_ast.Node],
+                          coord: Coord | None) -> Access:
+        """``f[i-1][j]``, ``cz[i]``, ``c[2][j]``: each subscript a spatial loop variable
+        plus a constant, or a constant, each loop variable at most once."""
+        name = array.name
+        rank = len(array.extents) + (name in self._open_outer)
+        if len(subscripts) != rank:
+            raise UnsupportedInput(f"read-only array '{name}' has {rank} dimension"
+                                   f"{'s' * (rank != 1)} but is subscripted with "
+                                   f"{len(subscripts)} ind{'ex' if len(subscripts) == 1 else 'ices'}",
+                                   coord)
+        indices: list[Affine] = []
+        for node in subscripts:
+            index = self._read_only_subscript(name, node)
+            repeated = [v for v in index.variables if any(v in i.variables for i in indices)]
+            if repeated:
+                raise UnsupportedInput(
+                    f"read-only array '{name}' is subscripted twice with loop variable "
+                    f"'{repeated[0]}' (each spatial loop variable may index one dimension of "
+                    f"a read-only array)", self.coord(node))
+            indices.append(index)
+        return Access(array.elem_type, coord, array=name, time=None, indices=tuple(indices))
+
+    def _read_only_subscript(self, array: str, node: c_ast.Node) -> Affine:
+        index = self._spatial_subscript(node)
+        text = c_text(node)
+        if self.time_var in index.variables:
+            raise UnsupportedInput(
+                f"subscript '{text}' of read-only array '{array}' uses the time loop "
+                f"variable '{self.time_var}' (read-only arrays have no time dimension: the "
+                f"same values are read at every time step)", self.coord(node))
+        params = [v for v in index.variables if v not in self.loop_vars]
+        if params:
+            raise UnsupportedInput(
+                f"subscript '{text}' of read-only array '{array}' uses parameter "
+                f"'{params[0]}' (each subscript of a read-only array must be a spatial loop "
+                f"variable plus a constant, or a constant)", self.coord(node))
+        if len(index.terms) > 1:
+            raise UnsupportedInput(
+                f"subscript '{text}' of read-only array '{array}' combines loop variables "
+                f"{' and '.join(repr(v) for v in index.variables)} (each subscript of a "
+                f"read-only array must be one loop variable plus a constant, or a constant)",
+                self.coord(node))
+        if index.terms and index.terms[0][1] != 1:
+            var, factor = index.terms[0]
+            raise UnsupportedInput(
+                f"subscript '{text}' of read-only array '{array}' multiplies loop variable "
+                f"'{var}' by {factor} (each subscript of a read-only array must be one loop "
+                f"variable plus a constant, or a constant)", self.coord(node))
+        return index
+
+    def _close_open_extents(self, target: Access, value: Expr) -> None:
+        """The outermost extent of a read-only array declared as a pointer is the extent
+        of the grid dimension its first subscript follows (the first read that subscripts
+        it with a loop variable decides)."""
+        for name in self._open_outer:
+            reads = [e for e in ir.walk(value) if isinstance(e, Access) and e.array == name]
+            extent = None
+            for acc in reads:
+                variables = acc.indices[0].variables
+                dims = [d for d, index in enumerate(target.indices)
+                        if variables and variables[0] in index.variables]
+                if dims:
+                    extent = self.arrays[self.written_array].extents[dims[0]]
+                    break
+            if extent is None:
+                raise UnsupportedInput(
+                    f"the outermost extent of read-only array '{name}' is not declared and "
+                    f"no read subscripts that dimension with a spatial loop variable, so it "
+                    f"is unknown: declare '{name}' with its extent (such as "
+                    f"'float {name}[n]...')", reads[0].coord)
+            array = self.arrays[name]
+            self.arrays[name] = dataclasses.replace(array, extents=(extent, *array.extents))
 
     def _extent(self, array: str, k: int, size: c_ast.Node | None) -> Affine:
         if size is None:

@@ -27,7 +27,8 @@ from an5dpy.blocking.plan import BlockingPlan, Mode, check_plan, grid_extents, m
 from an5dpy.check.reference import build_reference, resolve_params
 from an5dpy.blocking.build import build_schedule
 from an5dpy.check.simulate import simulate
-from an5dpy.check.verify import compare, must_be_identical, random_grid, result_buffer, tolerance
+from an5dpy.check.verify import (compare, must_be_identical, random_grid, random_read_only,
+                                 result_buffer, tolerance)
 
 from paths import C_INPUTS, TESTS_DIR
 BENCHMARKS = sorted(os.path.basename(p)[:-2] for p in glob.glob(os.path.join(C_INPUTS, "*.c")))
@@ -180,9 +181,10 @@ def test_inputs_written_in_other_forms(path):
             plan = make_plan(info, bt=bt, bs=bs, sl=sl, opt=mode)
             shape = (2, *(d.size for d in grid_extents(info, env)))
             grid = random_grid(shape, info.dtype, bt)
+            read_only = random_read_only(program, env, bt)
             expected = grid.copy()
-            build_reference(program).run(expected, env)
-            got = simulate(info, plan, grid, env)
+            build_reference(program).run(expected, env, read_only)
+            got = simulate(info, plan, grid, env, read_only=read_only)
             b = result_buffer(info, env)
             tol = None if must_be_identical(info, plan, True) else \
                 tolerance(info, plan, info.time.steps(env))

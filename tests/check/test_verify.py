@@ -33,9 +33,9 @@ def test_the_simulator_runs_the_emitted_schedule(monkeypatch, name, defines, opt
     emitted = driver.translate(path, opts).schedule
     real, simulated = simulate.simulate, []
 
-    def recording(info, plan, grid, env, schedule=None):
+    def recording(info, plan, grid, env, schedule=None, read_only=()):
         simulated.append(schedule)
-        return real(info, plan, grid, env, schedule)
+        return real(info, plan, grid, env, schedule, read_only)
 
     monkeypatch.setattr(simulate, "simulate", recording)
     report = verify.verify_file(path, opts, "sim", params)
@@ -139,8 +139,8 @@ def test_a_wrong_cell_still_fails(monkeypatch, tmp_path, name, defines, update, 
                                                                         "double")
     real = simulate.simulate
 
-    def wrong(info, plan, grid, env, schedule=None):
-        result = real(info, plan, grid, env, schedule)
+    def wrong(info, plan, grid, env, schedule=None, read_only=()):
+        result = real(info, plan, grid, env, schedule, read_only)
         cell = (slice(None), *(n // 2 for n in result.shape[1:]))
         result[cell] *= 1 + change
         return result

@@ -33,8 +33,9 @@ def expectation(path: str) -> dict:
 
 
 def reads(program: StencilProgram) -> list[Access]:
+    """The update's reads of the grid (read-only arrays excluded)."""
     value = program.statements[0].value
-    return [e for e in walk(value) if isinstance(e, Access)]
+    return [e for e in walk(value) if isinstance(e, Access) and e.array == program.array.name]
 
 
 def naive_offsets(program: StencilProgram) -> list[tuple[int, ...]]:
