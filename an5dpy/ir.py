@@ -339,13 +339,19 @@ class Access(Expr):
 
 @dataclass(frozen=True)
 class Read(Expr):
-    """A read of the stencil array's old buffer at a constant offset (analysed form).
+    """A read of one of the stencil array's earlier time levels at a constant offset
+    (analysed form).
 
     ``offset`` is in array dimension order: streaming dimension first, contiguous last.
+    ``lag`` says which level: the step writing level ``t + 1`` reads level ``t + 1 - lag``,
+    so 1 is the newest earlier level (the only one of a two-buffer program) and 2 the one
+    before it (a three-level program's ``p[t % 3]``, or a leapfrog update reading the
+    buffer it writes at its own cell).
     """
 
     array: str = ""
     offset: tuple[int, ...] = ()
+    lag: int = 1
 
 
 @dataclass(frozen=True)
@@ -598,20 +604,24 @@ class SpaceDim:
 
 @dataclass(frozen=True)
 class TimeInfo:
-    """The time loop: ``for (var = lower; var <= upper; ...)`` reading ``(var+read_shift)%2``."""
+    """The time loop: ``for (var = lower; var <= upper; ...)`` writing buffer
+    ``(var + write_shift) % buffers`` and reading the newest earlier level from
+    ``(var + read_shift) % buffers``; ``buffers`` is the time extent k of the array
+    (2 for the double-buffered form, k for a k-level rotation ``A[(t + c) % k]``)."""
 
     var: str
     lower: Affine
     upper: Affine  # inclusive
     read_shift: int
     write_shift: int
+    buffers: int = 2
 
     def steps(self, env: Mapping[str, int]) -> int:
         return max(0, self.upper.evaluate(env) - self.lower.evaluate(env) + 1)
 
     def start_buffer(self, env: Mapping[str, int]) -> int:
-        """Buffer (0 or 1) the first time step reads."""
-        return (self.lower.evaluate(env) + self.read_shift) % 2
+        """Buffer (0 .. buffers-1) the first time step reads its newest level from."""
+        return (self.lower.evaluate(env) + self.read_shift) % self.buffers
 
 
 @dataclass(frozen=True)
@@ -685,6 +695,12 @@ class StencilInfo:
     @property
     def ndim(self) -> int:
         return len(self.dims)
+
+    @property
+    def history(self) -> int:
+        """How many earlier time levels the update reads (the largest ``Read.lag``): 1 for
+        the double-buffered form, 2 where it also reads the level before the newest."""
+        return max((e.lag for e in walk(self.update) if isinstance(e, Read)), default=1)
 
     @property
     def radius(self) -> tuple[int, ...]:
