@@ -30,6 +30,7 @@ class _Builder:
         self.r = plan.stream_radius
         self.ring = plan.ring
         self.reach_lo = plan.reach[0]
+        self.levels = plan.levels
 
     def slot(self, plane: int) -> int:
         return plane % self.ring
@@ -49,12 +50,25 @@ class _Builder:
         the consume/complete flags through :meth:`assoc_op`. Buffers are filled in later.
         """
         d = self.d
+        # the update's read of level T-2 at the cell: that level's ring (level -1, which the
+        # loads bring along, for T = 1)
+        hist = self.reg(level - 2, plane) if self.levels.history == 2 else None
         if level == d:
-            return Store(d, self.window(d - 1, plane), plane, -1)
-        prev = self.reg(level - 2, plane) if level >= 2 else None
+            return Store(d, self.window(d - 1, plane), plane, -1, hist, self.levels.rotating)
+        # boundary cells of level T >= 2 copy level T-2's value where the two share a
+        # buffer (two time buffers); with three, each level loads its own
+        shares_buffer = level >= 2 and self.levels.buffers == 2
+        prev = self.reg(level - 2, plane) if shares_buffer else None
         if kind == "boundary":
             return Boundary(level, self.reg(level, plane), plane, prev)
-        return Calc(level, self.reg(level, plane), self.window(level - 1, plane), plane, -1, prev)
+        return Calc(level, self.reg(level, plane), self.window(level - 1, plane), plane, -1,
+                    prev, hist)
+
+    def load(self, plane: int, boundary: bool = False) -> Load:
+        """Level 0 of ``plane`` (and level -1 where the update reads it: not on a
+        streaming-boundary plane, whose level 1 is a boundary value)."""
+        old = Reg(-1, self.slot(plane)) if self.levels.history == 2 and not boundary else None
+        return Load(self.reg(0, plane), plane, boundary, old)
 
     def assoc_op(self, level: int, plane: int, consume: bool, complete: str | None) -> Op | None:
         store = level == self.d and complete == "calc"
@@ -101,7 +115,8 @@ def _with_load(ops: list[Op], load: Load | None) -> list[Op]:
         return ops
     at = 0
     for i, op in enumerate(ops):
-        if op.level == 1 or (op.level == 2 and getattr(op, "prev", None) is not None):
+        reads_level0 = getattr(op, "prev", None) is not None or getattr(op, "hist", None)
+        if op.level == 1 or (op.level == 2 and reads_level0):
             at = i + 1
     return ops[:at] + [load] + ops[at:]
 
@@ -134,8 +149,7 @@ def build_kernel_schedule(plan: BlockingPlan, degree: int, static_heads: bool = 
         for h in range(n):
             ops: list[Op] = []
             nxt = h + 1  # the plane loaded in this step, consumed from the next one
-            load = Load(b.reg(0, nxt), nxt, kind == "lowermost" and nxt < r) \
-                if nxt >= first_real else None
+            load = b.load(nxt, kind == "lowermost" and nxt < r) if nxt >= first_real else None
             for level in range(1, d + 1):
                 p = h - level * r
                 if kind == "lowermost":
@@ -174,14 +188,14 @@ def build_kernel_schedule(plan: BlockingPlan, degree: int, static_heads: bool = 
                     ops.append(b.assoc_op(level, p, True, "calc"))
                 else:
                     ops.append(b.level_op(level, p, "calc"))
-            ops = _with_load(ops, Load(b.reg(0, k + 1), k + 1))
+            ops = _with_load(ops, b.load(k + 1))
             if closing_sync and k == unroll - 1:
                 ops.append(Sync())
             steps.append((k, ops))
         return Phase(name, b.assign_buffers(steps, 0, guarded), True, guarded)
 
     heads = {"lowermost": head("lowermost"), "middle": head("middle")} if static_heads else {}
-    prologue = Phase("prologue", (Step(0, (Load(b.reg(0, 0), 0),)),), False, True)
+    prologue = Phase("prologue", (Step(0, (b.load(0),)),), False, True)
     return KernelSchedule(d, r, ring, unroll, heads,
                           chunk("inner", False), chunk("tail", True), plan.reach, prologue)
 
@@ -206,7 +220,7 @@ def build_schedule(plan: BlockingPlan, degrees: tuple[int, ...] | None = None,
                    static_heads: frozenset[int] | None = None) -> Schedule:
     """Kernels for ``degrees`` (default: every degree a launch plan can need).
     ``static_heads`` lists the degrees built with unrolled heads (default: all)."""
-    degrees = degrees or degrees_needed(plan.bt)
+    degrees = degrees or degrees_needed(plan.bt, plan.levels)
     heads = set(degrees) if static_heads is None else static_heads
     return Schedule(plan, tuple(build_kernel_schedule(plan, d, d in heads) for d in degrees))
 

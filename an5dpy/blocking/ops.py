@@ -57,8 +57,10 @@ class Reg:
     slot: int
 
     def __str__(self) -> str:
-        # prefixed like every name of the generated code, which the frontend reserves
-        return f"an5d_reg_{self.level}_{self.slot}"
+        # prefixed like every name of the generated code, which the frontend reserves;
+        # level -1 is the older level a rotating program's loads bring along
+        level = "old" if self.level < 0 else self.level
+        return f"an5d_reg_{level}_{self.slot}"
 
 
 @dataclass(frozen=True)
@@ -67,22 +69,28 @@ class Load:
 
     Interior cells come from the source buffer, boundary cells from the buffer that holds
     the boundary values of even levels; ``boundary`` marks a streaming-boundary plane
-    (all its cells are boundary cells).
+    (all its cells are boundary cells). ``old``: where the update reads the level before
+    the newest (:attr:`~an5dpy.blocking.plan.TimeLevels.history` 2), the register that
+    receives level -1 of the same plane, which level 1 reads (not on boundary planes,
+    whose level-1 values are boundary values).
     """
 
     out: Reg
     plane: int
     boundary: bool = False
+    old: Reg | None = None
 
     level = 0
     barrier = False
 
     @property
     def name(self) -> str:
-        return "LOAD_BOUNDARY" if self.boundary else "LOAD"
+        if self.boundary:
+            return "LOAD_BOUNDARY"
+        return "LOAD_LEVELS" if self.old is not None else "LOAD"
 
     def registers(self) -> tuple[Reg, ...]:
-        return (self.out,)
+        return (self.out,) + ((self.old,) if self.old is not None else ())
 
 
 @dataclass(frozen=True)
@@ -92,7 +100,13 @@ class Calc:
     Boundary cells take the level's boundary value instead: for level 1 a load from the
     odd buffer, for level T >= 2 the level T-2 value of the same cell (same buffer parity,
     boundary cells never change), still in ``prev``: level T-2 overwrites that slot only
-    at step plane + 2r + 1 + (T-2)r, after this op at step plane + Tr.
+    at step plane + 2r + 1 + (T-2)r, after this op at step plane + Tr. With three time
+    buffers levels T and T-2 have different buffers, so ``prev`` is None and every
+    level's boundary values are loaded from the buffer of its level modulo 3.
+
+    ``hist`` is the register holding level T-2 of the same plane where the update reads
+    that level (history 2): the same register as ``prev`` for T >= 2, the loaded level -1
+    for T = 1.
     """
 
     level: int
@@ -101,6 +115,7 @@ class Calc:
     plane: int
     buf: int
     prev: Reg | None = None  # level T-2's register of the same plane (T >= 2)
+    hist: Reg | None = None  # level T-2's register of the same plane, read by the update
 
     barrier = True
 
@@ -109,7 +124,7 @@ class Calc:
         return f"CALC{self.level}"
 
     def registers(self) -> tuple[Reg, ...]:
-        return (self.out, *self.ins) + ((self.prev,) if self.prev else ())
+        return (self.out, *self.ins) + tuple(r for r in (self.prev, self.hist) if r)
 
 
 @dataclass(frozen=True)
@@ -134,18 +149,27 @@ class Boundary:
 
 @dataclass(frozen=True)
 class Store:
-    """Compute the launch's last level at ``plane`` from ``ins`` and store it."""
+    """Compute the launch's last level at ``plane`` from ``ins`` and store it.
+
+    ``hist`` as for :class:`Calc`. ``both``: a rotating program's launch also stores level
+    ``degree - 1`` of the plane, which is ``ins``' centre register (the next launch reads
+    the two newest levels)."""
 
     level: int
     ins: tuple[Reg, ...]
     plane: int
     buf: int
+    hist: Reg | None = None
+    both: bool = False
 
     barrier = True
-    name = "STORE"
+
+    @property
+    def name(self) -> str:
+        return "STORE_LEVELS" if self.both else "STORE"
 
     def registers(self) -> tuple[Reg, ...]:
-        return self.ins
+        return self.ins + ((self.hist,) if self.hist else ())
 
 
 @dataclass(frozen=True)

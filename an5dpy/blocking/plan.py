@@ -76,6 +76,30 @@ HOPPER_LIMITS = DeviceLimits()
 
 
 @dataclass(frozen=True)
+class TimeLevels:
+    """How the updated array keeps its time levels, as the schedule needs to know it.
+
+    ``buffers`` is the array's time extent k (``A[(t + c) % k]``) and ``history`` how many
+    earlier levels the update reads (2 for a three-level or leapfrog update, which reads
+    the level before the newest at the cell itself). The double-buffered form (2, 1) runs
+    in two buffers, each launch reading one and writing the other (:class:`Launch`). Every
+    other form is *rotating*: the data moves through pairs of work buffers, each launch
+    reading the two newest levels and writing its last two (:class:`LevelLaunch`).
+    """
+
+    buffers: int = 2
+    history: int = 1
+
+    @property
+    def rotating(self) -> bool:
+        return self.buffers != 2 or self.history != 1
+
+    @staticmethod
+    def of(info: StencilInfo) -> "TimeLevels":
+        return TimeLevels(info.time.buffers, info.history)
+
+
+@dataclass(frozen=True)
 class BlockingPlan:
     ndim: int
     dtype: str
@@ -87,6 +111,7 @@ class BlockingPlan:
     #: Largest offsets read below / above along the streaming dimension (<= radius). The
     #: pipeline is timed with the symmetric radius; planes beyond the reach are never read.
     stream_reach: tuple[int, int] | None = None
+    levels: TimeLevels = TimeLevels()
 
     @property
     def reach(self) -> tuple[int, int]:
@@ -127,7 +152,9 @@ class BlockingPlan:
         d = self.bt if degree is None else degree
         if self.mode is Mode.ASSOC:
             return 1 + d * self.ring  # one loaded plane, an accumulator ring per level
-        return d * self.ring  # rings of levels 0 .. d-1; level d is stored directly
+        # rings of levels 0 .. d-1 (level d is stored directly), and of the older level
+        # the loads bring along for level 1 when the update reads it
+        return (d + self.levels.history - 1) * self.ring
 
     @property
     def smem_planes(self) -> int:
@@ -153,9 +180,10 @@ class BlockingPlan:
     def register_estimate(self, degree: int | None = None) -> int:
         """The paper's empirical lower bound on registers per thread (section 6.3)."""
         d = self.bt if degree is None else degree
+        old = (self.levels.history - 1) * self.ring  # the older level's ring, if loaded
         if self.dtype == "double":
-            return 2 * d * self.ring + d + 30
-        return d * self.ring + d + 20
+            return 2 * (d * self.ring + old) + d + 30
+        return d * self.ring + old + d + 20
 
     def describe(self) -> str:
         sl = "off" if self.sl is None else str(self.sl)
@@ -217,7 +245,7 @@ def make_plan(info: StencilInfo, bt: int = 4, bs: tuple[int, ...] | None = None,
     if dtype not in WORD_BYTES:
         raise OptionError([("dtype", dtype)], "choose float or double")
     plan = BlockingPlan(info.ndim, dtype, info.radius, int(bt), bs, sl, mode,
-                        (info.dims[0].reach_lo, info.dims[0].reach_hi))
+                        (info.dims[0].reach_lo, info.dims[0].reach_hi), TimeLevels.of(info))
     check_plan(plan, info, limits)
     return plan
 
@@ -381,12 +409,98 @@ def launch_plan(steps: int, bt: int, start_buffer: int = 0) -> tuple[Launch, ...
     return tuple(launches)
 
 
-def degrees_needed(bt: int) -> tuple[int, ...]:
+def degrees_needed(bt: int, levels: TimeLevels = TimeLevels()) -> tuple[int, ...]:
     """Every degree some step count's launch plan uses (the kernels the host needs)."""
     seen: set[int] = set()
     for steps in range(0, 4 * bt + 4):
-        seen.update(launch_degrees(steps, bt))
+        if levels.rotating:
+            seen.update(level_launch_degrees(steps, bt, levels.buffers))
+        else:
+            seen.update(launch_degrees(steps, bt))
     return tuple(sorted(seen))
+
+
+# --------------------------------------------------------------------------- rotating levels
+
+#: Work buffers of a rotating program besides its own k time buffers: two pairs, which the
+#: launches alternate between (one pair read, the other written).
+WORK_BUFFERS = 4
+
+
+@dataclass(frozen=True)
+class LevelLaunch:
+    """One launch of a rotating program (:attr:`TimeLevels.rotating`): ``degree`` steps.
+
+    Buffers are numbered over the program's own k time buffers (0 .. k-1, the *home*
+    buffers, as the C program has them) followed by :data:`WORK_BUFFERS` work buffers.
+    The launch reads level 0 (the newest) from ``reads[0]`` and, when the update reads
+    it, level -1 from ``reads[1]``, and stores its levels ``degree`` and ``degree - 1`` into
+    ``writes`` (interior cells only). Two buffers are needed because the next launch reads
+    both levels; writing them to other buffers than any launch reads keeps other blocks'
+    reads race-free. ``boundary[j]`` is the home buffer holding the boundary values of the
+    launch's levels T with ``T % k == j``: boundary cells are never written, so the C
+    program's time level ``tau`` sees those of buffer ``(start + tau) % k``.
+    """
+
+    degree: int
+    reads: tuple[int, int]
+    writes: tuple[int, int]
+    boundary: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class LevelRun:
+    """The launches of a rotating program's run and where its results go afterwards:
+    ``placements`` copies the interior of work buffer ``src`` into home buffer ``dst``, so
+    that each home buffer ends holding the level the C program leaves in it."""
+
+    launches: tuple[LevelLaunch, ...]
+    placements: tuple[tuple[int, int], ...]
+
+
+def level_launch_degrees(steps: int, bt: int, buffers: int) -> tuple[int, ...]:
+    """Temporal degrees of a rotating program's launches: full launches of degree ``bt``,
+    then the remainder (no parity constraint: the data moves through work buffers).
+
+    After the run the C program's k buffers hold the last k levels. A launch leaves its
+    last two levels in its writes and its first two in its reads, so with k = 3 the
+    last launch may be of degree 2 at most (level T-2 is then its level 0 or -1): a
+    longer one is split into one of degree ``d - 1`` and one of degree 1.
+    """
+    if steps < 0 or bt < 1:
+        raise ValueError("steps must be >= 0 and bt >= 1")
+    degrees = [bt] * (steps // bt) + ([steps % bt] if steps % bt else [])
+    if buffers > 2 and degrees and degrees[-1] > buffers - 1:
+        last = degrees.pop()
+        degrees += [last - 1, 1]
+    return tuple(degrees)
+
+
+def level_run(steps: int, bt: int, start: int, buffers: int) -> LevelRun:
+    """The launches of ``steps`` time steps of a rotating program whose first step reads
+    its newest level from home buffer ``start``, and the placements after them."""
+    k = buffers
+    pairs = ((k, k + 1), (k + 2, k + 3))
+    reads = (start, (start - 1) % k)  # the first launch reads the home buffers themselves
+    launches, time = [], 0
+    for i, d in enumerate(level_launch_degrees(steps, bt, k)):
+        writes = pairs[i % 2]
+        launches.append(LevelLaunch(d, reads, writes, tuple((start + time + j) % k
+                                                              for j in range(k))))
+        reads, time = writes, time + d
+    if not launches:
+        return LevelRun((), ())
+    last = launches[-1]
+    # where level T - j is at the end: the last launch's reads hold levels T-d and T-d-1,
+    # its writes levels T and T-1 (the writes win where both hold a level, degree 1)
+    holder = {last.degree: last.reads[0], last.degree + 1: last.reads[1],
+              0: last.writes[0], 1: last.writes[1]}
+    placements = []
+    for j in range(k):
+        dst = (start + steps - j) % k
+        if holder[j] != dst:  # a home buffer holding a level holds it where C does
+            placements.append((holder[j], dst))
+    return LevelRun(tuple(launches), tuple(placements))
 
 
 WARP_SIZE = 32

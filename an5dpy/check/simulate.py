@@ -25,8 +25,9 @@ import numpy as np
 from an5dpy.errors import InternalError
 from an5dpy.check.evaluate import compile_expr, numpy_type
 from an5dpy.ir import Cast, CoefRead, Read, StencilInfo
-from an5dpy.blocking.plan import (BlockingPlan, DimExtent, Launch, LaunchGeometry, Mode,
-                                  grid_extents, launch_plan)
+from an5dpy.blocking.plan import (WORK_BUFFERS, BlockingPlan, DimExtent, Launch,
+                                  LaunchGeometry, LevelLaunch, Mode, grid_extents, launch_plan,
+                                  level_run)
 from an5dpy.blocking.build import build_schedule
 from an5dpy.blocking.ops import (Accumulate, Boundary, Calc, KernelSchedule, Load, Schedule, Store,
                                  Sync)
@@ -36,14 +37,17 @@ from an5dpy.blocking.trace import BlockRanges, ResolvedOp, block_trace
 def simulate(info: StencilInfo, plan: BlockingPlan, grid: np.ndarray,
              env: Mapping[str, int | float], schedule: Schedule | None = None,
              read_only: tuple[np.ndarray, ...] = ()) -> np.ndarray:
-    """Run the C program's time loop on ``grid`` (shape ``(2, *extents)``) as the GPU would.
+    """Run the C program's time loop on ``grid`` (shape ``(k, *extents)``, k the array's
+    time buffers) as the GPU would.
 
     ``env`` holds the scop's parameters (sizes, step count, scalar coefficients);
     ``read_only`` the values of the read-only arrays (``info.coefficients`` order). Returns
-    the new grid; the input is not modified.
+    the new grid; the input is not modified. A rotating program (several time levels,
+    :class:`~an5dpy.blocking.plan.LevelLaunch`) runs over its k buffers followed by the
+    work buffers, which start as NaN (nothing may read them before a launch wrote them).
     """
     dims = grid_extents(info, env)
-    expected = (2, *(d.size for d in dims))
+    expected = (info.time.buffers, *(d.size for d in dims))
     if grid.shape != expected:
         raise InternalError(f"grid shape {grid.shape} does not match the extents {expected}")
     schedule = schedule or build_schedule(plan)
@@ -55,9 +59,20 @@ def simulate(info: StencilInfo, plan: BlockingPlan, grid: np.ndarray,
                        {c.name: np.asarray(a, numpy_type(c.elem_type))
                         for c, a in zip(info.coefficients, read_only)})
     out = np.array(grid, dtype=numpy_type(plan.dtype), copy=True)
-    for launch in launch_plan(info.time.steps(env), plan.bt, info.time.start_buffer(env)):
-        run_launch(kernels, schedule.kernel(launch.degree), dims, out, launch)
-    return out
+    steps, start = info.time.steps(env), info.time.start_buffer(env)
+    if not plan.levels.rotating:
+        for launch in launch_plan(steps, plan.bt, start):
+            run_launch(kernels, schedule.kernel(launch.degree), dims, out, launch)
+        return out
+    k = plan.levels.buffers
+    pool = np.concatenate([out, np.full((WORK_BUFFERS, *out.shape[1:]), np.nan, out.dtype)])
+    run = level_run(steps, plan.bt, start, k)
+    for launch in run.launches:
+        run_launch(kernels, schedule.kernel(launch.degree), dims, pool, launch)
+    interior = tuple(slice(d.lower, d.upper + 1) for d in dims)
+    for src, dst in run.placements:
+        pool[(dst, *interior)] = pool[(src, *interior)]
+    return pool[:k].copy()
 
 
 class _Kernels:
@@ -178,7 +193,7 @@ def _trace_key(rng: BlockRanges) -> tuple[int, ...]:
 
 
 def run_launch(kernels: _Kernels, kernel: KernelSchedule, dims: tuple[DimExtent, ...],
-               grid: np.ndarray, launch: Launch) -> None:
+               grid: np.ndarray, launch: Launch | LevelLaunch) -> None:
     plan = kernels.plan
     geo = LaunchGeometry(plan, kernel.degree, dims)
     if geo.nblocks == 0:
@@ -204,13 +219,20 @@ class _Group:
     """Stream blocks that run the same trace, executed together."""
 
     def __init__(self, kernels: _Kernels, kernel: KernelSchedule, threads: ThreadGrid,
-                 grid: np.ndarray, launch: Launch, bases: np.ndarray, writes: np.ndarray):
+                 grid: np.ndarray, launch: Launch | LevelLaunch, bases: np.ndarray,
+                 writes: np.ndarray):
         self.k = kernels
         self.kernel = kernel
         self.t = threads
         self.grid = grid
-        self.src = launch.source
-        self.bnd = (launch.boundary_even, launch.boundary_even ^ 1)  # by level parity
+        if isinstance(launch, LevelLaunch):
+            self.src, self.src_old = launch.reads
+            self.dst, self.dst_old = launch.writes
+            self.bnd = launch.boundary  # by level modulo the time buffers
+        else:
+            self.src, self.src_old = launch.source, None
+            self.dst, self.dst_old = launch.source ^ 1, None
+            self.bnd = (launch.boundary_even, launch.boundary_even ^ 1)  # by level parity
         self.bases = bases
         self.writes = writes
         self.shape = (len(bases), *threads.shape)
@@ -254,8 +276,9 @@ class _Group:
         return values
 
     def boundary_value(self, level: int, plane: int) -> np.ndarray:
-        """Values of time level ``level`` at boundary cells: the buffer of that parity."""
-        return self.load(self.bnd[level & 1], plane)
+        """Values of time level ``level`` at boundary cells: the buffer of that level
+        modulo the time buffers (its parity in a double-buffered program)."""
+        return self.load(self.bnd[level % len(self.bnd)], plane)
 
     def write_smem(self, buf: int, values: np.ndarray) -> None:
         if self.pending_read == buf:
@@ -283,6 +306,8 @@ class _Group:
                     self.barrier()
             case Load():
                 self.regs[op.out] = self.load_level0(op)
+                if op.old is not None and not op.boundary:
+                    self.regs[op.old] = self.load(self.src_old, op.plane)
             case Boundary():
                 if op.prev is not None:  # the level T-2 copy: same buffer parity
                     self.regs[op.out] = self.reg(op.prev).copy()
@@ -291,11 +316,15 @@ class _Group:
                 if rop.barrier:  # a guarded position keeps its barrier
                     self.barrier()
             case Calc():
-                value = self.stencil(op.level, op.ins, op.buf, op.plane)
+                value = self.stencil(op.level, op.ins, op.buf, op.plane, op.hist)
                 prev = self.reg(op.prev) if op.prev is not None else None
                 self.regs[op.out] = self.finish(op.level, op.plane, value, prev)
             case Store():
-                self.store(op.plane, self.stencil(op.level, op.ins, op.buf, op.plane))
+                value = self.stencil(op.level, op.ins, op.buf, op.plane, op.hist)
+                self.store(op.plane, value, self.dst)
+                if op.both:  # level degree-1 of the plane: the centre input
+                    self.store(op.plane, self.reg(op.ins[len(op.ins) // 2]), self.dst_old,
+                               count=False)
             case Accumulate():
                 self.accumulate(op, rop)
             case _:
@@ -317,9 +346,10 @@ class _Group:
         clipped = tuple(np.clip(x, 0, size - 1) for x, size in zip(index, values.shape))
         return np.where(inside, values[clipped], np.nan).astype(values.dtype)
 
-    def stencil(self, level: int, ins, buf: int, plane: int) -> np.ndarray:
+    def stencil(self, level: int, ins, buf: int, plane: int, hist=None) -> np.ndarray:
         """Write the inputs to shared buffer ``buf``, barrier, evaluate the update at
-        streaming plane ``plane`` (where read-only arrays are read)."""
+        streaming plane ``plane`` (where read-only arrays are read); ``hist`` is the
+        register of level T-2 at the cell, which reads of lag 2 take."""
         r = self.r
         inputs = [self.reg(reg) for reg in ins]
         mode = self.k.plan.mode
@@ -337,6 +367,10 @@ class _Group:
                 if key not in cache:
                     cache[key] = self.coefficient(node, plane)
                 return cache[key]
+            if node.lag != 1:
+                if node.lag != 2 or any(node.offset) or hist is None:
+                    raise InternalError(f"no register holds the read {node!r}")
+                return self.reg(hist)
             dz, plane_off = node.offset[0], node.offset[1:]
             key = node.offset
             if key not in cache:
@@ -366,14 +400,16 @@ class _Group:
             out = np.where(bnd, bval, out)
         return out
 
-    def store(self, plane: int, value: np.ndarray) -> None:
+    def store(self, plane: int, value: np.ndarray, dst: int, count: bool = True) -> None:
+        """Store ``value`` at the cells of the launch's compute region into buffer
+        ``dst``; ``count`` records the store for the exactly-once check."""
         mask = np.broadcast_to(self.t.active[self.kernel.degree], self.shape)
         z = np.broadcast_to((self.bases + plane).reshape((-1,) + (1,) * len(self.t.shape)),
                             self.shape)
         idx = (z[mask], *(c[mask] for c in self.coords))
-        dst = self.src ^ 1
         self.grid[dst][idx] = value[mask]
-        np.add.at(self.writes, idx, 1)
+        if count:
+            np.add.at(self.writes, idx, 1)
 
     def accumulate(self, op: Accumulate, rop: ResolvedOp) -> None:
         k, r = self.k, self.r
@@ -425,4 +461,4 @@ class _Group:
         for reg, value in zip(op.accs, accs):
             self.regs[reg] = value
         if op.store:
-            self.store(op.plane, accs[0].astype(k.dtype))
+            self.store(op.plane, accs[0].astype(k.dtype), self.dst)
