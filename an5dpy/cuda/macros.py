@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from an5dpy.blocking.guards import BOUNDARY_PLANE, EXISTS, LOADS, STORES, PlanePredicate
-from an5dpy.blocking.plan import BlockingPlan, Mode, active_warp_fraction
+from an5dpy.blocking.plan import BlockingPlan, Mode, TimeLevels, active_warp_fraction
 from an5dpy.cexpr import c_expr
 from an5dpy.errors import InternalError
 from an5dpy.ir import Cast, CoefRead, Const, Read, StencilInfo, common_type, is_floating
@@ -59,6 +59,8 @@ P_TAKE = "AN5D_TAKE"  # mode assoc: the arriving plane exists, add its terms
 P_FIN = "AN5D_FIN"  # mode assoc: 0 running, 1 finish the sum, 2 boundary value
 P_STORE = "AN5D_DO_STORE"  # mode assoc, last level: store the finished sum
 P_GUARDED = "AN5D_GUARDED"  # mode assoc: a skipped take still meets the barrier
+P_HIST = "an5d_h"  # level T-2 at the cell, which the update reads (history 2)
+P_OLD = "an5d_old"  # the register a load of level -1 writes (history 2)
 
 
 def input_params(r: int) -> tuple[str, ...]:
@@ -72,7 +74,23 @@ def accumulator_params(r: int) -> tuple[str, ...]:
 
 
 #: Every macro parameter name that is not numbered.
-PARAMETER_NAMES = (P_OUT, P_PLANE, P_BUF, P_PREV, P_SRC, P_TAKE, P_FIN, P_STORE, P_GUARDED)
+PARAMETER_NAMES = (P_OUT, P_PLANE, P_BUF, P_PREV, P_SRC, P_TAKE, P_FIN, P_STORE, P_GUARDED,
+                   P_HIST, P_OLD)
+
+
+def boundary_pointer(level: int, levels: TimeLevels) -> str:
+    """The kernel's pointer to the boundary values of time level ``level``: the buffer of
+    the level's parity with two time buffers (``an5d_p_be``, ``an5d_p_bo``), of the level
+    modulo k with k buffers (``an5d_p_b0`` ..)."""
+    if levels.buffers == 2:
+        return "an5d_p_be" if level % 2 == 0 else "an5d_p_bo"
+    return f"an5d_p_b{level % levels.buffers}"
+
+
+def loads_boundary(level: int, levels: TimeLevels) -> bool:
+    """Whether level ``level`` (>= 1) loads its boundary values: level 1 always, later
+    levels where they do not share level T-2's buffer (then they copy its register)."""
+    return level == 1 or levels.buffers != 2
 
 
 # --------------------------------------------------------------------------- planes and guards
@@ -85,15 +103,41 @@ def predicate_macro(predicate: PlanePredicate, reach: tuple[int, int], comment: 
                      comment)
 
 
-def plane_macros(dtype: str, reach: tuple[int, int]) -> tuple[LineMacro, ...]:
+def plane_macros(dtype: str, reach: tuple[int, int], levels: TimeLevels = TimeLevels()
+                 ) -> tuple[LineMacro, ...]:
     """The plane predicates and level-0 loads every kernel of a file shares.
 
     ``AN5D_STORES``, ``AN5D_BOUNDARY_PLANE`` and ``AN5D_EXISTS`` print the predicates of
     :mod:`an5dpy.blocking.guards` (``reach``: planes below / above the interior that the
     stencil reads); ``G_LOAD`` loads what ``resolve_guarded`` keeps of a Load: the planes
-    of ``LOADS``, from the boundary buffer on a streaming-boundary plane.
+    of ``LOADS``, from the boundary buffer on a streaming-boundary plane. Where the
+    update reads level T-2 (history 2), ``LOAD_LEVELS`` also loads level -1 of the plane
+    into ``an5d_old`` and ``G_LOAD`` takes that register too.
     """
-    out, q = P_OUT, P_PLANE
+    out, q, old = P_OUT, P_PLANE, P_OLD
+    be = boundary_pointer(0, levels)
+    loads = (
+        LineMacro("LOAD", (out, q),
+                  f"{out} = an5d_in_array ? an5d_p_ld[AN5D_PLANE({q})] : ({dtype})0"),
+        LineMacro("LOAD_BOUNDARY", (out, q),
+                  f"{out} = an5d_in_array ? {be}[AN5D_PLANE({q})] : ({dtype})0"))
+    if levels.history == 2:
+        loads += (
+            LineMacro("LOAD_LEVELS", (out, old, q),
+                      f"do {{ LOAD({out}, {q}); {old} = an5d_in_array ? "
+                      f"an5d_p_old[AN5D_PLANE({q})] : ({dtype})0; }} while (0)"),
+            LineMacro("G_LOAD", (out, old, q),
+                      f"do {{ if ({LOADS.c_text(f'({q})', reach)}) "
+                      f"{{ if ({BOUNDARY_PLANE.call(q)}) LOAD_BOUNDARY({out}, {q}); "
+                      f"else LOAD_LEVELS({out}, {old}, {q}); }} "
+                      "} while (0)"))
+    else:
+        loads += (
+            LineMacro("G_LOAD", (out, q),
+                      f"do {{ if ({LOADS.c_text(f'({q})', reach)}) "
+                      f"{{ if ({BOUNDARY_PLANE.call(q)}) LOAD_BOUNDARY({out}, {q}); "
+                      f"else LOAD({out}, {q}); }} "
+                      "} while (0)"),)
     return (
         predicate_macro(STORES, reach, "planes the block stores, and streaming-boundary "
                                        "planes (guards of the tail)"),
@@ -101,15 +145,7 @@ def plane_macros(dtype: str, reach: tuple[int, int]) -> tuple[LineMacro, ...]:
         predicate_macro(EXISTS, reach, "planes within the stencil's reach of the interior; "
                                        "others are never read"),
         LineMacro("AN5D_PLANE", (q,), f"an5d_plane_offset(({q}), an5d_plane)"),
-        LineMacro("LOAD", (out, q),
-                  f"{out} = an5d_in_array ? an5d_p_ld[AN5D_PLANE({q})] : ({dtype})0"),
-        LineMacro("LOAD_BOUNDARY", (out, q),
-                  f"{out} = an5d_in_array ? an5d_p_be[AN5D_PLANE({q})] : ({dtype})0"),
-        LineMacro("G_LOAD", (out, q),
-                  f"do {{ if ({LOADS.c_text(f'({q})', reach)}) "
-                  f"{{ if ({BOUNDARY_PLANE.call(q)}) LOAD_BOUNDARY({out}, {q}); "
-                  f"else LOAD({out}, {q}); }} "
-                  "} while (0)"),
+        *loads,
     )
 
 
@@ -130,8 +166,14 @@ def update_macros(info: StencilInfo, plan: BlockingPlan, constants: "ConstantTab
         return ()
     printer = _Printer(info, plan, info.update, constants)
     ins = input_params(printer.r)
-    return (LineMacro(UPDATE_MACRO, (*ins, P_BUF), continued(printer.stencil()),
+    return (LineMacro(UPDATE_MACRO, (*ins, *history_params(plan), P_BUF),
+                      continued(printer.stencil()),
                       "the stencil update, which CALCn and STORE evaluate"),)
+
+
+def history_params(plan: BlockingPlan) -> tuple[str, ...]:
+    """The update's parameter for level T-2 at the cell, where it reads that level."""
+    return (P_HIST,) if plan.levels.history == 2 else ()
 
 
 def continued(text: str, width: int = WRAP_WIDTH, indent: str = "    ") -> str:
@@ -241,6 +283,8 @@ class _Printer:
 
         def read(node: Read) -> str:
             grid_read(node)
+            if node.lag != 1:  # level T-2 at the cell (the analysis allows no other)
+                return P_HIST
             dz, inplane = node.offset[0], node.offset[1:]
             if not any(inplane):
                 return input_params(self.r)[dz + self.r]  # the thread's own column: a register
@@ -314,9 +358,11 @@ def _evaluate(dtype: str, expr: str, bit: int, skip: bool, boundary: str, centre
 def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> list[Macro]:
     r = printer.r
     idle = levels_with_idle_warps(plan, d)
+    levels = plan.levels
     out, q, b, prev = P_OUT, P_PLANE, P_BUF, P_PREV
     ins = input_params(r)
-    expr = f"{UPDATE_MACRO}({', '.join(ins)}, {b})"
+    hist = history_params(plan)  # () or (an5d_h,): level T-2 at the cell, for the update
+    expr = f"{UPDATE_MACRO}({', '.join((*ins, *hist))}, {b})"
     if plan.mode is Mode.NONE:
         writes = [_store_smem(printer, ins[k], k) for k in range(2 * r + 1)]
     else:
@@ -324,16 +370,18 @@ def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> l
     macros = []
     for level in range(1, d + 1):
         if level < d:
-            # boundary cells: level 1 loads the odd buffer; level T >= 2 copies level T-2
-            if level == 1:
-                params, bval = (out, *ins, q, b), f"an5d_p_bo[AN5D_PLANE({q})]"
+            if loads_boundary(level, levels):
+                # boundary cells: the level's boundary values from their buffer
+                pointer = boundary_pointer(level, levels)
+                params, bval = (out, *ins, *hist, q, b), f"{pointer}[AN5D_PLANE({q})]"
                 bparams, bbody = (out, q), (
-                    f"{out} = an5d_in_array ? an5d_p_bo[AN5D_PLANE({q})] : ({dtype})0;",)
-                gargs, bargs = ", ".join((out, *ins)), f"{out}, {q}"
+                    f"{out} = an5d_in_array ? {pointer}[AN5D_PLANE({q})] : ({dtype})0;",)
+                gargs, bargs = ", ".join((out, *ins, *hist)), f"{out}, {q}"
             else:
-                params, bval = (out, *ins, prev, q, b), prev
+                # level T >= 2 of two time buffers: level T-2's value (same buffer)
+                params, bval = (out, *ins, prev, *hist, q, b), prev
                 bparams, bbody = (out, prev), (f"{out} = {prev};",)
-                gargs, bargs = ", ".join((out, *ins, prev)), f"{out}, {prev}"
+                gargs, bargs = ", ".join((out, *ins, prev, *hist)), f"{out}, {prev}"
             # boundary cells keep the level's boundary value; unless whole warps are idle,
             # halo threads evaluate too (reading the padding) and keep what they get
             body = (*writes, "__syncthreads();",
@@ -345,15 +393,22 @@ def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> l
                 "__syncthreads(); }",
                 f"else CALC{level}({gargs}, {q}, {b});")))
         else:
-            store = f"if (an5d_act & {1 << level}u) an5d_p_st[AN5D_PLANE({q})]"
+            name = "STORE_LEVELS" if levels.rotating else "STORE"
+            active = f"if (an5d_act & {1 << level}u) "
+            store = f"{active}an5d_p_st[AN5D_PLANE({q})]"
+            # a rotating program's next launch reads level d-1 too: the centre input
+            older = ((f"{active}an5d_p_st_old[AN5D_PLANE({q})] = {ins[r]};",)
+                     if levels.rotating else ())
             if level in idle:
-                body = (*writes, "__syncthreads();", f"{store} = ({dtype})({expr});")
+                body = (*writes, "__syncthreads();", f"{store} = ({dtype})({expr});", *older)
             else:
                 body = (*writes, "__syncthreads();",
-                        f"const {dtype} an5d_v = ({dtype})({expr});", f"{store} = an5d_v;")
-            macros.append(Macro("STORE", (q, *ins, b), body))
-            macros.append(Macro("G_STORE", (q, *ins, b), (
-                f"if ({STORES.call(q)}) STORE({q}, {', '.join(ins)}, {b});",
+                        f"const {dtype} an5d_v = ({dtype})({expr});", f"{store} = an5d_v;",
+                        *older)
+            params = (q, *ins, *hist, b)
+            macros.append(Macro(name, params, body))
+            macros.append(Macro(f"G_{name}", params, (
+                f"if ({STORES.call(q)}) {name}({', '.join(params)});",
                 "else __syncthreads();")))
     return macros
 
@@ -418,7 +473,7 @@ def _assoc_macros(printer: _Printer, info: StencilInfo, plan: BlockingPlan, d: i
         total = f"((({ctype})({a0})) {op} ({k_text}))"
     macros = []
     for level in range(1, d + 1):
-        bnd = "an5d_p_be" if level % 2 == 0 else "an5d_p_bo"
+        bnd = boundary_pointer(level, plan.levels)
         # where whole warps are idle, halo threads skip the sums; elsewhere they add
         # padding too (never used) and the finish selects
         sums = ((f"  if (an5d_act & {1 << level}u) {{", *updates, "  }") if level in idle

@@ -62,7 +62,8 @@ def host_call(info: StencilInfo) -> HostCall:
         lowers=tuple(f"({d.lower.c_str()})" for d in info.dims),
         uppers=tuple(f"({d.upper.c_str()})" for d in info.dims),
         steps=f"(({t.upper.c_str()}) - ({t.lower.c_str()}) + 1)",
-        start_buffer=f"((({t.lower.c_str()}) + ({t.read_shift})) % 2 + 2) % 2")
+        start_buffer=f"((({t.lower.c_str()}) + ({t.read_shift})) % {t.buffers} + {t.buffers})"
+                     f" % {t.buffers}")
 
 
 def render_host_region(model: RenderModel, info: StencilInfo, baseline: bool = False) -> str:

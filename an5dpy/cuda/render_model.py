@@ -19,8 +19,10 @@ from an5dpy.blocking.ops import (Accumulate, Boundary, Calc, KernelSchedule, Loa
                                  Schedule, Store, Sync)
 from an5dpy.blocking.printing import plane_text
 from an5dpy.cexpr import c_expr
+from an5dpy.blocking.plan import WORK_BUFFERS, TimeLevels
 from an5dpy.cuda.macros import (SYNC_MACRO, ConstantTable, LineMacro, Macro, accumulator_type,
-                                grid_read, level_macros, plane_macros, update_macros)
+                                boundary_pointer, grid_read, level_macros, loads_boundary,
+                                plane_macros, update_macros)
 from an5dpy.errors import InternalError
 from an5dpy.ir import Read, StencilInfo
 
@@ -92,6 +94,9 @@ class KernelCode:
     tail: PhaseCode
     head_steps: tuple[int, int]  # lowermost, middle
     unroll: int
+    #: A rotating program's per-thread pointers into its buffers, as C declarations
+    #: (a double-buffered program's are the template's own lines).
+    pointers: tuple[str, ...] = ()
 
     @property
     def compact(self) -> bool:
@@ -123,6 +128,71 @@ def launch_signature(ndim: int, scalars: tuple[tuple[str, str], ...]) -> Signatu
         kernel_args=join(sizes + names),
         launch_params=join([f"int {s}" for s in sizes] + typed),
         host_args=join([f"an5d_{s}" for s in sizes] + names))
+
+
+@dataclass(frozen=True)
+class RotatingBuffers:
+    """The buffers a rotating program's launch takes (:class:`~an5dpy.blocking.plan.
+    LevelLaunch`): levels 0 and -1 to read, two buffers for the last two levels, and one
+    boundary buffer per level modulo the time buffers; as the kernel, the launcher and
+    the host name them, in one order."""
+
+    boundary: tuple[str, ...]  # the launcher's names of the boundary buffers, by residue
+
+    @staticmethod
+    def of(levels: TimeLevels) -> "RotatingBuffers":
+        if levels.buffers == 2:
+            return RotatingBuffers(("bnd_even", "bnd_odd"))
+        return RotatingBuffers(tuple(f"bnd_{j}" for j in range(levels.buffers)))
+
+    # The numbers the host code and the launch plan print (the templates do no arithmetic).
+    @property
+    def k(self) -> int:
+        """The program's time buffers (the first buffers of the device pool)."""
+        return len(self.boundary)
+
+    @property
+    def pool(self) -> int:
+        """Buffers on the device: the program's k, then the work buffers."""
+        return self.k + WORK_BUFFERS
+
+    @property
+    def pairs(self) -> tuple[int, int]:
+        """The first buffer of each work pair."""
+        return (self.k, self.k + 2)
+
+    @property
+    def older(self) -> int:
+        """Added modulo k to a buffer index, the buffer of the level before it."""
+        return self.k - 1
+
+    @property
+    def residues(self) -> tuple[int, ...]:
+        return tuple(range(self.k))
+
+    @property
+    def last_degree_max(self) -> int | None:
+        """The last launch's largest degree (None: any), see level_launch_degrees."""
+        return self.k - 1 if self.k > 2 else None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return ("src", "src_old", "dst", "dst_old", *self.boundary)
+
+    def kernel_params(self, dtype: str) -> str:
+        """The kernel's buffer parameters; the reads and writes never overlap (the boundary
+        buffers are read at boundary cells only, which no launch writes)."""
+        return (f"const {dtype} *__restrict__ an5d_src, const {dtype} *__restrict__ an5d_src_old,"
+                f" {dtype} *__restrict__ an5d_dst, {dtype} *__restrict__ an5d_dst_old,\n    "
+                + ", ".join(f"const {dtype} *an5d_{b}" for b in self.boundary))
+
+    def launch_params(self, dtype: str) -> str:
+        return (f"const {dtype} *src, const {dtype} *src_old, {dtype} *dst, {dtype} *dst_old,\n    "
+                + ", ".join(f"const {dtype} *{b}" for b in self.boundary))
+
+    @property
+    def launch_args(self) -> str:
+        return ", ".join(self.names)
 
 
 @dataclass(frozen=True)
@@ -162,6 +232,13 @@ class RenderModel:
         """The plan note as the continuation of a one-line header comment (or nothing)."""
         return f"\n   {self.plan_note}" if self.plan_note else ""
     constants: tuple[str, tuple[str, ...]] = ("", ())  # constant-memory array: name, values
+    levels: TimeLevels = TimeLevels()
+    rotating: RotatingBuffers | None = None  # None: the double-buffered launch
+
+    @property
+    def size_signature(self) -> Signature:
+        """The sizes alone (the placement copy of a rotating program takes no scalars)."""
+        return launch_signature(self.ndim, ())
 
     @property
     def smem_bytes(self) -> int:
@@ -228,15 +305,19 @@ def _call(op: Op, relative: bool, guarded: bool) -> str:
         case Sync():
             return "SYNC();"
         case Load():
-            return f"G_LOAD({op.out}, {q});" if guarded else f"{op.name}({op.out}, {q});"
+            old = f", {op.old}" if op.old is not None else ""
+            if guarded:
+                return f"G_LOAD({op.out}{old}, {q});"
+            return f"{op.name}({op.out}{old if not op.boundary else ''}, {q});"
         case Boundary():
             src = op.prev if op.prev is not None else q
             return f"{op.name}({op.out}, {src});"
         case Calc():
-            prev = f", {op.prev}" if op.prev is not None else ""
+            prev = "".join(f", {reg}" for reg in (op.prev, op.hist) if reg is not None)
             return f"{g}{op.name}({op.out}, {', '.join(map(str, op.ins))}{prev}, {q}, {op.buf});"
         case Store():
-            return f"{g}{op.name}({q}, {', '.join(map(str, op.ins))}, {op.buf});"
+            hist = f", {op.hist}" if op.hist is not None else ""
+            return f"{g}{op.name}({q}, {', '.join(map(str, op.ins))}{hist}, {op.buf});"
         case Accumulate():
             args = f"{op.src}, {', '.join(map(str, op.accs))}, {q}, {op.buf}"
             if guarded:
@@ -279,6 +360,7 @@ def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, pref
         halo=plan.halo(d), compute=plan.compute_region(d),
         dims=dims, block_order=tuple(reversed(dims)), windows=_windows(plan, dims, d),
         depth=d * plan.stream_radius, reads_odd_boundary=d > 1,
+        pointers=_rotating_pointers(plan, d) if plan.levels.rotating else (),
         registers=regs, macros=macros,
         undefs=(*(m.name for m in shared), SYNC_MACRO.name, *(m.name for m in macros)),
         prologue=_phase_code(ks.prologue),
@@ -288,6 +370,26 @@ def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, pref
         head_steps=(len(ks.heads["lowermost"].steps), len(ks.heads["middle"].steps))
         if ks.heads else (0, 0),
         unroll=ks.unroll)
+
+
+def _rotating_pointers(plan: BlockingPlan, degree: int) -> tuple[str, ...]:
+    """Each thread's pointers into a rotating launch's buffers at its column: the loads
+    (boundary cells of level 0 from its boundary buffer), level -1 where the update reads
+    it, the boundary buffers of the levels that load their boundary values, the stores."""
+    t, levels = plan.dtype, plan.levels
+    buffers = RotatingBuffers.of(levels)
+    k = levels.buffers
+    residues = sorted({0} | {level % k for level in range(1, degree)
+                             if loads_boundary(level, levels)})
+    lines = [f"const {t} *const an5d_p_ld = (an5d_interior ? an5d_src : "
+             f"an5d_{buffers.boundary[0]}) + an5d_origin;"]
+    if levels.history == 2:
+        lines.append(f"const {t} *const an5d_p_old = an5d_src_old + an5d_origin;")
+    lines += [f"const {t} *const {boundary_pointer(j, levels)} = an5d_{buffers.boundary[j]}"
+              " + an5d_origin;" for j in residues]
+    lines += [f"{t} *const an5d_p_st = an5d_dst + an5d_origin;",
+              f"{t} *const an5d_p_st_old = an5d_dst_old + an5d_origin;"]
+    return tuple(lines)
 
 
 def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem: str,
@@ -302,7 +404,8 @@ def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem
     scalars = tuple((p.ctype, p.name) for p in info.params if _used_in_update(info, p.name))
     constants = ConstantTable(f"{prefix}_k")
     # built before the kernels, so the update numbers the constant table's literals
-    shared = (*plane_macros(plan.dtype, plan.reach), *update_macros(info, plan, constants))
+    shared = (*plane_macros(plan.dtype, plan.reach, plan.levels),
+              *update_macros(info, plan, constants))
     kernels = tuple(_kernel_code(info, plan, ks, prefix, constants, plane_dims, shared)
                     for ks in schedule.kernels)
     base = _baseline_code(info, plan, prefix) if baseline else None
@@ -319,7 +422,8 @@ def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem
         degrees=tuple(k.degree for k in kernels), baseline=base,
         source_name=info.program.filename if info.program is not None else stem,
         header=f"{stem}_kernel.hu", max_registers=max_registers, plan_note=plan_note,
-        constants=(constants.name, constants.values))
+        constants=(constants.name, constants.values), levels=plan.levels,
+        rotating=RotatingBuffers.of(plan.levels) if plan.levels.rotating else None)
 
 
 def _used_in_update(info: StencilInfo, name: str) -> bool:
@@ -333,6 +437,8 @@ def _baseline_code(info: StencilInfo, plan: BlockingPlan, prefix: str) -> Baseli
 
     def read(node: Read) -> str:
         grid_read(node)
+        if node.lag != 1:  # level T-2 at the cell
+            return "an5d_src_old[an5d_at]"
         idx = " + ".join(f"(size_t)({c} + ({o})) * an5d_stride{k}"
                          for k, (c, o) in enumerate(zip(names, node.offset)))
         return f"an5d_src[{idx}]"

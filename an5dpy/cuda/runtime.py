@@ -36,7 +36,8 @@ from an5dpy.cuda.render_model import NAIVE_BLOCK, PLANE_CELLS_MAX, STATIC_SMEM_L
 from an5dpy.cuda.kernels import Kernels, generate
 from an5dpy.errors import CudaCompileError, UsageError
 from an5dpy.ir import StencilInfo
-from an5dpy.blocking.plan import BlockingPlan, DimExtent, LaunchGeometry, grid_extents, launch_plan
+from an5dpy.blocking.plan import (WORK_BUFFERS, BlockingPlan, DimExtent, LaunchGeometry,
+                                  grid_extents, launch_plan, level_run)
 
 
 @dataclass(frozen=True)
@@ -234,7 +235,8 @@ class CupyRunner:
         return args
 
     def run(self, grid, env: Mapping[str, int | float]) -> None:
-        """Advance ``grid`` (a cupy array of shape (2, *extents)) as the scop does."""
+        """Advance ``grid`` (a cupy array of shape (k, *extents), k the time buffers) as the
+        scop does."""
         dims = grid_extents(self.info, env)
         steps = self.info.time.steps(env)
         start = self.info.time.start_buffer(env)
@@ -242,12 +244,35 @@ class CupyRunner:
             return
         check_plane_cells(dims)
         sizes = self._grid_args(dims, env)
+        if self.plan.levels.rotating:
+            self._run_rotating(grid, dims, sizes, steps, start)
+            return
         for launch in launch_plan(steps, self.plan.bt, start):
             geo = LaunchGeometry(self.plan, launch.degree, dims)
             args = (grid[launch.source], grid[launch.source ^ 1], grid[launch.boundary_even],
                     grid[launch.boundary_even ^ 1], *sizes)
             shared = self.smem_bytes if self.smem_bytes > STATIC_SMEM_LIMIT else 0
             self.kernel(launch.degree)((geo.nblocks,), self.block, args, shared_mem=shared)
+
+    def _run_rotating(self, grid, dims, sizes, steps: int, start: int) -> None:
+        """A rotating program's run (:func:`~an5dpy.blocking.plan.level_run`): the
+        launches over the grid's k buffers and four work buffers, then the placements,
+        as the generated host code does."""
+        cupy = self._cupy
+        k = self.plan.levels.buffers
+        run = level_run(steps, self.plan.bt, start, k)
+        pool = cupy.empty((k + WORK_BUFFERS, *grid.shape[1:]), grid.dtype)
+        pool[:k] = grid
+        shared = self.smem_bytes if self.smem_bytes > STATIC_SMEM_LIMIT else 0
+        for launch in run.launches:
+            geo = LaunchGeometry(self.plan, launch.degree, dims)
+            buffers = [pool[b] for b in (*launch.reads, *launch.writes, *launch.boundary)]
+            self.kernel(launch.degree)((geo.nblocks,), self.block, (*buffers, *sizes),
+                                       shared_mem=shared)
+        interior = tuple(slice(d.lower, d.upper + 1) for d in dims)
+        for src, dst in run.placements:
+            pool[(dst, *interior)] = pool[(src, *interior)]
+        grid[...] = pool[:k]
 
     def run_numpy(self, grid: np.ndarray, env: Mapping[str, int | float]) -> np.ndarray:
         """Copy ``grid`` to the GPU, run, and return the result as a new numpy array."""
@@ -268,6 +293,12 @@ class CupyRunner:
         if self.info.ndim == 3:
             blocks += (dims[0].length,)
         src = self.info.time.start_buffer(env)
+        if self.plan.levels.rotating:  # levels 0 and -1 read, the next buffer written
+            k = self.plan.levels.buffers
+            for step in range(self.info.time.steps(env)):
+                cur = (src + step) % k
+                fn(blocks, block, (grid[cur], grid[(cur - 1) % k], grid[(cur + 1) % k], *sizes))
+            return
         for _ in range(self.info.time.steps(env)):
             fn(blocks, block, (grid[src], grid[src ^ 1], *sizes))
             src ^= 1
