@@ -25,7 +25,8 @@ come from :class:`an5dpy.blocking.trace.BlockRanges`, stream block by stream blo
 
 **Traffic and work** (per launch; ``levels`` holds the counts of level 0..d):
 
-* ``th_gm_read``: level 0, in-array threads of every loaded plane (boundary planes too);
+* ``th_gm_read``: level 0, in-array threads of every loaded plane (boundary planes too;
+  twice where a rotating program loads level -1 along);
   ``th_gm_write``: level d valid threads; bytes = (reads + writes) x word size.
 * shared-memory writes: every level op (levels 1..d, streaming-boundary planes included)
   writes once per thread -- all threads, out-of-bound ones too, as the kernels avoid
@@ -78,7 +79,7 @@ from typing import Iterable, Mapping
 
 from an5dpy.blocking.plan import (WARP_SIZE, BlockingPlan, DimExtent, LaunchGeometry, Mode,
                                   active_warp_fraction, budget_register_limit, grid_extents,
-                                  launch_degrees)
+                                  launch_degrees, level_launch_degrees)
 from an5dpy.errors import UsageError
 from an5dpy.perf.counts import (Occupancy, OpMix, ThreadCounts, occupancy, plane_dim_counts,
                                 smem_reads_per_thread, spill_free_registers, stream_counts,
@@ -351,8 +352,10 @@ class Model:
                          redundant=inner[T] * (interior - window[T]),
                          valid=inner[T] * window[T])
             for T in range(d + 1))
-        gm_reads = levels[0].in_array
-        gm_writes = levels[d].valid
+        # a rotating program's loads bring level -1 along where the update reads it, and
+        # its stores write the launch's last two levels
+        gm_reads = levels[0].in_array * plan.levels.history
+        gm_writes = levels[d].valid * (2 if plan.levels.rotating else 1)
         if self.halo_computes:
             comp = sum(c.computing for c in levels[1:])
         else:
@@ -444,7 +447,9 @@ class Model:
         if plan.ndim != self.info.ndim:
             raise UsageError(f"plan is {plan.ndim}D, the stencil {self.info.ndim}D")
         counts: dict[int, int] = {}
-        for deg in launch_degrees(self.steps, plan.bt):
+        degrees = (level_launch_degrees(self.steps, plan.bt, plan.levels.buffers)
+                   if plan.levels.rotating else launch_degrees(self.steps, plan.bt))
+        for deg in degrees:
             counts[deg] = counts.get(deg, 0) + 1
         launches = []
         for deg, k in counts.items():
