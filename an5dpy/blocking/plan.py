@@ -409,14 +409,19 @@ def launch_plan(steps: int, bt: int, start_buffer: int = 0) -> tuple[Launch, ...
     return tuple(launches)
 
 
+def run_degrees(steps: int, bt: int, levels: "TimeLevels") -> tuple[int, ...]:
+    """The degrees of the launches of ``steps`` time steps, in order, for either kind of
+    program (:func:`launch_degrees`, :func:`level_launch_degrees`)."""
+    if levels.rotating:
+        return level_launch_degrees(steps, bt, levels.buffers)
+    return launch_degrees(steps, bt)
+
+
 def degrees_needed(bt: int, levels: TimeLevels = TimeLevels()) -> tuple[int, ...]:
     """Every degree some step count's launch plan uses (the kernels the host needs)."""
     seen: set[int] = set()
     for steps in range(0, 4 * bt + 4):
-        if levels.rotating:
-            seen.update(level_launch_degrees(steps, bt, levels.buffers))
-        else:
-            seen.update(launch_degrees(steps, bt))
+        seen.update(run_degrees(steps, bt, levels))
     return tuple(sorted(seen))
 
 

@@ -279,7 +279,7 @@ def prove_file(path: str, options, params: Mapping[str, str],
     driver's choice before the proof; ``loaded``: :func:`an5dpy.driver.load`'s result for
     ``path`` where the caller has it)."""
     from an5dpy import driver
-    from an5dpy.blocking.plan import grid_extents, launch_plan
+    from an5dpy.blocking.plan import grid_extents, run_degrees
     from an5dpy.check.coverage import prove_coverage
     from an5dpy.check.reference import resolve_params
 
@@ -292,8 +292,8 @@ def prove_file(path: str, options, params: Mapping[str, str],
     if announce is not None:  # the sizes hold a grid: the proof runs
         announce(choice)
     counts: dict[int, int] = {}
-    for launch in launch_plan(info.time.steps(env), plan.bt, info.time.start_buffer(env)):
-        counts[launch.degree] = counts.get(launch.degree, 0) + 1
+    for degree in run_degrees(info.time.steps(env), plan.bt, plan.levels):
+        counts[degree] = counts.get(degree, 0) + 1
     proofs = tuple(prove_coverage(plan, d, dims) for d in counts)
     return CoverageReport(info, plan, dict(env), tuple(counts.items()), proofs, choice=choice)
 

@@ -79,7 +79,7 @@ from typing import Iterable, Mapping
 
 from an5dpy.blocking.plan import (WARP_SIZE, BlockingPlan, DimExtent, LaunchGeometry, Mode,
                                   active_warp_fraction, budget_register_limit, grid_extents,
-                                  launch_degrees, level_launch_degrees)
+                                  run_degrees)
 from an5dpy.errors import UsageError
 from an5dpy.perf.counts import (Occupancy, OpMix, ThreadCounts, occupancy, plane_dim_counts,
                                 smem_reads_per_thread, spill_free_registers, stream_counts,
@@ -447,9 +447,7 @@ class Model:
         if plan.ndim != self.info.ndim:
             raise UsageError(f"plan is {plan.ndim}D, the stencil {self.info.ndim}D")
         counts: dict[int, int] = {}
-        degrees = (level_launch_degrees(self.steps, plan.bt, plan.levels.buffers)
-                   if plan.levels.rotating else launch_degrees(self.steps, plan.bt))
-        for deg in degrees:
+        for deg in run_degrees(self.steps, plan.bt, plan.levels):
             counts[deg] = counts.get(deg, 0) + 1
         launches = []
         for deg, k in counts.items():
