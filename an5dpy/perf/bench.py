@@ -77,9 +77,9 @@ class BenchResult:
 
 
 def device_grid(info: StencilInfo, env: Mapping[str, int], dtype: str, seed: int = 0):
-    """Random values in [0.5, 1.5) in both buffers, made on the device."""
+    """Random values in [0.5, 1.5) in every time buffer, made on the device."""
     import cupy
-    shape = (2, *(d.size for d in grid_extents(info, env)))
+    shape = (info.time.buffers, *(d.size for d in grid_extents(info, env)))
     rng = cupy.random.default_rng(seed)
     grid = rng.random(shape, dtype=cupy.float64) + 0.5
     return grid.astype(cupy.float32 if dtype == "float" else cupy.float64)
