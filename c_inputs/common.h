@@ -10,6 +10,29 @@
  * taken in seconds. With scop true it runs the #pragma scop region (the code an5dpy
  * replaces with GPU code), with scop false the plain CPU/OpenMP copy of the loop nest.
  *
+ * Two optional macros describe programs beyond that double-buffered form:
+ *
+ *   BENCH_LEVELS  time buffers in A1 (default 2). A program that defines it keeps part of
+ *                 its state in every buffer: a k-level rotation that writes buffer
+ *                 (t + BENCH_LEVELS - 1) % BENCH_LEVELS in step t (p[(t+2)%3] from
+ *                 p[(t+1)%3] and p[t%3]), or a leapfrog in two buffers (u[(t+1)%2] from
+ *                 u[t%2] and itself); -c then compares every buffer. A program that leaves
+ *                 it undefined is a two-buffer iteration whose other buffer is scratch (the
+ *                 generated code leaves an earlier time level there, which one depends on
+ *                 its launch plan), and -c compares only the buffer the last step wrote.
+ *   BENCH_COEFS   read-only coefficient arrays (default 0). With BENCH_COEFS > 0 the
+ *                 function is
+ *
+ *     double kernel_stencil(SB_TYPE *A1, SB_TYPE *C1, int compsize, int timestep, bool scop);
+ *
+ *                 and C1 holds BENCH_COEFS arrays of dimsize^BENCH_DIM elements each, back
+ *                 to back (a program may use only the first dimsize elements of one, e.g.
+ *                 a per-plane coefficient), filled once with fixed-seed random values in
+ *                 [BENCH_COEF_LO, BENCH_COEF_HI) (defaults 0.5 and 1.5).
+ *
+ * The "Checksum" line of -c sums the buffer the last step wrote (buffer
+ * (timestep + BENCH_LEVELS - 2) % BENCH_LEVELS).
+ *
  * The element type comes from the command line: -D SB_TYPE=float or -D SB_TYPE=double.
  *
  * Plain C99 that is also valid C++ (nvcc compiles the generated files as CUDA C++):
@@ -44,6 +67,29 @@
 #endif
 #if BENCH_DIM != 2 && BENCH_DIM != 3
 #error "BENCH_DIM must be 2 or 3"
+#endif
+
+/* SB_EVERY_LEVEL: whether -c compares every time buffer (see BENCH_LEVELS above). */
+#ifdef BENCH_LEVELS
+#define SB_EVERY_LEVEL 1
+#else
+#define BENCH_LEVELS 2
+#define SB_EVERY_LEVEL 0
+#endif
+#if BENCH_LEVELS < 2
+#error "BENCH_LEVELS must be at least 2"
+#endif
+#ifndef BENCH_COEFS
+#define BENCH_COEFS 0
+#endif
+#if BENCH_COEFS < 0
+#error "BENCH_COEFS must not be negative"
+#endif
+#ifndef BENCH_COEF_LO
+#define BENCH_COEF_LO 0.5
+#endif
+#ifndef BENCH_COEF_HI
+#define BENCH_COEF_HI 1.5
 #endif
 
 /* The benchmark files mark their loop nest with #pragma scop / #pragma endscop, which
@@ -85,7 +131,22 @@ static double sb_elapsed(double start)
 
 /* ------------------------------------------------------------------------- helpers */
 
+#if BENCH_COEFS > 0
+double kernel_stencil(SB_TYPE *A1, SB_TYPE *C1, int compsize, int timestep, bool scop);
+#else
 double kernel_stencil(SB_TYPE *A1, int compsize, int timestep, bool scop);
+#endif
+
+/* One call of kernel_stencil, with the coefficient arrays where the program has them. */
+static double sb_run(SB_TYPE *buffers, SB_TYPE *coefs, int compsize, int timestep, bool scop)
+{
+#if BENCH_COEFS > 0
+  return kernel_stencil(buffers, coefs, compsize, timestep, scop);
+#else
+  (void)coefs;
+  return kernel_stencil(buffers, compsize, timestep, scop);
+#endif
+}
 
 /* A fixed-seed 64-bit generator (splitmix64), so the input data are the same on every
    platform and compiler. */
@@ -106,6 +167,19 @@ static SB_TYPE sb_rng_value(uint64_t *state)
   uint64_t bits = sb_rng_next(state) >> 41; /* 23 random bits */
   return (SB_TYPE)(0.5 + (double)bits * (1.0 / 8388608.0));
 }
+
+#if BENCH_COEFS > 0
+/* A coefficient in [BENCH_COEF_LO, BENCH_COEF_HI), uniform over the grid of 2^-23 in that
+   range (float and double hold such a value exactly where |value| < 2), passed through
+   float so that both element types read the same numbers whatever the range. */
+static SB_TYPE sb_coef_value(uint64_t *state)
+{
+  double first = ceil((double)(BENCH_COEF_LO) * 8388608.0);
+  double count = ceil((double)(BENCH_COEF_HI) * 8388608.0) - first;
+  double unit = (double)(sb_rng_next(state) >> 11) * (1.0 / 9007199254740992.0); /* [0, 1) */
+  return (SB_TYPE)(float)((first + floor(unit * count)) / 8388608.0);
+}
+#endif
 
 /* Parses a whole decimal integer in [lo, hi]; returns false on anything else. */
 static bool sb_parse_int(const char *text, long lo, long hi, int *out)
@@ -144,7 +218,7 @@ int main(int argc, char **argv)
   int opt;
   int dimsize;
   size_t cells, elems, bytes;
-  SB_TYPE *init, *work, *ref = NULL;
+  SB_TYPE *init, *work, *ref = NULL, *coefs = NULL;
   uint64_t rng = 0x5EED5EED2020CD0FULL;
   double total = 0.0, avg, gflops;
   size_t e;
@@ -190,7 +264,7 @@ int main(int argc, char **argv)
   dimsize = compsize + 2 * BENCH_RAD;
   {
     /* Reject sizes whose byte count would not fit in size_t. */
-    double need = 2.0 * (double)sizeof(SB_TYPE);
+    double need = (double)(BENCH_LEVELS + BENCH_COEFS) * (double)sizeof(SB_TYPE);
     int d;
     for (d = 0; d < BENCH_DIM; d++)
       need *= (double)dimsize;
@@ -202,7 +276,7 @@ int main(int argc, char **argv)
   cells = (size_t)dimsize * (size_t)dimsize;
   if (BENCH_DIM == 3)
     cells *= (size_t)dimsize;
-  elems = 2 * cells;
+  elems = (size_t)BENCH_LEVELS * cells;
   bytes = elems * sizeof(SB_TYPE);
 
   init = (SB_TYPE *)malloc(bytes);
@@ -214,22 +288,44 @@ int main(int argc, char **argv)
             compare ? 3 : 2, bytes);
     return 1;
   }
-  /* Both time buffers, boundaries included, get independent values. */
+  /* Every time buffer, boundaries included, gets independent values. */
   for (e = 0; e < elems; e++)
     init[e] = sb_rng_value(&rng);
+#if BENCH_COEFS > 0
+  /* The coefficients, from a generator of their own (the buffers' values do not depend on
+     BENCH_COEFS); the runs only read them, so they are filled once. */
+  coefs = (SB_TYPE *)malloc((size_t)BENCH_COEFS * bytes / BENCH_LEVELS);
+  if (coefs == NULL) {
+    fprintf(stderr, "%s: cannot allocate %d coefficient arrays of %zu bytes\n", argv[0],
+            BENCH_COEFS, bytes / BENCH_LEVELS);
+    return 1;
+  }
+  {
+    uint64_t coef_rng = 0xC0EF5EED2020CD0FULL;
+    for (e = 0; e < (size_t)BENCH_COEFS * cells; e++)
+      coefs[e] = sb_coef_value(&coef_rng);
+  }
+#endif
 
   printf("Stencil: %dD, radius %d, %d FLOP/cell, SB_TYPE %s\n", BENCH_DIM, BENCH_RAD,
          BENCH_FPP, SB_STR(SB_TYPE));
   printf("Size: %d^%d (+%d halo per side), timesteps %d, repeats %d\n", compsize,
          BENCH_DIM, BENCH_RAD, timesteps, repeats);
+#if SB_EVERY_LEVEL
+  printf("Time buffers: %d, -c compares every one\n", BENCH_LEVELS);
+#endif
+#if BENCH_COEFS > 0
+  printf("Coefficient arrays: %d, values in [%g, %g)\n", BENCH_COEFS,
+         (double)(BENCH_COEF_LO), (double)(BENCH_COEF_HI));
+#endif
 
   /* Warm-up run. */
   memcpy(work, init, bytes);
-  (void)kernel_stencil(work, compsize, timesteps, true);
+  (void)sb_run(work, coefs, compsize, timesteps, true);
 
   for (r = 0; r < repeats; r++) {
     memcpy(work, init, bytes);
-    total += kernel_stencil(work, compsize, timesteps, true);
+    total += sb_run(work, coefs, compsize, timesteps, true);
   }
   avg = total / repeats;
   gflops = pow((double)compsize, (double)BENCH_DIM) * (double)BENCH_FPP * (double)timesteps
@@ -237,15 +333,19 @@ int main(int argc, char **argv)
   printf("Average: %.3f GFLOPS, %.3f ms\n", gflops, avg * 1e3);
 
   if (compare) {
-    const SB_TYPE *got = work + (size_t)(timesteps % 2) * cells;
-    const SB_TYPE *want = ref + (size_t)(timesteps % 2) * cells;
+    /* Step t writes buffer (t + BENCH_LEVELS - 1) % BENCH_LEVELS. */
+    const size_t last = ((size_t)timesteps + BENCH_LEVELS - 2) % BENCH_LEVELS;
+    const size_t first = SB_EVERY_LEVEL ? 0 : last;
+    const size_t count = SB_EVERY_LEVEL ? elems : cells;
+    const SB_TYPE *got = work + first * cells;
+    const SB_TYPE *want = ref + first * cells;
     double max_abs = 0.0, max_rel = 0.0, sum = 0.0;
     bool nan_seen = false;
     size_t c;
 
     memcpy(ref, init, bytes);
-    (void)kernel_stencil(ref, compsize, timesteps, false);
-    for (c = 0; c < cells; c++) {
+    (void)sb_run(ref, coefs, compsize, timesteps, false);
+    for (c = 0; c < count; c++) {
       double a = (double)got[c], b = (double)want[c];
       double diff = fabs(a - b);
       double rel = diff / fmax(fabs(b), 1e-30);
@@ -258,18 +358,20 @@ int main(int argc, char **argv)
         max_abs = diff;
       if (rel > max_rel)
         max_rel = rel;
-      sum += b;
+      if (first + c / cells == last)
+        sum += b;
     }
     if (nan_seen)
       printf("Max error: nan (relative nan)\n");
     else
       printf("Max error: %.9g (relative %.9g)\n", max_abs, max_rel);
     printf("Bit-identical: %s\n",
-           memcmp(got, want, cells * sizeof(SB_TYPE)) == 0 ? "yes" : "no");
+           memcmp(got, want, count * sizeof(SB_TYPE)) == 0 ? "yes" : "no");
     printf("Checksum (CPU result): %.17g\n", sum);
     free(ref);
   }
 
+  free(coefs);
   free(work);
   free(init);
   return 0;

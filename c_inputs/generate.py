@@ -3,6 +3,11 @@
 
 Usage:  python3 c_inputs/generate.py [--check]
 
+It also writes ``paper_benchmarks.txt``, their names in Table 3's order, one a line: the
+list that check.sh, the tests and the scripts read wherever they mean the paper's
+benchmarks. The other programs of this directory (poisson2d.c, varheat2d.c, wave2d.c,
+acoustic3d.c, heat3dz.c) are written by hand; this script neither writes nor checks them.
+
 Every program has the same shape (see common.h for the harness): a function
 ``kernel_stencil`` whose ``#pragma scop`` region holds the time loop and the spatial
 loops with one update ``A[(t+1)%2][i][j] = <expr>``, and whose ``else`` branch holds
@@ -19,7 +24,8 @@ bounded over thousands of steps; for the j-stencils (which divide by c0) they ar
 spread around 1.3 (so no product is a multiplication by 1) and c0 is their exact
 decimal sum. The gradient2d constant c0 is 0.0001f.
 
-``--check`` regenerates into memory and fails if a file on disk differs.
+``--check`` regenerates into memory and fails if a file on disk differs (the programs
+and the list).
 """
 
 from __future__ import annotations
@@ -168,16 +174,14 @@ def flops(bench: dict) -> int:
 
 
 def make_benches() -> list[dict]:
-    benches = []
-    for x in range(1, 5):
-        for ndim in (2, 3):
-            for shape in ("star", "box"):
-                offs = star_offsets(ndim, x) if shape == "star" else box_offsets(ndim, x)
-                benches.append({
-                    "name": f"{shape}{ndim}d{x}r", "ndim": ndim, "rad": x, "kind": "sum",
-                    "offsets": offs, "coeffs": spread(len(offs), 1.0 / len(offs), 0.4),
-                    "per_line": 3,
-                })
+    """The 21 benchmarks in Table 3's order: per dimension count the star and box
+    stencils of radius 1-4, then the j-stencils (and gradient2d)."""
+
+    def weighted_sum(shape, ndim, x):
+        offs = star_offsets(ndim, x) if shape == "star" else box_offsets(ndim, x)
+        return {"name": f"{shape}{ndim}d{x}r", "ndim": ndim, "rad": x, "kind": "sum",
+                "offsets": offs, "coeffs": spread(len(offs), 1.0 / len(offs), 0.4),
+                "per_line": 3}
 
     def jacobi(name, ndim, rad, offs):
         coeffs = spread(len(offs), 1.3, 0.4)  # no coefficient is exactly 1
@@ -187,12 +191,18 @@ def make_benches() -> list[dict]:
         return {"name": name, "ndim": ndim, "rad": rad, "kind": "jacobi", "offsets": offs,
                 "coeffs": coeffs, "c0": c0, "per_line": 3}
 
-    benches.append(jacobi("j2d5pt", 2, 1, star_offsets(2, 1)))
-    benches.append(jacobi("j2d9pt", 2, 2, star_offsets(2, 2)))
-    benches.append(jacobi("j2d9pt-gol", 2, 1, box_offsets(2, 1)))
-    benches.append(jacobi("j3d27pt", 3, 1, box_offsets(3, 1)))
-    benches.append({"name": "gradient2d", "ndim": 2, "rad": 1, "kind": "gradient",
-                    "c0": "0.0001f", "offsets": star_offsets(2, 1)})
+    benches = []
+    for ndim in (2, 3):
+        benches += [weighted_sum(shape, ndim, x) for shape in ("star", "box")
+                    for x in range(1, 5)]
+        if ndim == 2:
+            benches.append(jacobi("j2d5pt", 2, 1, star_offsets(2, 1)))
+            benches.append(jacobi("j2d9pt", 2, 2, star_offsets(2, 2)))
+            benches.append(jacobi("j2d9pt-gol", 2, 1, box_offsets(2, 1)))
+            benches.append({"name": "gradient2d", "ndim": 2, "rad": 1, "kind": "gradient",
+                            "c0": "0.0001f", "offsets": star_offsets(2, 1)})
+        else:
+            benches.append(jacobi("j3d27pt", 3, 1, box_offsets(3, 1)))
     return benches
 
 
@@ -271,14 +281,19 @@ def render(bench: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The list of the programs this script writes (see the module docstring).
+PAPER_LIST = "paper_benchmarks.txt"
+
+
 def main(argv: list[str]) -> int:
     check = "--check" in argv[1:]
     benches = make_benches()
     assert len(benches) == 21
+    outputs = [(b["name"] + ".c", render(b)) for b in benches]
+    outputs.append((PAPER_LIST, "".join(b["name"] + "\n" for b in benches)))
     stale = []
-    for b in benches:
-        path = os.path.join(HERE, b["name"] + ".c")
-        text = render(b)
+    for name, text in outputs:
+        path = os.path.join(HERE, name)
         if check:
             try:
                 with open(path) as fh:
@@ -293,7 +308,7 @@ def main(argv: list[str]) -> int:
         for p in stale:
             print(f"out of date: {p}", file=sys.stderr)
         return 1 if stale else 0
-    print(f"wrote {len(benches)} files to {HERE}")
+    print(f"wrote {len(benches)} programs and {PAPER_LIST} to {HERE}")
     return 0
 
 

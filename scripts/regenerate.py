@@ -5,6 +5,8 @@ compile each with nvcc and fail on any error or warning.
     python scripts/regenerate.py [--out DIR] [--config sconf|tuned] [--compile]
                                  [--stencils a,b] [--jobs N] [--arch sm_XX]
 
+By default the paper's 21 benchmarks (c_inputs/paper_benchmarks.txt); --stencils picks
+any programs of c_inputs/.
 --config sconf: the paper's Sconf plan (bT 4; 2D bS 128, sl 128, no associative mode;
 3D bS 32x32 without stream division; bT lowered where 4 leaves no compute region).
 --config tuned: the plans of artifact/<gpu>/table5.csv (--table), register budgets too.
@@ -83,8 +85,15 @@ def job(name: str, dtype: str, out: str, config: str, table: dict, compile_: boo
 
 
 def benchmark_names() -> list[str]:
-    """The benchmarks of c_inputs/ (each NAME.c)."""
+    """The programs of c_inputs/ (each NAME.c)."""
     return sorted(f[:-2] for f in os.listdir(C_INPUTS) if f.endswith(".c"))
+
+
+def paper_benchmarks() -> list[str]:
+    """The paper's 21 benchmarks, the default (the hand-written programs of c_inputs/
+    are for --stencils)."""
+    with open(os.path.join(C_INPUTS, "paper_benchmarks.txt")) as f:
+        return sorted(line.strip() for line in f if line.strip())
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -105,7 +114,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2,
                     help="programs generated at once (default: the CPU count)")
     ap.add_argument("--stencils", metavar="A,B,...",
-                    help="comma-separated subset of c_inputs/ (default: all)")
+                    help="comma-separated programs of c_inputs/ (default: the paper's 21 "
+                         "benchmarks of c_inputs/paper_benchmarks.txt)")
     return ap.parse_args(argv)
 
 
@@ -124,7 +134,8 @@ def main(argv=None) -> int:
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
     known = benchmark_names()
-    names = [n.strip() for n in args.stencils.split(",")] if args.stencils else known
+    names = [n.strip() for n in args.stencils.split(",")] if args.stencils \
+        else paper_benchmarks()
     unknown = [n for n in names if n not in known]
     if unknown:
         raise ScriptError(f"unknown stencil {', '.join(unknown)} (c_inputs/ has: "

@@ -45,6 +45,7 @@ from an5dpy import driver
 from an5dpy.cli import show
 from an5dpy.errors import EXIT_BAD_INPUT, An5dError, UnsupportedInput
 from an5dpy.blocking.printing import format_schedule
+from paths import PAPER_BENCHMARKS
 
 REPO = Path(__file__).resolve().parent.parent
 REGRESSIONS = REPO / "tests" / "data" / "fuzz_pipeline"
@@ -734,10 +735,12 @@ def test_mutator_makes_changes():
 
 
 def test_unmutated_seeds_translate(workdir):
-    """Every c_inputs program and form translates (bt 2: box3d4r's radius 4 leaves no
-    compute region in a 32-thread block at the default bt 4)."""
+    """Every paper benchmark and form translates (bt 2: box3d4r's radius 4 leaves no
+    compute region in a 32-thread block at the default bt 4); the hand-written programs
+    of c_inputs/ are seeds too, and tests/test_c_inputs_programs.py checks them."""
+    paper = {f"c_inputs/{name}.c" for name in PAPER_BENCHMARKS}
     for seed in load_seeds():
-        if not seed.path.startswith(("c_inputs", "tests/data/forms")):
+        if not (seed.path in paper or seed.path.startswith("tests/data/forms")):
             continue
         case = Case(seed.text, os.path.basename(seed.path), include_dirs=[seed.include_dir],
                     defines=[["SB_TYPE", "float"]] if seed.typed else [], bt=2)

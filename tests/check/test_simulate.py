@@ -30,8 +30,8 @@ from an5dpy.check.simulate import simulate
 from an5dpy.check.verify import (compare, must_be_identical, random_grid, random_read_only,
                                  result_buffer, tolerance)
 
-from paths import C_INPUTS, TESTS_DIR
-BENCHMARKS = sorted(os.path.basename(p)[:-2] for p in glob.glob(os.path.join(C_INPUTS, "*.c")))
+from paths import C_INPUTS, PAPER_BENCHMARKS, TESTS_DIR
+BENCHMARKS = sorted(PAPER_BENCHMARKS)  # the hand-written ones: tests/test_c_inputs_programs.py
 
 
 @lru_cache(maxsize=None)

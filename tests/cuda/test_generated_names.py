@@ -22,13 +22,13 @@ from an5dpy.frontend.reserved import is_reserved
 from an5dpy.ir import Scalar, walk
 
 from cuda_support import FORMS
-from paths import C_INPUTS
+from paths import C_INPUTS, PAPER_BENCHMARKS
 
 #: The forms the CUDA generator handles: those with read-only arrays are refused before
 #: any CUDA is generated (tests/cli/test_cli_read_only.py checks the refusal).
 FORM_FILES = sorted(p for p in glob.glob(os.path.join(FORMS, "*.c"))
                     if not load(p)[1].coefficients)
-BENCHMARKS = sorted(glob.glob(os.path.join(C_INPUTS, "*.c")))
+BENCHMARKS = sorted(os.path.join(C_INPUTS, f"{name}.c") for name in PAPER_BENCHMARKS)
 
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _DEFINE = re.compile(r"^\s*#define\s+(\w+)\(([^)]*)\)", re.M)

@@ -12,7 +12,6 @@ from an5dpy.ir import Access, Affine, StencilProgram, walk
 TESTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO_DIR = os.path.dirname(TESTS_DIR)
 DATA_DIR = os.path.join(TESTS_DIR, "data")
-C_INPUTS_DIR = os.path.join(REPO_DIR, "c_inputs")
 
 
 def data_files(*patterns: str) -> list[str]:

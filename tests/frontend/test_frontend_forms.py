@@ -11,13 +11,13 @@ import pytest
 from an5dpy.errors import UnsupportedInput
 from an5dpy.frontend import read_program, read_program_text, read_source_text
 from an5dpy.ir import Access, Affine, Cast, Coord, Param, transform
-from frontend_support import (C_INPUTS_DIR, REPO_DIR, data_files, expectation,
-                              naive_offsets, reads)
+from paths import PAPER_BENCHMARKS
+from frontend_support import REPO_DIR, data_files, expectation, naive_offsets, reads
 
 FORM_FILES = data_files("forms/*.c", "frontend/*.c")
 ANALYSIS_FORM_FILES = data_files("analysis_forms/*.c")
-C_INPUTS = sorted(f for f in os.listdir(C_INPUTS_DIR) if f.endswith(".c")) \
-    if os.path.isdir(C_INPUTS_DIR) else []
+#: The paper's benchmarks (tests/test_c_inputs_programs.py reads the hand-written ones).
+C_INPUTS = sorted(f"{name}.c" for name in PAPER_BENCHMARKS)
 
 
 @pytest.fixture(autouse=True)

@@ -1,6 +1,6 @@
 """Generated CUDA on the GPU against the gcc oracle (pytest -m gpu; skipped without a GPU).
 
-Every c_input x float/double x three configurations: odd grid sizes, step counts not
+Every paper benchmark x float/double x three configurations: odd grid sizes, step counts not
 divisible by bT, stream division, a grid smaller than one block, and every mode the
 stencil qualifies for across the three. Exact builds (no fast math, -fmad=false) must be
 bit-identical to gcc in modes nondiag/none; assoc and fast-math builds get the tolerance
@@ -10,7 +10,6 @@ of an5dpy.check.verify. All modules are compiled up front in parallel.
 from __future__ import annotations
 
 import concurrent.futures
-import glob
 import os
 import subprocess
 from dataclasses import dataclass
@@ -23,12 +22,13 @@ from an5dpy.driver import load
 from an5dpy.blocking.plan import grid_extents, make_plan
 from an5dpy.check.reference import build_reference, resolve_params
 from an5dpy.check.verify import compare, must_be_identical, random_grid, result_buffer, tolerance
+from paths import PAPER_BENCHMARKS
 
 pytestmark = pytest.mark.gpu
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 C_INPUTS = os.path.join(REPO, "c_inputs")
-NAMES = sorted(os.path.basename(p)[:-2] for p in glob.glob(os.path.join(C_INPUTS, "*.c")))
+NAMES = sorted(PAPER_BENCHMARKS)
 
 
 @dataclass(frozen=True)

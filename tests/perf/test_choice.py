@@ -10,7 +10,7 @@ from functools import lru_cache
 
 import pytest
 
-from paths import C_INPUTS, DATA
+from paths import C_INPUTS, DATA, PAPER_BENCHMARKS
 
 from an5dpy import driver
 from an5dpy.errors import OptionError, UsageError
@@ -20,7 +20,7 @@ from an5dpy.perf.gpus import get_gpu
 from an5dpy.perf.model import Model
 from an5dpy.perf.tune import tune
 
-BENCHMARKS = sorted(f[:-2] for f in os.listdir(C_INPUTS) if f.endswith(".c"))
+BENCHMARKS = sorted(PAPER_BENCHMARKS)
 GPUS = ("H100", "H200")
 
 

@@ -1,0 +1,236 @@
+"""The hand-written programs of c_inputs/ (poisson2d, varheat2d, wave2d, acoustic3d,
+heat3dz) and the harness macros they use (BENCH_LEVELS, BENCH_COEFS, BENCH_COEF_LO/HI of
+c_inputs/common.h): each program built by gcc for float and double and run with -c (the
+scop path against the OpenMP copy, bit for bit); the harness' comparison of time buffers,
+its checksum buffer and its coefficient values, on small programs written here; and
+an5dpy's view of the programs (analyze, and verify --backend sim on those with read-only
+arrays; wave2d and acoustic3d need k-level time rotation, which an5dpy may still refuse,
+cleanly)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from cli_support import run
+from paths import C_INPUTS, PAPER_BENCHMARKS, REPO
+
+#: Every program of c_inputs/ that generate.py does not write.
+HAND_WRITTEN = sorted(f[:-2] for f in os.listdir(C_INPUTS)
+                      if f.endswith(".c") and f[:-2] not in PAPER_BENCHMARKS)
+#: Those with read-only arrays that an5dpy reads today.
+COEFFICIENT_PROGRAMS = ("poisson2d", "varheat2d", "heat3dz")
+#: Those with k-level time rotation (three levels, or a leapfrog in two buffers).
+LEVEL_PROGRAMS = ("wave2d", "acoustic3d")
+GCC = shutil.which("gcc")
+needs_gcc = pytest.mark.skipif(GCC is None, reason="gcc is not installed")
+
+
+def macro(name: str, macro_name: str) -> float | None:
+    """The value of ``#define MACRO_NAME value`` in c_inputs/NAME.c (None if absent)."""
+    with open(os.path.join(C_INPUTS, f"{name}.c")) as f:
+        m = re.search(rf"^#define {macro_name} (\S+)", f.read(), re.M)
+    return None if m is None else float(m.group(1))
+
+
+def build(source: str, dtype: str, exe: str) -> None:
+    """Compile a program over c_inputs/common.h as check.sh does; any warning fails."""
+    done = subprocess.run([GCC, "-std=gnu99", "-O2", "-Wall", "-Wextra", "-fopenmp",
+                           "-D", f"SB_TYPE={dtype}", "-I", C_INPUTS, source, "-o", exe, "-lm"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+
+
+def run_program(exe: str, *args: str) -> str:
+    done = subprocess.run([exe, *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "OMP_NUM_THREADS": "2"})
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def line(out: str, prefix: str) -> str:
+    return next(l for l in out.splitlines() if l.startswith(prefix))
+
+
+# --------------------------------------------------------------------------- the programs
+
+
+def test_the_hand_written_programs_are_the_five_and_check_sh_runs_them():
+    assert HAND_WRITTEN == sorted(COEFFICIENT_PROGRAMS + LEVEL_PROGRAMS)
+    assert len(PAPER_BENCHMARKS) == 21 and not set(PAPER_BENCHMARKS) & set(HAND_WRITTEN)
+    with open(os.path.join(C_INPUTS, "check.sh")) as f:
+        listed = re.search(r'^hand_written="([^"]*)"', f.read(), re.M).group(1).split()
+    assert sorted(listed) == HAND_WRITTEN
+
+
+@needs_gcc
+@pytest.mark.parametrize("dtype", ("float", "double"))
+@pytest.mark.parametrize("name", HAND_WRITTEN)
+def test_program_scop_path_matches_the_openmp_copy(name, dtype, tmp_path):
+    exe = str(tmp_path / name)
+    build(os.path.join(C_INPUTS, f"{name}.c"), dtype, exe)
+    size = "24" if macro(name, "BENCH_DIM") == 3 else "64"
+    for steps in ("7", "8"):
+        out = run_program(exe, "-s", size, "-t", steps, "-n", "1", "-c")
+        assert line(out, "Max error:") == "Max error: 0 (relative 0)", out
+        assert line(out, "Bit-identical:") == "Bit-identical: yes", out
+        assert re.fullmatch(r"Average: \S+ GFLOPS, \S+ ms", line(out, "Average:")), out
+        fpp = int(macro(name, "BENCH_FPP"))
+        assert line(out, "Stencil:").startswith(
+            f"Stencil: {int(macro(name, 'BENCH_DIM'))}D, radius "
+            f"{int(macro(name, 'BENCH_RAD'))}, {fpp} FLOP/cell, SB_TYPE {dtype}")
+
+
+# --------------------------------------------------------------------------- the harness
+
+#: Step t sets every cell of the buffer it writes, (t + BENCH_LEVELS - 1) % BENCH_LEVELS,
+#: to t + 1; the scop path then adds 0.5 to the first cell of buffer SPOIL (none if < 0).
+LEVELS_PROGRAM = """#define BENCH_DIM 2
+#define BENCH_FPP 1
+#define BENCH_RAD 1
+{levels}
+#include "common.h"
+
+double kernel_stencil(SB_TYPE *A1, int compsize, int timestep, bool scop)
+{{
+  double start_time = sb_time();
+  size_t cells = (size_t)(compsize + 2) * (size_t)(compsize + 2);
+  int spoil = {spoil};
+  for (int t = 0; t < timestep; t++)
+    for (size_t c = 0; c < cells; c++)
+      A1[(size_t)((t + BENCH_LEVELS - 1) % BENCH_LEVELS) * cells + c] = (SB_TYPE)(t + 1);
+  if (scop && spoil >= 0)
+    A1[(size_t)spoil * cells] += 0.5f;
+  return sb_elapsed(start_time);
+}}
+"""
+
+
+def levels_program(tmp_path, levels: str, spoil: int) -> str:
+    """LEVELS_PROGRAM built (float); run it with -s 10: 12 x 12 cells per buffer."""
+    src = tmp_path / "levels.c"
+    src.write_text(LEVELS_PROGRAM.format(levels=levels, spoil=spoil))
+    exe = str(tmp_path / "levels")
+    build(str(src), "float", exe)
+    return exe
+
+
+@needs_gcc
+@pytest.mark.parametrize("levels, steps, spoil, identical", [
+    ("", 7, 0, "yes"),  # a two-buffer iteration: the other buffer is scratch
+    ("", 7, 1, "no"),  # ... the buffer the last step wrote is compared
+    ("#define BENCH_LEVELS 2", 7, 0, "no"),  # a leapfrog: both buffers are compared
+    ("#define BENCH_LEVELS 3", 7, 0, "no"),  # three levels: every one is compared
+    ("#define BENCH_LEVELS 3", 7, 1, "no"),
+    ("#define BENCH_LEVELS 3", 7, -1, "yes"),
+])
+def test_minus_c_compares_the_buffers_the_program_declares(tmp_path, levels, steps, spoil,
+                                                           identical):
+    out = run_program(levels_program(tmp_path, levels, spoil), "-s", "10", "-t", str(steps),
+                      "-n", "1", "-c")
+    assert line(out, "Bit-identical:") == f"Bit-identical: {identical}", out
+    error = "0" if identical == "yes" else "0.5"
+    assert line(out, "Max error:").startswith(f"Max error: {error} "), out
+    assert ("Time buffers:" in out) == bool(levels)
+
+
+@needs_gcc
+@pytest.mark.parametrize("levels", ("", "#define BENCH_LEVELS 2", "#define BENCH_LEVELS 3"))
+def test_the_checksum_sums_the_buffer_the_last_step_wrote(tmp_path, levels):
+    exe = levels_program(tmp_path, levels, -1)
+    for steps in (1, 2, 3, 4):
+        out = run_program(exe, "-s", "10", "-t", str(steps), "-n", "1", "-c")
+        # every cell of that buffer (halo included) holds the step count
+        assert float(line(out, "Checksum (CPU result):").split(":")[1]) == steps * 12 * 12
+
+
+#: Prints every coefficient exactly (C's %a) from the CPU run of -c.
+COEFS_PROGRAM = """#define BENCH_DIM 3
+#define BENCH_FPP 1
+#define BENCH_RAD 1
+#define BENCH_COEFS 2
+#define BENCH_COEF_LO -0.25
+#define BENCH_COEF_HI 0.75
+#include "common.h"
+
+double kernel_stencil(SB_TYPE *A1, SB_TYPE *C1, int compsize, int timestep, bool scop)
+{
+  double start_time = sb_time();
+  size_t dimsize = (size_t)compsize + 2;
+  size_t n = 2 * dimsize * dimsize * dimsize;
+  (void)A1;
+  (void)timestep;
+  if (!scop)
+    for (size_t e = 0; e < n; e++)
+      printf("coef %a\\n", (double)C1[e]);
+  return sb_elapsed(start_time);
+}
+"""
+
+
+@needs_gcc
+def test_coefficients_are_the_same_exact_values_in_float_and_double(tmp_path):
+    src = tmp_path / "coefs.c"
+    src.write_text(COEFS_PROGRAM)
+    values = {}
+    for dtype in ("float", "double"):
+        exe = str(tmp_path / f"coefs-{dtype}")
+        build(str(src), dtype, exe)
+        out = run_program(exe, "-s", "6", "-t", "1", "-n", "1", "-c")
+        assert "Coefficient arrays: 2, values in [-0.25, 0.75)" in out
+        values[dtype] = [float.fromhex(l.split()[1]) for l in out.splitlines()
+                         if l.startswith("coef ")]
+    got = values["float"]
+    assert got == values["double"] and len(got) == 2 * 8 ** 3
+    assert all(-0.25 <= v < 0.75 and (v * 2 ** 23).is_integer() for v in got)
+    assert min(got) < -0.2 and max(got) > 0.7 and len(set(got)) > 0.99 * len(got)
+    assert got[:8 ** 3] != got[8 ** 3:]  # two arrays, not one twice
+
+
+# --------------------------------------------------------------------------- an5dpy's view
+
+
+@pytest.fixture
+def in_repo(monkeypatch):
+    monkeypatch.chdir(REPO)
+
+
+@pytest.mark.parametrize("name", HAND_WRITTEN)
+def test_analyze_reads_the_program_or_refuses_it_cleanly(name, capsys, in_repo):
+    path = f"c_inputs/{name}.c"
+    status, out, err = run(capsys, "analyze", path, "--dtype", "float", "--json")
+    if name in LEVEL_PROGRAMS and status == 2:
+        # k-level time rotation, until an5dpy reads it: a refusal with its coordinate
+        assert out == "" and re.match(rf"{re.escape(path)}:\d+:\d+: error: ", err), err
+        return
+    assert status == 0, err
+    info = json.loads(out)
+    ndim, rad = int(macro(name, "BENCH_DIM")), int(macro(name, "BENCH_RAD"))
+    assert (info["ndim"], info["radius"]) == (ndim, [rad] * ndim)
+    assert info["flops_per_cell"] == macro(name, "BENCH_FPP")
+    updated, *read_only = info["arrays"]
+    assert updated["time_levels"] == (macro(name, "BENCH_LEVELS") or 2)
+    assert len(read_only) == (macro(name, "BENCH_COEFS") or 0)
+
+
+@pytest.mark.parametrize("name, dtype, size, steps, plan", [
+    ("poisson2d", "float", 45, 11, ["--bt", "3", "--bs", "32", "--sl", "8"]),
+    ("poisson2d", "double", 37, 6, ["--bt", "2", "--bs", "64", "--opt", "none"]),
+    ("varheat2d", "float", 41, 9, ["--bt", "4", "--bs", "32", "--sl", "off"]),
+    ("varheat2d", "double", 30, 7, ["--bt", "1", "--bs", "32", "--opt", "none"]),
+    ("heat3dz", "float", 13, 5, ["--bt", "2", "--bs", "8x8", "--sl", "4"]),
+    ("heat3dz", "double", 11, 7, ["--bt", "3", "--bs", "16x8", "--opt", "none"]),
+])
+def test_verify_on_the_simulator_is_bit_identical(name, dtype, size, steps, plan, capsys,
+                                                   in_repo):
+    status, out, err = run(capsys, "verify", f"c_inputs/{name}.c", "--dtype", dtype,
+                           "--backend", "sim", "--size", size, "--steps", steps, *plan,
+                           "--json")
+    assert status == 0, err
+    result = json.loads(out)
+    assert result["passed"] and result["comparison"]["bit_identical"], out
