@@ -12,6 +12,9 @@
   runs for ``an5d verify --backend sim``).
 * :func:`generate`: schedule, render model and kernel texts of a plan (the CUDA runner
   builds these, :mod:`an5dpy.cuda.runtime`).
+* :func:`require_blocking_support`: the one rule for what the blocked schedule cannot run
+  yet (a rotation through more than two time buffers, reads of an older level than the
+  newest); every path that plans, generates or simulates a schedule calls it.
 * :func:`require_cuda_support`: the one rule for what the CUDA generator cannot handle yet
   (read-only arrays); every path to CUDA (``an5d-translate``, ``verify --backend cuda``,
   ``bench``, ``tune --measure``, the Python API) calls it before generating.
@@ -34,7 +37,7 @@ from an5dpy.cuda.render import render_host
 from an5dpy.cuda.render_model import RenderModel
 from an5dpy.errors import OptionError, UnsupportedInput, UsageError
 from an5dpy.frontend import read_program, read_program_text, read_source_text
-from an5dpy.ir import CoefRead, StencilInfo, StencilProgram, walk
+from an5dpy.ir import CoefRead, Read, StencilInfo, StencilProgram, walk
 from an5dpy.blocking.plan import (BELOW_ONE, HOPPER_LIMITS, BlockingPlan, DeviceLimits,
                                   format_block_size, make_plan, parse_block_size)
 from an5dpy.blocking.ops import Schedule
@@ -151,6 +154,28 @@ def load(path: str, defines: Defines = (), include_dirs: Sequence[str] = (),
     return program, analyze(program)
 
 
+def blocking_supported(info: StencilInfo) -> bool:
+    """Whether the blocked schedule (CUDA and the simulator) runs ``info``: the
+    double-buffered form, whose update reads the newest earlier level only."""
+    return info.time.buffers == 2 and info.history == 1
+
+
+def require_blocking_support(info: StencilInfo) -> None:
+    """Refuse a program the blocked schedule cannot run yet (:func:`blocking_supported`):
+    at the first read of an older level than the newest (a leapfrog or three-level
+    update), else at the write of a rotation through more than two buffers. ``an5d
+    analyze`` and the gcc oracle handle such programs."""
+    if blocking_supported(info):
+        return
+    older = next((e for e in walk(info.update) if isinstance(e, Read) and e.lag > 1), None)
+    where = older.coord if older is not None else info.program.statements[0].target.coord
+    raise UnsupportedInput(
+        f"k-level rotation / leapfrog ('{info.array}' rotates through {info.time.buffers} "
+        f"time buffers and the update reads {info.history} earlier level"
+        f"{'s' * (info.history != 1)}): the blocked schedule does not support it yet "
+        f"(an5d analyze does)", where)
+
+
 def require_cuda_support(info: StencilInfo) -> None:
     """Refuse, at the first read of a read-only array, a program the CUDA generator cannot
     handle yet. Analysis, the performance model and the simulator (``an5d analyze``, ``an5d
@@ -166,7 +191,9 @@ def require_cuda_support(info: StencilInfo) -> None:
 def generate(info: StencilInfo, plan: BlockingPlan, stem: str, smem_wrap: bool = True,
              regs: int | None = None, plan_note: str = "") -> Kernels:
     """Schedule, render model and kernel texts of ``plan`` (:func:`an5dpy.cuda.kernels.generate`)
-    for a program the CUDA generator handles (:func:`require_cuda_support`)."""
+    for a program the CUDA generator handles (:func:`require_blocking_support`,
+    :func:`require_cuda_support`)."""
+    require_blocking_support(info)
     require_cuda_support(info)
     return cuda_kernels.generate(info, plan, stem, smem_wrap=smem_wrap, regs=regs,
                                  plan_note=plan_note)
@@ -176,6 +203,7 @@ def blocking_plan(info: StencilInfo, bt: int, bs: tuple[int, ...] | None = None,
                   sl: int | None = None, opt: str | None = None, dtype: str | None = None,
                   limits: DeviceLimits = HOPPER_LIMITS) -> BlockingPlan:
     """A checked plan for ``info`` (``opt`` None: the analysis' default mode)."""
+    require_blocking_support(info)
     return make_plan(info, bt=bt, bs=bs, sl=sl, opt=opt, dtype=dtype, limits=limits)
 
 
@@ -218,6 +246,7 @@ def choose_plan(info: StencilInfo, options: Options,
     """The plan of ``options``: the given options as given, the open ones the performance
     model's choice (:func:`an5dpy.perf.choice.default_plan`) for ``options.gpu`` and the
     problem of ``env`` (default: ``options.params``, the paper's sizes for the rest)."""
+    require_blocking_support(info)
     fixed = fixed_options(info, options)
     if set(fixed.open) <= {"opt"}:  # the user's own plan
         opt = None if fixed.opt == AUTO else fixed.opt
@@ -249,6 +278,7 @@ def translate(path: str, options: Options = Options(),
     ``options.params`` and the paper's sizes); ``loaded``: :func:`load`'s result for
     ``path`` and ``options`` where the caller has it."""
     program, info = loaded or load(path, options.defines, options.include_dirs, text)
+    require_blocking_support(info)
     require_cuda_support(info)
     choice = choose_plan(info, options, env)
     stem = Path(path).stem

@@ -68,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
 
     opts = options(args)
     program, info = load_input(args, opts)
+    driver.require_blocking_support(info)  # the model ranks plans of the blocked schedule
     if args.measure:  # measuring builds the generated CUDA; ranking by the model does not
         driver.require_cuda_support(info)
     caps = register_caps(args.caps)
