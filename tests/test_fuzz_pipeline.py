@@ -743,6 +743,12 @@ def test_unmutated_seeds_translate(workdir):
                     defines=[["SB_TYPE", "float"]] if seed.typed else [], bt=2)
         out = run_case(case, workdir)
         if seed.path.startswith("tests/data/forms") \
+                and not driver.blocking_supported(driver.load(str(REPO / seed.path))[1]):
+            # a k-level rotation or leapfrog: the blocked schedule does not run it yet
+            assert out.kind == "rejected" and out.exit_status == 2 \
+                and "the blocked schedule does not support it yet" in out.summary, seed.path
+            continue
+        if seed.path.startswith("tests/data/forms") \
                 and driver.load(str(REPO / seed.path))[1].coefficients:
             # a form with read-only arrays: the CUDA generator refuses it for now
             assert out.kind == "rejected" and out.exit_status == 2 \

@@ -16,7 +16,7 @@ import re
 
 import pytest
 
-from an5dpy.driver import Options, load, translate
+from an5dpy.driver import Options, blocking_supported, load, translate
 from an5dpy.errors import UsageError
 from an5dpy.frontend.reserved import is_reserved
 from an5dpy.ir import Scalar, walk
@@ -24,10 +24,12 @@ from an5dpy.ir import Scalar, walk
 from cuda_support import FORMS
 from paths import C_INPUTS
 
-#: The forms the CUDA generator handles: those with read-only arrays are refused before
-#: any CUDA is generated (tests/cli/test_cli_read_only.py checks the refusal).
-FORM_FILES = sorted(p for p in glob.glob(os.path.join(FORMS, "*.c"))
-                    if not load(p)[1].coefficients)
+#: The forms the CUDA generator handles: those with read-only arrays, and those the blocked
+#: schedule cannot run (k-level rotations, leapfrog), are refused before any CUDA is
+#: generated (tests/cli/test_cli_read_only.py, tests/cli/test_cli_time_levels.py check it).
+FORM_FILES = sorted(path for path, info in ((p, load(p)[1])
+                                            for p in glob.glob(os.path.join(FORMS, "*.c")))
+                    if not info.coefficients and blocking_supported(info))
 BENCHMARKS = sorted(glob.glob(os.path.join(C_INPUTS, "*.c")))
 
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
