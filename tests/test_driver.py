@@ -46,3 +46,45 @@ def test_the_cuda_runner_builds_the_generated_files(monkeypatch, tmp_path):
     assert cubin == "cubin" and compiled == [tmp_path / "j2d5pt_kernel.cu"]
     assert model == expected.model
     assert {p.name: p.read_text() for p in tmp_path.iterdir()} == expected.files()
+
+
+# --------------------------------------------------------------------------- time levels
+
+LEVELS = """void f(int n, int T, float A[{k}][n][n])
+{{
+#pragma scop
+  for (int t = 0; t < T; t++)
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        A[{written}][i][j] = {update};
+#pragma endscop
+}}
+"""
+
+
+def levels(k: int, written: str, update: str):
+    return driver.load("levels.c", text=LEVELS.format(k=k, written=written, update=update))[1]
+
+
+def test_require_blocking_support_names_the_older_level_or_the_rotation():
+    import pytest
+    from an5dpy.errors import UnsupportedInput
+
+    plain = levels(2, "(t+1)%2", "A[t%2][i-1][j] + A[t%2][i+1][j]")
+    assert driver.blocking_supported(plain)
+    driver.require_blocking_support(plain)  # nothing to refuse
+
+    leapfrog = levels(2, "(t+1)%2", "A[t%2][i-1][j] - A[(t+1)%2][i][j]")
+    three = levels(3, "(t+2)%3", "A[(t+1)%3][i-1][j] + A[(t+1)%3][i+1][j]")
+    for info, column in ((leapfrog, 45), (three, 9)):  # the older read / the write
+        assert not driver.blocking_supported(info)
+        for call in (lambda: driver.require_blocking_support(info),
+                     lambda: driver.blocking_plan(info, 2, bs=(32,)),
+                     lambda: driver.choose_plan(info, driver.Options(bt=2, bs="32", sl="off")),
+                     lambda: driver.generate(info, driver.blocking_plan(plain, 2, bs=(32,)),
+                                             "x")):
+            with pytest.raises(UnsupportedInput,
+                               match="the blocked schedule does not support it yet") as err:
+                call()
+            assert (err.value.coord.file, err.value.coord.line,
+                    err.value.coord.column) == ("levels.c", 7, column)

@@ -43,12 +43,14 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from an5dpy.blocking.plan import check_plan
+    from an5dpy.driver import require_blocking_support
     from an5dpy.perf.choice import target_gpu
     from an5dpy.perf.model import Model
     from an5dpy.perf.report import format_prediction
 
     opts = options(args)
     program, info = load_input(args, opts)
+    require_blocking_support(info)  # the model predicts a plan of the blocked schedule
     gpu, _ = target_gpu(args.gpu)
     env = model_params(program, info, dict(args.params), args.size, args.steps)
     # the plan chosen for this very GPU (also when it was detected) and these sizes
