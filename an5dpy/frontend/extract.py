@@ -668,7 +668,7 @@ class _ScopReader:
         if extent.const < 2:
             raise UnsupportedInput(f"the time dimension of '{array}' has {extent.const} "
                                    f"buffer{'s' * (extent.const != 1)}; double buffering "
-                                   f"needs 2 (a rotation through k levels, k)",
+                                   f"needs 2 (and a rotation (t + c) % k needs k)",
                                    self.coord(size))
         return extent.const
 
