@@ -17,8 +17,9 @@ stage's value and runs:
 * :meth:`Stencil.bench` -- timing on the GPU (:mod:`an5dpy.perf.bench`).
 
 Arrays are laid out as the C program's: the time buffers first, C order, shape
-``(2, *extents)``; or a mapping ``{array name: array}``. Scalar parameters are given by
-name; those that the array's shape or ``steps`` determine (``n`` in ``float A[2][n][n]``,
+``(2, *extents)`` (``(k, *extents)`` for an array rotating through ``k`` buffers); or a
+mapping ``{array name: array}``. Scalar parameters are given by name; those that the
+array's shape or ``steps`` determine (``n`` in ``float A[2][n][n]``,
 ``compsize`` in the benchmarks' ``dimsize = compsize + 2``, ``timestep`` of the time loop)
 may be left out (:func:`bind`). Each method returns the buffer where the C program leaves
 its result (a view of the array given).
@@ -328,7 +329,7 @@ def _contradiction(eq: _Equation, values: Mapping[str, int], info: "StencilInfo"
             return f"steps={steps}: no integer {unsolved} gives {eq.label} = {steps}"
         return (f"steps={steps} contradicts the program: {eq.label} is "
                 f"{eq.lhs.evaluate(values)} with {known}")
-    decl = f"{info.array}[2]" + "".join(f"[{d.extent}]" for d in info.dims)
+    decl = f"{info.array}[{info.time.buffers}]" + "".join(f"[{d.extent}]" for d in info.dims)
     if unsolved is not None:
         return (f"the array's shape {grid_shape} does not fit {decl}: no integer {unsolved} "
                 f"gives {eq.label} = {eq.rhs}")
@@ -436,11 +437,12 @@ class Stencil:
                 raise UsageError("the array is read-only (the stencil updates it in place)")
         want = np.dtype(_NUMPY_NAMES[self.dtype])
         ndim = 1 + self.info.ndim
-        if grid.ndim != ndim or grid.shape[0] != 2:
+        buffers = self.info.time.buffers
+        if grid.ndim != ndim or grid.shape[0] != buffers:
             extents = "][".join(str(d.extent) for d in self.info.dims)
             raise UsageError(f"the array has shape {tuple(grid.shape)}; '{array}' is "
-                             f"{array}[2][{extents}] (2 time buffers, then {self.info.ndim} "
-                             "extents)")
+                             f"{array}[{buffers}][{extents}] ({buffers} time buffers, then "
+                             f"{self.info.ndim} extents)")
         if grid.dtype != want:
             raise UsageError(f"the array has dtype {grid.dtype}; '{array}' holds {self.dtype} "
                              f"({want})")
@@ -493,7 +495,8 @@ class Stencil:
             given.setdefault(HARNESS_SIZE, PAPER_SIZE[self.info.ndim])
             if steps is None:
                 given.setdefault(HARNESS_STEPS, PAPER_STEPS)
-        env = bind(self.info, (2,), steps, given)  # no array: the extents from parameters
+        # no array: the extents from parameters
+        env = bind(self.info, (self.info.time.buffers,), steps, given)
         runner = self.build()
         grid = device_grid(self.info, env, self.dtype)
         times = time_runs(lambda: runner.run(grid, env), repeats)

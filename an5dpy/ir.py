@@ -325,16 +325,19 @@ class Scalar(Expr):
 
 @dataclass(frozen=True)
 class Access(Expr):
-    """``array[(time) % 2][idx0][idx1]...`` as written (frontend form).
+    """``array[(time) % modulus][idx0][idx1]...`` as written (frontend form).
 
-    ``time`` is the affine expression inside ``% 2`` (e.g. ``t + 1``); ``indices`` are the
-    spatial subscripts as affine forms over loop variables and parameters. For arrays
-    without a time-buffer dimension (coefficient arrays, a later capability) ``time`` is None.
+    ``time`` is the affine expression inside ``% modulus`` (e.g. ``t + 1``), ``modulus`` the
+    number of time buffers the subscript rotates through (2 for ``A[(t+1)%2]``, 3 for
+    ``p[(t+2)%3]``); ``indices`` are the spatial subscripts as affine forms over loop
+    variables and parameters. For arrays without a time-buffer dimension (read-only
+    arrays) ``time`` is None.
     """
 
     array: str = ""
     time: Affine | None = None
     indices: tuple[Affine, ...] = ()
+    modulus: int = 2
 
 
 @dataclass(frozen=True)
@@ -571,6 +574,12 @@ class StencilProgram:
     def array(self) -> ArrayDecl:
         return self.arrays[0]
 
+    @property
+    def time_buffers(self) -> int:
+        """How many time buffers the stencil array rotates through: the ``k`` of the
+        written access' ``(t + c) % k`` (the analysis checks that every access agrees)."""
+        return self.statements[0].target.modulus
+
     def param(self, name: str) -> Param:
         for p in self.params:
             if p.name == name:
@@ -702,6 +711,14 @@ class StencilInfo:
         the double-buffered form, 2 where it also reads the level before the newest."""
         return max((e.lag for e in walk(self.update) if isinstance(e, Read)), default=1)
 
+    def offsets_of_level(self, lag: int) -> tuple[tuple[int, ...], ...]:
+        """The offsets (sorted, unique) at which the update reads the level of lag ``lag``:
+        :attr:`offsets` for the newest earlier level (lag 1)."""
+        if lag == 1:
+            return self.offsets
+        return tuple(sorted({e.offset for e in walk(self.update)
+                             if isinstance(e, Read) and e.lag == lag}))
+
     @property
     def radius(self) -> tuple[int, ...]:
         return tuple(d.radius for d in self.dims)
@@ -727,7 +744,7 @@ class StencilInfo:
             "params": [{"name": p.name, "ctype": p.ctype} for p in self.params],
             "loops": {
                 "time": {"var": self.time.var, "lower": str(self.time.lower),
-                         "upper": str(self.time.upper)},
+                         "upper": str(self.time.upper), "buffers": self.time.buffers},
                 "space": [{"var": d.var, "lower": str(d.lower), "upper": str(d.upper),
                            "extent": str(d.extent)} for d in self.dims],
             },
@@ -735,13 +752,18 @@ class StencilInfo:
         }
 
     def arrays_json(self) -> list[dict]:
-        """Every array the scop touches: the updated grid (two time levels, its reads as
-        offsets) and each read-only array (no time level; each read as, per subscript, the
-        grid dimension it follows, or null for a constant, and the offset or constant)."""
+        """Every array the scop touches: the updated grid (its time buffers, how many earlier
+        levels the update reads, and its reads as offsets per level: ``offsets`` those of
+        the newest earlier level, ``reads`` one entry per lag) and each read-only array (no
+        time level; each read as, per subscript, the grid dimension it follows, or null for
+        a constant, and the offset or constant)."""
         grid = {"name": self.array, "role": "updated", "elem_type": self.dtype,
-                "rank": self.ndim, "time_levels": 2,
+                "rank": self.ndim, "time_levels": self.time.buffers,
+                "history": self.history,
                 "extents": [str(d.extent) for d in self.dims],
-                "offsets": [list(o) for o in self.offsets]}
+                "offsets": [list(o) for o in self.offsets],
+                "reads": [{"lag": lag, "offsets": [list(o) for o in self.offsets_of_level(lag)]}
+                          for lag in range(1, self.history + 1)]}
         coefs = [{"name": c.name, "role": "read_only", "elem_type": c.elem_type,
                   "rank": c.rank, "time_levels": 0,
                   "extents": [str(e) for e in c.extents],

@@ -900,14 +900,24 @@ def m_out_of_bounds(layout, p, draw):
 
 
 def m_in_place(layout, p, draw):
-    """Gauss-Seidel: every read uses the buffer the statement writes."""
+    """Gauss-Seidel: every read uses the buffer the statement writes. Some read must be
+    at a neighbour: the written buffer read at the cell itself holds the level before the
+    newest (a leapfrog update, which the analysis accepts)."""
+    if not any(any(r.offset) for r in reads_of(p.update)):
+        return None
     q = replace(p, update=_map_reads(p.update, lambda r: replace(r, shift=p.write_shift)))
     layout.value = expr_text(q, q.update)
     return "statement"
 
 
 def m_mixed_parity(layout, p, draw):
-    return _add_term(layout, _centre_read(p, _vars(p), shift=p.write_shift))
+    """A read of the buffer the statement writes, at a neighbour (which the loop may
+    already have updated), beside the reads of the other buffer; at the cell itself it
+    would be a leapfrog read of the level before the newest."""
+    d = draw(st.integers(0, p.ndim - 1))
+    step = draw(st.sampled_from((-1, 1)))
+    subs = [space_subscript(p, x.var, step if k == d else 0) for k, x in enumerate(p.dims)]
+    return _add_term(layout, _centre_read(p, subs, shift=p.write_shift))
 
 
 def m_stride(layout, p, draw):

@@ -240,6 +240,14 @@ def test_input_errors_carry_the_source_coordinate():
     assert str(err.value).startswith(f"bad.c:9:{coord.column}: error: ")
 
 
+def test_compile_refuses_a_leapfrog_update_at_its_older_read():
+    leapfrog = COEFF_SOURCE.replace("A[t%2][i-1][j]", "A[t%2][i-1][j] - A[(t+1)%2][i][j]")
+    with pytest.raises(UnsupportedInput,
+                       match="the blocked schedule does not support it yet") as err:
+        an5dpy.compile(leapfrog, name="leapfrog.c")
+    assert (err.value.coord.file, err.value.coord.line) == ("leapfrog.c", 9)
+
+
 # --------------------------------------------------------------------------- module cache key
 
 

@@ -8,6 +8,7 @@ import os
 from paths import C_INPUTS
 
 from an5dpy import driver
+from an5dpy.blocking.plan import TimeLevels
 
 FLOAT = (("SB_TYPE", "float"),)
 
@@ -46,3 +47,30 @@ def test_the_cuda_runner_builds_the_generated_files(monkeypatch, tmp_path):
     assert cubin == "cubin" and compiled == [tmp_path / "j2d5pt_kernel.cu"]
     assert model == expected.model
     assert {p.name: p.read_text() for p in tmp_path.iterdir()} == expected.files()
+
+
+# --------------------------------------------------------------------------- time levels
+
+LEVELS = """void f(int n, int T, float A[{k}][n][n])
+{{
+#pragma scop
+  for (int t = 0; t < T; t++)
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        A[{written}][i][j] = {update};
+#pragma endscop
+}}
+"""
+
+
+def levels(k: int, written: str, update: str):
+    return driver.load("levels.c", text=LEVELS.format(k=k, written=written, update=update))[1]
+
+
+def test_rotating_programs_get_a_rotating_plan():
+    plain = levels(2, "(t+1)%2", "A[t%2][i-1][j] + A[t%2][i+1][j]")
+    leapfrog = levels(2, "(t+1)%2", "A[t%2][i-1][j] - A[(t+1)%2][i][j]")
+    three = levels(3, "(t+2)%3", "A[(t+1)%3][i-1][j] + A[(t+1)%3][i+1][j]")
+    assert not driver.blocking_plan(plain, 2, bs=(32,)).levels.rotating
+    assert driver.blocking_plan(leapfrog, 2, bs=(32,)).levels == TimeLevels(2, 2)
+    assert driver.blocking_plan(three, 2, bs=(32,)).levels == TimeLevels(3, 1)

@@ -8,8 +8,9 @@ blocked and derives what the later stages need:
    relation ``S[...] -> A[spatial subscripts]`` per access.  Integer parameters defined
    before the scop (``int dimsize = compsize + 2;``) or ``const`` with a value add their
    equalities to the parameter context.
-2. Time parity: every access's time subscript is ``t + c``.  The reads must all use one
-   buffer parity, and not the one the statement writes.
+2. Time levels: every access's time subscript is ``(t + c) % k`` with one ``k`` for the
+   array; each read takes an earlier level (its *lag*), within the limits of this release
+   (:func:`check_time_levels`, the one home of those rules).
 3. The write is the identity on the spatial dimensions up to a permutation of the loop
    variables.  Array dimension order is *the* order from here on: dimension 0 is the
    streaming dimension, the last one the contiguous one.
@@ -91,17 +92,95 @@ def _affine_text(aff: Affine) -> str:
     return aff.c_str().replace(" ", "")
 
 
-def _time_text(aff: Affine | None) -> str:
+def _time_text(aff: Affine | None, modulus: int = 2) -> str:
     if aff is None:
         return ""
     text = _affine_text(aff)
-    return f"[{text}%2]" if (aff.is_constant or len(aff.terms) == 1 and aff.const == 0
-                             and aff.terms[0][1] == 1) else f"[({text})%2]"
+    return f"[{text}%{modulus}]" if (aff.is_constant or len(aff.terms) == 1 and aff.const == 0
+                                     and aff.terms[0][1] == 1) else f"[({text})%{modulus}]"
 
 
 def format_access(acc: Access) -> str:
     """C-like spelling of an access, e.g. ``A[(t+1)%2][i-1][j]``."""
-    return acc.array + _time_text(acc.time) + "".join(f"[{_affine_text(i)}]" for i in acc.indices)
+    return acc.array + _time_text(acc.time, acc.modulus) + "".join(
+        f"[{_affine_text(i)}]" for i in acc.indices)
+
+
+# =========================================================================== time levels
+#
+# The one home of the rules on which earlier time levels an update may read. The statement
+# writes level t+1 of the array into buffer (t + c_w) % k. A read of buffer (t + c_r) % k
+# holds level t+1-lag with lag = (c_w - c_r) mod k: lag 1 is level t, the newest earlier
+# level (the double-buffered form's only one), lag 2 level t-1. A read of the written buffer
+# itself holds, at the cell being written, the oldest level the buffers keep, t+1-k (C reads
+# the right-hand side before it stores: lag k, a leapfrog update in two buffers), and at any
+# other cell a value the loop may already have replaced by level t+1 (in place: refused).
+#
+# The limits of this release are the constants below and check_time_levels: what the
+# blocked schedule can keep (an5dpy/blocking/plan.TimeLevels; level t-1 at the cell itself
+# is the register ring of level T-2).
+
+#: The most time buffers an array may rotate through (``k`` of ``A[(t + c) % k]``).
+MAX_TIME_BUFFERS = 3
+#: The oldest level an update may read, as a lag: levels t (lag 1) and t-1 (lag 2).
+MAX_LAG = 2
+
+
+def level_name(time_var: str, lag: int) -> str:
+    """The level a read of lag ``lag`` takes, as the step writing level ``t+1`` sees it:
+    ``t``, ``t-1``, ..."""
+    return time_var if lag == 1 else f"{time_var}-{lag - 1}"
+
+
+def read_lag(write_shift: int, read_shift: int, buffers: int, at_cell: bool) -> int | None:
+    """The lag of a read of buffer ``(t + read_shift) % buffers`` by the statement writing
+    ``(t + write_shift) % buffers``: 1 to ``buffers`` (the written buffer read at the cell
+    itself holds the oldest level), or None for the written buffer read at another cell."""
+    lag = (write_shift - read_shift) % buffers
+    if lag:
+        return lag
+    return buffers if at_cell else None
+
+
+def check_time_levels(target: Access, reads: list[tuple[Access, tuple[int, ...]]],
+                      write_shift: int, time_var: str) -> None:
+    """Refuse, at the first read (source order) that breaks one, the reads this release
+    cannot block: a read of the written buffer at a neighbour (in place), a level older
+    than :data:`MAX_LAG`, a level before the newest read away from the cell (its offset
+    not 0); then an array rotating through more than :data:`MAX_TIME_BUFFERS` buffers.
+    ``reads``: each read of the array with its offset from the written cell."""
+    k = target.modulus
+    written, array = format_access(target), target.array
+    for acc, offset in reads:
+        at_cell = not any(offset)
+        lag = read_lag(write_shift, acc.time.const, k, at_cell)
+        text = format_access(acc)
+        if lag is None:
+            raise UnsupportedInput(
+                f"in-place update: {text} reads the buffer it writes ({written}) at offset "
+                f"{list(offset)}, a neighbour that the loop may already have given level "
+                f"{time_var}+1, so a cell's new value would depend on the order cells are "
+                f"updated in; a read of the written buffer is allowed only at the cell "
+                f"itself (it holds the oldest level there), every other read must use an "
+                f"earlier level's buffer", acc.coord)
+        if lag > MAX_LAG:
+            held = (f" (the buffer it writes, read at the cell before the store, still holds "
+                    f"level {level_name(time_var, lag)})" if lag == k else "")
+            raise UnsupportedInput(
+                f"{text} reads level {level_name(time_var, lag)} of '{array}'{held}: "
+                f"an5dpy supports reads of the two newest earlier levels "
+                f"({level_name(time_var, 1)} and {level_name(time_var, 2)}) only", acc.coord)
+        if lag > 1 and not at_cell:
+            raise UnsupportedInput(
+                f"{text} reads level {level_name(time_var, lag)} of '{array}' at offset "
+                f"{list(offset)}: the level before the newest can be read only at the cell "
+                f"itself (offset 0); level {level_name(time_var, 1)} may be read at any "
+                f"offset", acc.coord)
+    if k > MAX_TIME_BUFFERS:
+        raise UnsupportedInput(
+            f"{written} rotates '{array}' through {k} time buffers: an5dpy supports at most "
+            f"{MAX_TIME_BUFFERS} time buffers (updates reading levels {level_name(time_var, 1)} "
+            f"and {level_name(time_var, 2)})", target.coord)
 
 
 # =========================================================================== isl helpers
@@ -163,7 +242,7 @@ class _Analysis:
         read_only = {a.name for a in prog.arrays if a.read_only}
         reads = [acc for acc in accesses if acc.array not in read_only]
         coef_reads = [acc for acc in accesses if acc.array in read_only]
-        w_shift, r_shift = self._time_shifts(target, reads)
+        w_shift = self._time_shifts(target, reads)
 
         self._build_isl()
         if self.domain.is_empty():
@@ -176,6 +255,17 @@ class _Analysis:
         for acc in reads:
             if acc.indices not in offset_of:
                 offset_of[acc.indices] = self._offset(acc)
+        check_time_levels(target, [(acc, offset_of[acc.indices]) for acc in reads], w_shift,
+                          self.tloop.var)
+        buffers = target.modulus
+
+        def lag_of(acc: Access) -> int:
+            return read_lag(w_shift, acc.time.const, buffers, not any(offset_of[acc.indices]))
+
+        newest = [acc for acc in reads if lag_of(acc) == 1]
+        # the buffer the newest earlier level is in (the raw shift, as written); without
+        # such a read, the one it would be read from
+        r_shift = newest[0].time.const if newest else w_shift - 1
         self._check_time_bounds(target, reads)
         self._check_bounds(target, "write")
         seen: set[tuple[str, tuple[Affine, ...]]] = set()
@@ -186,7 +276,9 @@ class _Analysis:
         coef_index = {(acc.array, acc.indices): self._coef_index(acc, perm)
                       for acc in coef_reads}
 
-        offsets = tuple(sorted(set(offset_of.values())))
+        # the shape of the stencil is that of its reads of the newest level: older levels
+        # are read at the cell itself only (check_time_levels)
+        offsets = tuple(sorted({offset_of[acc.indices] for acc in newest}))
         reach_lo = [max([0] + [-o[d] for o in offsets]) for d in range(self.ndim)]
         reach_hi = [max([0] + [o[d] for o in offsets]) for d in range(self.ndim)]
         dims = tuple(
@@ -195,14 +287,15 @@ class _Analysis:
                      reach_lo=reach_lo[d], reach_hi=reach_hi[d])
             for d in range(self.ndim))
         time = TimeInfo(var=self.tloop.var, lower=self.tloop.lower, upper=self.tloop.upper,
-                        read_shift=r_shift, write_shift=w_shift)
+                        read_shift=r_shift, write_shift=w_shift, buffers=buffers)
 
         def to_read(e: Expr) -> Expr | None:
             if isinstance(e, Access) and e.array in read_only:
                 return CoefRead(e.ctype, e.coord, array=e.array,
                                 index=coef_index[(e.array, e.indices)])
             if isinstance(e, Access):
-                return Read(e.ctype, e.coord, array=e.array, offset=offset_of[e.indices])
+                return Read(e.ctype, e.coord, array=e.array, offset=offset_of[e.indices],
+                            lag=lag_of(e))
             return None
 
         update = transform(stmt.value, to_read)
@@ -218,7 +311,10 @@ class _Analysis:
         # An update that reads a read-only array is not treated as associative for now:
         # the associative mode's partial sums would need the coefficient of each input
         # plane's output cell, which neither the schedule nor the simulator provides yet.
-        assoc = None if coefficients else assoc_form(update, prog.array.elem_type)
+        # Nor is one that reads an older level than the newest: the partial sums run over
+        # the newest level's planes only.
+        older = any(lag_of(acc) > 1 for acc in reads)
+        assoc = None if coefficients or older else assoc_form(update, prog.array.elem_type)
         associative = assoc is not None
         opt = "nondiag" if diag_free else ("assoc" if associative else "none")
         return StencilInfo(
@@ -365,35 +461,34 @@ class _Analysis:
         t = self.tloop.var
         tm = acc.time
         if tm is None or tm.terms != ((t, 1),):
-            what = "no time subscript" if tm is None else f"time subscript ({_affine_text(tm)})%2"
+            what = ("no time subscript" if tm is None
+                    else f"time subscript ({_affine_text(tm)})%{acc.modulus}")
             raise UnsupportedInput(
                 f"{format_access(acc)} has {what}: every access of {acc.array} must select its "
-                f"time buffer as ({t} + constant) % 2 so that the buffer parity follows the time "
+                f"time buffer as ({t} + constant) % k so that the buffers rotate with the time "
                 "loop", acc.coord)
         return tm.const
 
-    def _time_shifts(self, target: Access, reads: list[Access]) -> tuple[int, int]:
+    def _time_shifts(self, target: Access, reads: list[Access]) -> int:
+        """The written buffer's shift (as written); every access rotates through the same
+        buffers, which the array's declaration holds."""
         w = self._time_shift(target)
-        shifts = [self._time_shift(acc) for acc in reads]
-        if not reads:
-            return w, w - 1
-        parities = {s % 2 for s in shifts}
-        if len(parities) > 1:
-            same = next(a for a, s in zip(reads, shifts) if s % 2 == w % 2)
-            other = next(a for a, s in zip(reads, shifts) if s % 2 != w % 2)
-            raise UnsupportedInput(
-                f"reads mix both buffer parities: {format_access(same)} reads the buffer the "
-                f"statement writes ({format_access(target)}) while {format_access(other)} reads "
-                "the other one; every read must use the previous time step's buffer",
-                same.coord)
-        for acc, s in zip(reads, shifts):
-            if s % 2 == w % 2:
+        k = target.modulus
+        for acc in reads:
+            self._time_shift(acc)
+            if acc.modulus != k:
                 raise UnsupportedInput(
-                    f"in-place update: {format_access(acc)} reads the buffer it writes "
-                    f"({format_access(target)}), so a cell's new value depends on cells updated "
-                    "in the same time step; every read must use the other time buffer",
-                    acc.coord)
-        return w, shifts[0]
+                    f"{format_access(acc)} selects its time buffer modulo {acc.modulus} but the "
+                    f"statement writes {format_access(target)} modulo {k}: every access of "
+                    f"{acc.array} must rotate through the same buffers "
+                    f"(({self.tloop.var} + c) % {k})", acc.coord)
+        arr = self.prog.array
+        if arr.time_extent is not None and arr.time_extent < k:
+            raise UnsupportedInput(
+                f"array {arr.name} has a time dimension of extent {arr.time_extent} but its "
+                f"accesses rotate through {k} buffers ({format_access(target)}): declare it "
+                f"with {k} time buffers ([{k}])", arr.coord or target.coord)
+        return w
 
     # ------------------------------------------------------------------ isl
 

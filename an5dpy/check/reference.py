@@ -1,12 +1,13 @@
 """The gcc oracle: the user's own loop nest, compiled by the host C compiler.
 
 Every backend is checked against this. The scop's preprocessed text is pasted verbatim into
-a function that receives the grid buffer and the parameters; gcc compiles it without FMA
+a function that receives the grid buffer (all ``k`` time buffers of the array, ``k`` the
+modulus of its time subscripts) and the parameters; gcc compiles it without FMA
 contraction or fast-math, so each operation rounds exactly as C's abstract machine says.
 
     kernel = build_reference(program)
     params = resolve_params(program, {"compsize": "64", "timestep": "10"})
-    kernel.run(grid, params)            # grid: numpy array of shape (2, *extents)
+    kernel.run(grid, params)            # grid: numpy array of shape (k, *extents)
     kernel.run(grid, params, (f,))      # and the read-only arrays, in program.arrays order
 """
 
@@ -307,11 +308,12 @@ class ReferenceKernel:
             _CTYPES[p.ctype] for p in program.params]
 
     def grid_shape(self, params: Mapping[str, int | float]) -> tuple[int, ...]:
-        return (2,) + array_shape(self.program.array, params)
+        """``(k, *extents)``: the array's ``k`` time buffers (``program.time_buffers``)."""
+        return (self.program.time_buffers,) + array_shape(self.program.array, params)
 
     def run(self, grid: np.ndarray, params: Mapping[str, int | float],
             read_only: tuple[np.ndarray, ...] = ()) -> None:
-        """Run the loop nest on ``grid`` (both time buffers), updating it in place;
+        """Run the loop nest on ``grid`` (every time buffer), updating it in place;
         ``read_only``: the read-only arrays' values, in ``program.arrays`` order."""
         values = resolve_params(self.program, params)
         buffers = self._read_only_buffers(read_only, values)
@@ -325,7 +327,7 @@ class ReferenceKernel:
                              f"{array.elem_type} ({dtype})")
         if tuple(grid.shape) != shape:
             raise UsageError(f"grid has shape {tuple(grid.shape)}; with these parameters "
-                             f"'{array.name}' needs {shape} (2 time buffers x extents)")
+                             f"'{array.name}' needs {shape} ({shape[0]} time buffers x extents)")
         if not grid.flags.c_contiguous or not grid.flags.writeable:
             raise UsageError("the grid must be a writeable C-contiguous numpy array")
         args = [_CTYPES[p.ctype](values[p.name]) for p in self.program.params]

@@ -1,9 +1,10 @@
 """Differential verification: a backend against the gcc oracle on random data.
 
-Both time buffers, boundaries included, get independent random values in [0.5, 1.5). The
-oracle (the user's loop nest compiled by gcc, :mod:`an5dpy.check.reference`) and the backend run
-the same step count; the buffer where the C program leaves its result is compared cell by
-cell. (The other buffer holds an earlier time level; which one depends on the launch plan.)
+Every time buffer (both of a double-buffered array, all ``k`` of a rotation through ``k``),
+boundaries included, gets independent random values in [0.5, 1.5). The oracle (the user's
+loop nest compiled by gcc, :mod:`an5dpy.check.reference`) and the backend run the same step
+count; the buffer where the C program leaves its result is compared cell by cell. (The
+other buffers hold earlier time levels; which ones depends on the launch plan.)
 The simulator runs the schedule of the emitted code (:func:`an5dpy.driver.emitted_schedule`,
 the one ``an5d-translate`` prints), compact kernels of remainder degrees included.
 
@@ -154,7 +155,7 @@ def compare(result: np.ndarray, reference: np.ndarray, tol: float | None,
 def amplification(run_oracle: Callable[[np.ndarray], None], grid: np.ndarray,
                   reference: np.ndarray, buffer: int, dtype: str, seed: int = 0) -> float:
     """How far the oracle's own result moves, in units of u of ``dtype`` (relative as
-    :func:`compare` measures), when every input cell (both buffers, boundaries included)
+    :func:`compare` measures), when every input cell (every time buffer, boundaries included)
     moves by one ulp: up or down at random, then each the other way; the larger of the
     two. ``run_oracle(grid)`` runs gcc's loop nest in place; ``reference`` is its result
     buffer for ``grid``. About 1 for an averaging stencil; large where the update divides
@@ -187,7 +188,10 @@ def random_read_only(program, env: Mapping[str, int], seed: int) -> tuple[np.nda
 
 
 def result_buffer(info: StencilInfo, env: Mapping[str, int]) -> int:
-    return info.time.start_buffer(env) ^ (info.time.steps(env) % 2)
+    """The buffer where the C program leaves its result: each step writes the buffer after
+    the one it reads its newest level from (``(t + c) % k`` advances with ``t``), so after
+    ``steps`` steps the newest level is ``steps`` buffers on from the first one read."""
+    return (info.time.start_buffer(env) + info.time.steps(env)) % info.time.buffers
 
 
 # --------------------------------------------------------------------------- whole runs
@@ -217,7 +221,7 @@ class VerifyReport:
         return self.comparison.lines() + config
 
 
-#: Largest grid (both time buffers) ``an5d verify`` allocates; the oracle needs a copy (two
+#: Largest grid (all time buffers) ``an5d verify`` allocates; the oracle needs a copy (two
 #: where a tolerance is measured).
 MAX_GRID_BYTES = 16 * 2 ** 30
 
@@ -238,7 +242,7 @@ def _check_grid(info: StencilInfo, shape: tuple[int, ...], dtype: str, env) -> N
         sizes = ", ".join(f"{d.var}: {n}" for d, n in zip(info.dims, shape[1:]))
         given = ", ".join(f"{k}={v}" for k, v in env.items())
         raise UsageError(f"the parameters ({given}) give a grid of {nbytes / 2 ** 30:.3g} GiB "
-                         f"({sizes}, two time buffers); verification allocates at most "
+                         f"({sizes}, {shape[0]} time buffers); verification allocates at most "
                          f"{MAX_GRID_BYTES / 2 ** 30:.3g} GiB: give smaller sizes with -P")
 
 
@@ -288,7 +292,7 @@ def prove_file(path: str, options, params: Mapping[str, str],
     choice = driver.choose_plan(info, options, env)
     plan = choice.plan
     dims = grid_extents(info, env)
-    _check_extents(info, (2, *(d.size for d in dims)), env)
+    _check_extents(info, (info.time.buffers, *(d.size for d in dims)), env)
     if announce is not None:  # the sizes hold a grid: the proof runs
         announce(choice)
     counts: dict[int, int] = {}
@@ -330,7 +334,7 @@ def verify_file(path: str, options, backend: str, params: Mapping[str, str],
         if not usable:  # the machine lacks a GPU or cupy: not our bug, not the input's
             raise UsageError(f"--backend cuda needs a CUDA GPU and cupy: {why} "
                              "(--backend sim runs the schedule on the CPU)")
-    shape = (2, *(d.size for d in grid_extents(info, env)))
+    shape = (info.time.buffers, *(d.size for d in grid_extents(info, env)))
     _check_grid(info, shape, plan.dtype, env)
     if announce is not None:  # the backend and the grid are there: the run starts
         announce(choice)

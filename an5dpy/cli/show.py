@@ -11,10 +11,12 @@ from an5dpy.blocking.plan import BlockingPlan
 
 
 def _access(node) -> str:
-    """A read of the update as its offsets (``A[-1, 0]``), an access of the program as C
-    spells it (``A[(t+1)%2][i-1][j]``)."""
+    """A read of the update as its offsets (``A[-1, 0]``; one of an older level than the
+    newest with its lag, ``A@t-1[0, 0]``), an access of the program as C spells it
+    (``A[(t+1)%2][i-1][j]``)."""
     if isinstance(node, Read):
-        return f"{node.array}{list(node.offset)}"
+        level = "" if node.lag == 1 else f"@t-{node.lag - 1}"
+        return f"{node.array}{level}{list(node.offset)}"
     if isinstance(node, CoefRead):  # without the loop names: dimension d as ``@d``
         return _coef_text(node, tuple(f"@{d}" for d in range(max(
             (i.dim for i in node.index if i.dim is not None), default=-1) + 1)))
@@ -65,9 +67,7 @@ def format_analysis(info: StencilInfo) -> str:
                 "flops_per_cell"):
         lines.append(f"  {key}: {json.dumps(data[key])}")
     lines.append(f"  offsets ({len(info.offsets)}): {json.dumps(data['offsets'])}")
-    t = info.time
-    lines.append(f"  time loop: {t.var} in [{t.lower}, {t.upper}], reads buffer "
-                 f"({t.var} + {t.read_shift}) % 2")
+    lines.append(f"  time loop: {_time_levels(info)}")
     for d in info.dims:
         lines.append(f"  dimension {d.var}: interior [{d.lower}, {d.upper}] of {d.extent}")
     lines.append(f"  parameters: {', '.join(p.name for p in info.params) or '(none)'}")
@@ -83,6 +83,29 @@ def format_analysis(info: StencilInfo) -> str:
 
     lines.append(f"  update: {c_expr(info.update, access)}")
     return "\n".join(lines)
+
+
+def _subscript(var: str, shift: int, buffers: int) -> str:
+    """A time subscript as C spells it: ``(t + 2) % 3``, ``t % 2``, ``(t - 1) % 2``."""
+    if shift == 0:
+        return f"{var} % {buffers}"
+    return f"({var} {'+' if shift > 0 else '-'} {abs(shift)}) % {buffers}"
+
+
+def _time_levels(info: StencilInfo) -> str:
+    """``t in [0, T - 1], 3 time buffers: writes (t + 2) % 3, reads level t from
+    (t + 1) % 3 and level t-1 from t % 3`` (the double-buffered form: ``reads buffer
+    (t + 0) % 2``, as it always said)."""
+    t = info.time
+    head = f"{t.var} in [{t.lower}, {t.upper}]"
+    if t.buffers == 2 and info.history == 1:
+        return f"{head}, reads buffer ({t.var} + {t.read_shift}) % 2"
+    levels = [f"level {t.var} from {_subscript(t.var, t.read_shift, t.buffers)}"]
+    if info.history > 1:  # the level before: lag 2, its buffer as the write's minus 2
+        older = _subscript(t.var, (t.write_shift - 2) % t.buffers, t.buffers)
+        levels.append(f"level {t.var}-1 from {older} (at the cell itself)")
+    return (f"{head}, {t.buffers} time buffers: writes "
+            f"{_subscript(t.var, t.write_shift, t.buffers)}, reads {' and '.join(levels)}")
 
 
 def format_plan(plan: BlockingPlan) -> str:

@@ -422,14 +422,19 @@ class _ScopReader:
             raise UnsupportedInput(f"'{name}' has {rank} dimensions (a time buffer and "
                                    f"{rank - 1} spatial) but is subscripted with "
                                    f"{len(subscripts)} indices", coord)
-        time = self._time_subscript(subscripts[0])
+        time, modulus = self._time_subscript(subscripts[0])
         indices = tuple(self._spatial_subscript(s) for s in subscripts[1:])
-        return Access(array.elem_type, coord, array=name, time=time, indices=indices)
+        return Access(array.elem_type, coord, array=name, time=time, indices=indices,
+                      modulus=modulus)
 
-    def _time_subscript(self, node: c_ast.Node) -> Affine:
+    def _time_subscript(self, node: c_ast.Node) -> tuple[Affine, int]:
+        """``(t + c) % k`` (``t % k``, ``(c + t) % k``, ...) as the affine ``t + c`` and the
+        modulus ``k``: the array rotates through ``k`` time buffers. Which ``c`` and ``k``
+        an update may use is the analysis' rule (:mod:`an5dpy.analysis.stencil`)."""
         t = self.time_var
-        bad = UnsupportedInput(f"time subscript '{c_text(node)}' must be ({t} + c) % 2 "
-                               f"(double-buffered arrays alternate between two buffers)",
+        bad = UnsupportedInput(f"time subscript '{c_text(node)}' must be ({t} + c) % k with "
+                               f"constants c and k >= 2 (the array rotates through k time "
+                               f"buffers: ({t} + 1) % 2 and {t} % 2 for double buffering)",
                                self.coord(node))
         if not (isinstance(node, c_ast.BinaryOp) and node.op == "%"
                 and isinstance(node.right, c_ast.Constant)
@@ -440,7 +445,7 @@ class _ScopReader:
             modulus = literals.integer_literal(node.right.value).value
         except literals.LiteralError:
             raise bad from None
-        if modulus != 2:
+        if modulus < 2:
             raise bad
 
         def name(id_node: c_ast.ID) -> Affine:
@@ -454,7 +459,7 @@ class _ScopReader:
             raise bad from None
         if time.coeffs != {t: 1}:
             raise bad
-        return time
+        return time, modulus
 
     def _spatial_subscript(self, node: c_ast.Node) -> Affine:
         def name(id_node: c_ast.ID) -> Affine:
@@ -663,7 +668,8 @@ class _ScopReader:
         if extent.const < 2:
             raise UnsupportedInput(f"the time dimension of '{array}' has {extent.const} "
                                    f"buffer{'s' * (extent.const != 1)}; double buffering "
-                                   f"needs 2", self.coord(size))
+                                   f"needs 2 (and a rotation (t + c) % k needs k)",
+                                   self.coord(size))
         return extent.const
 
     # ---------------------------------------------------------------- parameters

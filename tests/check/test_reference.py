@@ -137,6 +137,121 @@ def test_grid_validation():
         kernel.run(np.zeros((2, 7, 9), np.float32), {"nx": 7, "ny": 9, "T": 1})
 
 
+# --------------------------------------------------------------------------- time levels
+#
+# k-level rotations and leapfrog updates: the oracle runs the user's loop on all k buffers.
+# Each program is checked against the same loop in numpy scalars (same operations, same
+# order, same types) from a time loop starting at ``lower``.
+
+WAVE = """
+void wave(int nx, int ny, int T, float p[3][nx][ny], float c2)
+{{
+#pragma scop
+  for (int t = {lower}; t < T; t++)
+    for (int i = 1; i < nx - 1; i++)
+      for (int j = 1; j < ny - 1; j++)
+        p[(t + 2) % 3][i][j] = 2.0f * p[(t + 1) % 3][i][j] - p[t % 3][i][j]
+            + c2 * (p[(t+1)%3][i-1][j] + p[(t+1)%3][i+1][j] + p[(t+1)%3][i][j-1]
+                    + p[(t+1)%3][i][j+1] - 4.0f * p[(t+1)%3][i][j]);
+#pragma endscop
+}}
+"""
+
+LEAPFROG = """
+void leapfrog(int n, int T, double u[2][n][n][n], double vel[n][n][n])
+{{
+#pragma scop
+  for (int t = {lower}; t < T; t++)
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        for (int k = 1; k < n - 1; k++)
+          u[(t+1)%2][i][j][k] = 2.0 * u[t%2][i][j][k] - u[(t+1)%2][i][j][k]
+              + vel[i][j][k] * (u[t%2][i-1][j][k] + u[t%2][i+1][j][k] + u[t%2][i][j-1][k]
+                                + u[t%2][i][j+1][k] + u[t%2][i][j][k-1] + u[t%2][i][j][k+1]
+                                - 6.0 * u[t%2][i][j][k]);
+#pragma endscop
+}}
+"""
+
+
+def wave_numpy(grid: np.ndarray, lower: int, upper: int, c2: float) -> None:
+    f = np.float32
+    c2, two, four = f(c2), f(2.0), f(4.0)
+    nx, ny = grid.shape[1:]
+    for t in range(lower, upper):
+        new, cur, old = grid[(t + 2) % 3], grid[(t + 1) % 3], grid[t % 3]
+        for i in range(1, nx - 1):
+            for j in range(1, ny - 1):
+                lap = (((cur[i - 1, j] + cur[i + 1, j]) + cur[i, j - 1]) + cur[i, j + 1]) \
+                    - four * cur[i, j]
+                new[i, j] = (two * cur[i, j] - old[i, j]) + c2 * lap
+
+
+def leapfrog_numpy(grid: np.ndarray, vel: np.ndarray, lower: int, upper: int) -> None:
+    two, six = np.float64(2.0), np.float64(6.0)
+    n = grid.shape[1]
+    for t in range(lower, upper):
+        new, cur = grid[(t + 1) % 2], grid[t % 2]
+        for i in range(1, n - 1):
+            for j in range(1, n - 1):
+                for k in range(1, n - 1):
+                    lap = (((((cur[i - 1, j, k] + cur[i + 1, j, k]) + cur[i, j - 1, k])
+                             + cur[i, j + 1, k]) + cur[i, j, k - 1]) + cur[i, j, k + 1]) \
+                        - six * cur[i, j, k]
+                    new[i, j, k] = (two * cur[i, j, k] - new[i, j, k]) + vel[i, j, k] * lap
+
+
+@pytest.mark.parametrize("lower", [0, 1, 2])
+@pytest.mark.parametrize("steps", [0, 1, 2, 3, 7])
+def test_a_three_level_wave_on_three_buffers_matches_numpy(steps, lower):
+    program = read_program_text(WAVE.format(lower=lower), f"wave{lower}.c")
+    kernel = build_reference(program)
+    params = {"nx": 7, "ny": 9, "T": lower + steps, "c2": 0.3}
+    assert kernel.grid_shape(params) == (3, 7, 9)
+    grid = np.random.default_rng([3, steps]).random((3, 7, 9)).astype(np.float32) + 0.5
+    expected = grid.copy()
+    kernel.run(grid, params)
+    wave_numpy(expected, lower, lower + steps, float(np.float32(0.3)))
+    assert grid.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("lower", [0, 1])
+@pytest.mark.parametrize("steps", [0, 1, 2, 3, 7])
+def test_a_leapfrog_update_with_a_read_only_array_matches_numpy(steps, lower):
+    program = read_program_text(LEAPFROG.format(lower=lower), f"leapfrog{lower}.c")
+    kernel = build_reference(program)
+    params = {"n": 5, "T": lower + steps}
+    rng = np.random.default_rng([4, steps])
+    grid = rng.random((2, 5, 5, 5)) + 0.5
+    vel = rng.random((5, 5, 5)) * 0.1
+    expected = grid.copy()
+    kernel.run(grid, params, (vel,))
+    leapfrog_numpy(expected, vel, lower, lower + steps)
+    assert grid.tobytes() == expected.tobytes()
+
+
+def test_the_result_buffer_of_a_rotation_holds_the_newest_level():
+    """``verify.result_buffer``: the buffer the last step wrote, for every start and step
+    count (the newest level, where the step count is 0: the one the first step reads)."""
+    from an5dpy.analysis.stencil import analyze
+    from an5dpy.check.verify import result_buffer
+    for lower in (0, 1, 2):
+        program = read_program_text(WAVE.format(lower=lower), f"wave{lower}.c")
+        info = analyze(program)
+        for steps in range(6):
+            env = {"nx": 5, "ny": 5, "T": lower + steps, "c2": 0.3}
+            last = lower + steps - 1
+            newest = (last + 2) % 3 if steps else info.time.start_buffer(env)
+            assert result_buffer(info, env) == newest
+
+
+def test_three_buffer_grid_validation():
+    kernel = build_reference(read_program_text(WAVE.format(lower=0), "wave0.c"))
+    with pytest.raises(UsageError, match=r"grid has shape \(2, 7, 9\); with these parameters "
+                                         r"'p' needs \(3, 7, 9\) \(3 time buffers x extents\)"):
+        kernel.run(np.zeros((2, 7, 9), np.float32), {"nx": 7, "ny": 9, "T": 1, "c2": 0.5})
+
+
 # --------------------------------------------------------------------------- parameters
 
 

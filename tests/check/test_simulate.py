@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import glob
 import itertools
-import json
 import os
 import random
 from dataclasses import dataclass
@@ -179,7 +178,7 @@ def test_inputs_written_in_other_forms(path):
         for bt, sl in ((1, None), (2, 3), (3, 1)):
             bs = tuple(2 * bt * r + 4 for r in info.radius[1:])
             plan = make_plan(info, bt=bt, bs=bs, sl=sl, opt=mode)
-            shape = (2, *(d.size for d in grid_extents(info, env)))
+            shape = (info.time.buffers, *(d.size for d in grid_extents(info, env)))
             grid = random_grid(shape, info.dtype, bt)
             read_only = random_read_only(program, env, bt)
             expected = grid.copy()

@@ -164,3 +164,33 @@ def test_amplification_of_an_averaging_stencil_is_a_few_u():
     b = verify.result_buffer(info, env)
     amp = verify.amplification(lambda g: oracle.run(g, env), grid, reference[b], b, "double")
     assert 0.5 <= amp <= 10  # one ulp is up to 2 u; each step rounds again
+
+
+# --------------------------------------------------------------------------- time levels
+
+WAVE = os.path.join(os.path.dirname(C_INPUTS), "tests", "data", "forms", "wave2d_3level.c")
+LEAPFROG = os.path.join(os.path.dirname(C_INPUTS), "tests", "data", "forms", "leapfrog3d.c")
+
+
+def test_the_random_grid_fills_every_time_buffer_with_its_own_values():
+    grid = verify.random_grid((3, 5, 6), "float", 0)
+    assert grid.shape == (3, 5, 6) and grid.dtype == np.float32
+    assert ((grid >= 0.5) & (grid < 1.5)).all()
+    for a in range(3):
+        for b in range(a + 1, 3):
+            assert not np.isin(grid[a], grid[b]).any()
+
+
+@pytest.mark.parametrize("backend", ["sim", "cuda", "isl"])
+@pytest.mark.parametrize("path, line, column", [(WAVE, 14, 56), (LEAPFROG, 15, 57)])
+def test_every_backend_refuses_a_rotation_before_anything_runs(monkeypatch, backend, path,
+                                                               line, column):
+    """The blocked schedule does not run k-level rotations or leapfrog updates yet: the
+    refusal names the first read of the older level, before the oracle is built."""
+    from an5dpy.errors import UnsupportedInput
+    monkeypatch.setattr("an5dpy.check.reference.build_reference",
+                        lambda *a, **k: pytest.fail("the oracle was built"))
+    with pytest.raises(UnsupportedInput) as info:
+        verify.verify_file(path, driver.Options(bt=2, bs="8"), backend, {"n": "9", "T": "3"})
+    assert "the blocked schedule does not support it yet" in info.value.message
+    assert (info.value.coord.line, info.value.coord.column) == (line, column)

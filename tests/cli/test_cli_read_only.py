@@ -28,8 +28,9 @@ def test_analyze_json_describes_every_array(capsys):
     arrays = json.loads(out)["arrays"]
     assert arrays == [
         {"name": "A", "role": "updated", "elem_type": "float", "rank": 2, "time_levels": 2,
-         "extents": ["n", "n"],
-         "offsets": [[-1, 0], [0, -1], [0, 0], [0, 1], [1, 0]]},
+         "history": 1, "extents": ["n", "n"],
+         "offsets": [[-1, 0], [0, -1], [0, 0], [0, 1], [1, 0]],
+         "reads": [{"lag": 1, "offsets": [[-1, 0], [0, -1], [0, 0], [0, 1], [1, 0]]}]},
         {"name": "k", "role": "read_only", "elem_type": "float", "rank": 2, "time_levels": 0,
          "extents": ["n", "n"],
          "offsets": [[{"dim": 0, "offset": -1}, {"dim": 1, "offset": 0}],

@@ -22,13 +22,11 @@ from an5dpy.frontend.reserved import is_reserved
 from an5dpy.ir import Scalar, walk
 
 from cuda_support import FORMS
-from paths import C_INPUTS, PAPER_BENCHMARKS
+from paths import C_INPUTS
 
-#: The forms the CUDA generator handles: those with read-only arrays are refused before
-#: any CUDA is generated (tests/cli/test_cli_read_only.py checks the refusal).
-FORM_FILES = sorted(p for p in glob.glob(os.path.join(FORMS, "*.c"))
-                    if not load(p)[1].coefficients)
-BENCHMARKS = sorted(os.path.join(C_INPUTS, f"{name}.c") for name in PAPER_BENCHMARKS)
+#: Every form and every program of c_inputs/: read-only arrays, rotating time levels and all.
+FORM_FILES = sorted(glob.glob(os.path.join(FORMS, "*.c")))
+BENCHMARKS = sorted(glob.glob(os.path.join(C_INPUTS, "*.c")))
 
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _DEFINE = re.compile(r"^\s*#define\s+(\w+)\(([^)]*)\)", re.M)

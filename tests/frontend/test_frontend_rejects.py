@@ -1,5 +1,8 @@
 """Rejected inputs: each file under tests/data/rejects/ starts with
-``/* reject: LINE:COL | message substring */`` naming where and what the error must say."""
+``/* reject: LINE:COL | message substring */`` naming where and what the error must say.
+The front half refuses each: the frontend, or the analysis of what the frontend read (the
+rules on time levels, :func:`an5dpy.analysis.stencil.check_time_levels`, need the
+offsets isl finds)."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ import re
 
 import pytest
 
+from an5dpy.analysis.stencil import analyze
 from an5dpy.errors import UnsupportedInput
 from an5dpy.frontend import read_program, read_program_text
 from an5dpy.ir import Coord
@@ -31,7 +35,7 @@ def test_reject(path):
     with open(path, encoding="utf-8") as f:
         line, column, message = _HEADER.match(f.readline()).groups()
     with pytest.raises(UnsupportedInput) as info:
-        read_program(path)
+        analyze(read_program(path))
     error = info.value
     assert message in error.message
     assert error.coord == Coord(path, int(line), int(column))

@@ -1,5 +1,6 @@
-/* expect: {"error": "reads mix both buffer parities", "error_line": 11} */
-/* Rejected: one read uses the old buffer, the other the one being written. */
+/* expect: {"error": "in-place update: A[(t+1)%2][i][j-1] reads the buffer it writes", "error_line": 12} */
+/* Rejected: one read uses the old buffer, the other the one being written, at a neighbour
+   (which the loop may already have updated; at the cell itself it would be a leapfrog). */
 
 void mix(int n, int T, float A[2][n][n])
 {

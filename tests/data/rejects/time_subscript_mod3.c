@@ -1,4 +1,4 @@
-/* reject: 8:30 | time subscript 't % 3' must be (t + c) % 2 */
+/* reject: 8:28 | A[t%3][i][j] selects its time buffer modulo 3 but the statement writes A[(t+1)%2][i][j] modulo 2: every access of A must rotate through the same buffers ((t + c) % 2) */
 void f(int n, int T, float A[2][n][n])
 {
 #pragma scop

@@ -1,4 +1,4 @@
-/* reject: 8:30 | time subscript 't' must be (t + c) % 2 (double-buffered arrays alternate between two buffers) */
+/* reject: 8:30 | time subscript 't' must be (t + c) % k with constants c and k >= 2 (the array rotates through k time buffers */
 void f(int n, int T, float A[2][n][n])
 {
 #pragma scop

@@ -1,4 +1,4 @@
-/* reject: 8:12 | time subscript '(t + i) % 2' must be (t + c) % 2 */
+/* reject: 8:12 | time subscript '(t + i) % 2' must be (t + c) % k with constants c and k >= 2 */
 void f(int n, int T, float A[2][n][n])
 {
 #pragma scop

@@ -1,0 +1,10 @@
+/* reject: 2:28 | array 'A' has 1 spatial dimension but the loop nest has 2 spatial loops (the array needs a time-buffer dimension plus one per spatial loop) */
+void f(int n, int T, float A[n][n])
+{
+#pragma scop
+  for (int t = 0; t < T; t++)
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        A[i][j] = 0.5f * (A[i-1][j] + A[i][j-1]);
+#pragma endscop
+}
