@@ -324,7 +324,6 @@ def verify_file(path: str, options, backend: str, params: Mapping[str, str],
     choice = driver.choose_plan(info, options, env)
     plan = choice.plan
     if backend == "cuda":
-        driver.require_cuda_support(info)
         from an5dpy.cuda.runtime import cupy_available
         usable, why = cupy_available()
         if not usable:  # the machine lacks a GPU or cupy: not our bug, not the input's

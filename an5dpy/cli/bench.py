@@ -38,7 +38,6 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"an5d bench needs a GPU with cupy: {why}")
     opts = options(args)
     program, info = load_input(args, opts)
-    driver.require_cuda_support(info)
     env = model_params(program, info, dict(args.params), args.size, args.steps)
     choice = choose(args, info, opts, env)  # for --gpu, else this machine's GPU
     plan = choice.plan
