@@ -350,7 +350,7 @@ def verify_file(path: str, options, backend: str, params: Mapping[str, str],
         opts = BuildOptions(arch=arch or device_arch(), exact=exact)
         runner = cuda_runner(info, plan, Path(path).stem, opts, options.smem_wrap,
                              regs=choice.regs)
-        result = runner.run_numpy(grid, env)
+        result = runner.run_numpy(grid, env, read_only)
         device, build = device_name(), " ".join(opts.flags())
         exact_build = exact
     b = result_buffer(info, env)
