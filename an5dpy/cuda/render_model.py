@@ -117,11 +117,17 @@ class LaunchParam:
 
     @property
     def kernel_decl(self) -> str:
-        return f"{self.kernel_ctype or self.ctype} {self.kernel}"
+        return _declaration(self.kernel_ctype or self.ctype, self.kernel)
 
     @property
     def launch_decl(self) -> str:
-        return f"{self.ctype} {self.launch}"
+        return _declaration(self.ctype, self.launch)
+
+
+def _declaration(ctype: str, name: str) -> str:
+    """``int n0``, ``const float *f``, ``const float *__restrict__ f`` (a pointer's star
+    beside the name, a qualifier apart)."""
+    return f"{ctype}{name}" if ctype.endswith("*") else f"{ctype} {name}"
 
 
 @dataclass(frozen=True)
