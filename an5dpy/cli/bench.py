@@ -9,7 +9,6 @@ from pathlib import Path
 
 from an5dpy.cli.options import (add_input, add_plan, add_sizes, choose,
                                 integer_sizes, load_input, model_params, options, positive)
-from an5dpy import driver
 from an5dpy.errors import UsageError
 
 

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from an5dpy.cli.options import (add_input, add_sizes, load_input, model_params, options,
                                 positive, register_budget)
-from an5dpy import driver
 from an5dpy.errors import UsageError
 
 

@@ -11,6 +11,7 @@ import concurrent.futures
 import glob
 import os
 import re
+import shutil
 import subprocess
 
 import pytest
@@ -82,6 +83,44 @@ def test_offsets_constants_and_constant_extents_print_as_written():
                   ("an5d_c0", "an5d_c1", "an5d_c2"), clamp=False) == (
         "__ldg(&an5d_coef_V[(((size_t)(an5d_c0) * 12 + (size_t)(an5d_c1)) * 12 + "
         "(size_t)(an5d_c2 - 1))])")
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+def test_the_printed_loads_read_the_clamped_element(tmp_path):
+    """The printed load, compiled by gcc (``__ldg`` a plain load) at every coordinate from
+    three below the array to three above it, reads what numpy reads at the clamped index:
+    a variable and a constant extent, offsets on every dimension, a constant subscript."""
+    import numpy as np
+    extents = {"n": 4, "m": 5}
+    w = CoefLayout("w", "double", (Affine.var("n"), Affine.of(3), Affine.var("m")))
+    index = (CoefIndex(0, -1), CoefIndex(None, 2), CoefIndex(2, 1))
+    values = np.arange(4 * 3 * 5, dtype=np.float64).reshape(4, 3, 5) + 0.5
+    read = w.read(index, ("an5d_z", "an5d_c1", "an5d_c2"), clamp=True)
+    program = (
+        "#include <stddef.h>\n#include <stdio.h>\n"
+        "static int min(int a, int b) { return a < b ? a : b; }\n"
+        "static int max(int a, int b) { return a > b ? a : b; }\n"
+        "#define __ldg(p) (*(p))\n"
+        f"static const double an5d_coef_w[] = {{ {', '.join(map(str, values.ravel()))} }};\n"
+        "int main(void) {\n"
+        f"  const int an5d_coefn0_w = {extents['n']}, an5d_coefn2_w = {extents['m']};\n"
+        "  for (int an5d_z = -3; an5d_z < 7; an5d_z++)\n"
+        "    for (int an5d_c2 = -3; an5d_c2 < 8; an5d_c2++)\n"
+        f"      printf(\"%d %d %.17g\\n\", an5d_z, an5d_c2, {read});\n"
+        "  return 0;\n}\n")
+    (tmp_path / "read.c").write_text(program)
+    subprocess.run(["gcc", "-std=c99", "-Wall", "-Werror", "-o", str(tmp_path / "read"),
+                    str(tmp_path / "read.c")], check=True)
+    out = subprocess.run([str(tmp_path / "read")], capture_output=True, text=True,
+                         check=True).stdout.split("\n")
+    seen = 0
+    for line in filter(None, out):
+        z, c2, got = line.split()
+        z, c2 = int(z), int(c2)
+        want = values[min(max(z - 1, 0), 3), 2, min(max(c2 + 1, 0), 4)]
+        assert float(got) == want, line
+        seen += 1
+    assert seen == 10 * 11
 
 
 # --------------------------------------------------------------------------- whole kernels
