@@ -18,8 +18,12 @@ stage's value and runs:
 
 Arrays are laid out as the C program's: the time buffers first, C order, shape
 ``(2, *extents)`` (``(k, *extents)`` for an array rotating through ``k`` buffers); or a
-mapping ``{array name: array}``. Scalar parameters are given by name; those that the
-array's shape or ``steps`` determine (``n`` in ``float A[2][n][n]``,
+mapping ``{array name: array}``. A program that reads read-only
+arrays (``f[i][j]`` beside the grid) takes them by name, in the mapping
+(``{"A": grid, "f": f}``) or as keyword arguments (``stencil.run(grid, steps=10, f=f)``),
+shaped as declared (``double f[n][n]``: ``(n, n)``), of the declared element type, on the
+device for :meth:`Stencil.run` and in numpy for the CPU methods. Scalar parameters are given by
+name; those that the array's shape or ``steps`` determine (``n`` in ``float A[2][n][n]``,
 ``compsize`` in the benchmarks' ``dimsize = compsize + 2``, ``timestep`` of the time loop)
 may be left out (:func:`bind`). Each method returns the buffer where the C program leaves
 its result (a view of the array given).
@@ -214,6 +218,7 @@ class Binding:
     grid: Any
     env: dict[str, int | float]
     result_buffer: int
+    read_only: tuple = ()  # the read-only arrays, in ``info.coefficients`` order
 
 
 @dataclass(frozen=True)
@@ -398,29 +403,78 @@ class Stencil:
 
     def bind(self, arrays: Arrays, steps: int | None, params: Mapping[str, object],
              backend: str) -> Binding:
-        """The stencil array of ``arrays`` checked for ``backend`` (``"cupy"`` or
-        ``"numpy"``), and every parameter's value (:func:`bind`)."""
+        """The stencil array and the read-only arrays of ``arrays`` and ``params`` checked
+        for ``backend`` (``"cupy"`` or ``"numpy"``), and every parameter's value
+        (:func:`bind`)."""
         from an5dpy.check.verify import result_buffer
 
-        grid = self._grid(arrays, backend)
+        grid, read_only, params = self._arrays(arrays, params)
+        grid = self._grid(grid, backend)
         if steps is not None and (isinstance(steps, bool) or not isinstance(
                 steps, numbers.Integral) or steps < 0):
             raise UsageError(f"steps={steps!r}: expected an integer >= 0")
         env = bind(self.info, tuple(grid.shape), None if steps is None else int(steps),
                    params)
-        return Binding(grid, env, result_buffer(self.info, env))
+        return Binding(grid, env, result_buffer(self.info, env),
+                       self._read_only(read_only, env, backend))
 
-    def _grid(self, arrays: Arrays, backend: str):
+    def _arrays(self, arrays: Arrays, params: Mapping[str, object]
+                ) -> tuple[Any, dict[str, Any], dict[str, object]]:
+        """The stencil array, the read-only arrays by name (from the mapping ``arrays``
+        and the keyword arguments ``params``) and the scalar parameters."""
+        array = self.info.array
+        names = [c.name for c in self.info.coefficients]
+        read_only = {n: params[n] for n in names if n in params}
+        scalars = {k: v for k, v in params.items() if k not in read_only}
+        if not isinstance(arrays, Mapping):
+            return arrays, read_only, scalars
+        known = [array, *names]
+        if array not in arrays or any(k not in known for k in arrays):
+            expected = ", ".join(f"'{k}': ..." for k in known)
+            what = ("the program's stencil array, then its read-only arrays" if names
+                    else "the program's stencil array")
+            raise UsageError(f"arrays: expected {{{expected}}} ({what}), got keys "
+                             f"{sorted(map(str, arrays))}")
+        twice = [k for k in arrays if k in read_only]
+        if twice:
+            raise UsageError(f"read-only array '{twice[0]}' is given twice (in the arrays "
+                             "mapping and as a keyword argument)")
+        read_only.update({k: v for k, v in arrays.items() if k != array})
+        return arrays[array], read_only, scalars
+
+    def _read_only(self, given: Mapping[str, Any], env: Mapping[str, int | float],
+                   backend: str) -> tuple:
+        """The read-only arrays in ``info.coefficients`` order, each checked: an array of
+        ``backend``, C-contiguous, of the declared element type and shape."""
+        import numpy as np
+        from an5dpy.cuda.runtime import coefficient_shape
+        out = []
+        for c in self.info.coefficients:
+            if c.name not in given:
+                decl = f"{c.elem_type} {c.name}" + "".join(f"[{e}]" for e in c.extents)
+                raise UsageError(f"missing read-only array '{c.name}' ({decl}): pass "
+                                 f"{c.name}=ARRAY, or put it in the arrays mapping")
+            a = given[c.name]
+            shape = coefficient_shape(self.info, c.name, env)
+            want = np.dtype(_NUMPY_NAMES[c.elem_type])
+            if backend == "cupy":
+                import cupy
+                kind, where = "cupy", " on the current device"
+                ok = isinstance(a, cupy.ndarray) and a.device.id == cupy.cuda.Device().id
+            else:
+                kind, where = "numpy", ""
+                ok = isinstance(a, np.ndarray)
+            if not ok or a.dtype != want or tuple(a.shape) != shape \
+                    or not a.flags.c_contiguous:
+                raise UsageError(f"read-only array '{c.name}' must be a C-contiguous {kind} "
+                                 f"array of {c.elem_type} ({want}) and shape {shape}{where}, "
+                                 f"not {_describe_array(a)}")
+            out.append(a)
+        return tuple(out)
+
+    def _grid(self, grid, backend: str):
         import numpy as np
         array = self.info.array
-        if isinstance(arrays, Mapping):
-            extra = [k for k in arrays if k != array]
-            if extra or array not in arrays:
-                raise UsageError(f"arrays: expected {{'{array}': ...}} (the program's stencil "
-                                 f"array), got keys {sorted(map(str, arrays))}")
-            grid = arrays[array]
-        else:
-            grid = arrays
         if backend == "cupy":
             import cupy
             if not isinstance(grid, cupy.ndarray):
@@ -455,20 +509,22 @@ class Stencil:
     def run(self, arrays: Arrays, steps: int | None = None, **params: Value):
         """Advance ``arrays`` (a cupy array of shape ``(2, *extents)``, or
         ``{array name: cupy array}``) by the scop in place on the GPU, with the generated
-        kernels; ``steps`` time steps, or as ``params`` say. The data stays on the device
+        kernels; ``steps`` time steps, or as ``params`` say. The read-only arrays the
+        program reads are cupy arrays too, in the mapping or keyword arguments by name
+        (``f=cupy.asarray(f_host)``). The data stays on the device
         (nothing is copied); the launches are queued on the current stream. Returns the
         buffer holding the result (a view of the array)."""
         binding = self.bind(arrays, steps, params, "cupy")
-        self.build().run(binding.grid, binding.env)
+        self.build().run(binding.grid, binding.env, binding.read_only)
         return binding.grid[binding.result_buffer]
 
     def simulate(self, arrays: Arrays, steps: int | None = None, **params: Value):
-        """As :meth:`run`, on numpy arrays with the CPU simulator of the emitted schedule
-        (no GPU needed); in place. Returns the result buffer (a view)."""
+        """As :meth:`run`, on numpy arrays (read-only arrays too) with the CPU simulator of
+        the emitted schedule (no GPU needed); in place. Returns the result buffer (a view)."""
         from an5dpy.check.simulate import simulate
         binding = self.bind(arrays, steps, params, "numpy")
         binding.grid[...] = simulate(self.info, self.plan, binding.grid, binding.env,
-                                     self.translation.schedule)
+                                     self.translation.schedule, binding.read_only)
         return binding.grid[binding.result_buffer]
 
     def reference(self, arrays: Arrays, steps: int | None = None, **params: Value):
@@ -477,7 +533,7 @@ class Stencil:
         buffer (a view)."""
         from an5dpy.check.reference import build_reference
         binding = self.bind(arrays, steps, params, "numpy")
-        build_reference(self.program).run(binding.grid, binding.env)
+        build_reference(self.program).run(binding.grid, binding.env, binding.read_only)
         return binding.grid[binding.result_buffer]
 
     def bench(self, steps: int | None = None, *, repeats: int = 5, **params: Value
@@ -488,7 +544,8 @@ class Stencil:
         a program with the benchmark harness' parameters runs at the paper's sizes (16384^2
         or 512^3 cells, 1000 steps, or ``steps``)."""
         from an5dpy.perf.bench import (HARNESS_SIZE, HARNESS_STEPS, PAPER_SIZE, PAPER_STEPS,
-                                       BenchResult, device_grid, gflops, median, time_runs)
+                                       BenchResult, device_grid, device_read_only_values,
+                                       gflops, median, time_runs)
         names = set(self.params)
         given = dict(params)
         if {HARNESS_SIZE, HARNESS_STEPS} <= names:
@@ -499,7 +556,8 @@ class Stencil:
         env = bind(self.info, (self.info.time.buffers,), steps, given)
         runner = self.build()
         grid = device_grid(self.info, env, self.dtype)
-        times = time_runs(lambda: runner.run(grid, env), repeats)
+        read_only = device_read_only_values(self.info, env)
+        times = time_runs(lambda: runner.run(grid, env, read_only), repeats)
         kernels = runner.cubin.kernels("kernel")
         return BenchResult(self.plan.describe(), self.plan,
                            max((r.registers for r in kernels), default=None),
@@ -547,6 +605,17 @@ class Stencil:
                  options.key(), nvcc_version(), generator_fingerprint(), __version__]
         return hashlib.sha256(json.dumps(parts, default=str).encode("utf-8", "surrogateescape")
                               ).hexdigest()
+
+
+def _describe_array(a) -> str:
+    """``a numpy.ndarray of dtype float32, shape (4, 5)`` (what a caller passed)."""
+    module = type(a).__module__.split(".")[0]
+    kind = type(a).__name__ if module == "builtins" else f"{module}.{type(a).__name__}"
+    if not hasattr(a, "dtype") or not hasattr(a, "shape"):
+        return f"a {kind}"
+    flags = getattr(a, "flags", None)
+    layout = "" if getattr(flags, "c_contiguous", True) else ", not C-contiguous"
+    return f"a {kind} of dtype {a.dtype}, shape {tuple(a.shape)}{layout}"
 
 
 def module_cache_dir() -> Path:

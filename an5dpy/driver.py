@@ -12,9 +12,6 @@
   runs for ``an5d verify --backend sim``).
 * :func:`generate`: schedule, render model and kernel texts of a plan (the CUDA runner
   builds these, :mod:`an5dpy.cuda.runtime`).
-* :func:`require_cuda_support`: the one rule for what the CUDA generator cannot handle yet
-  (read-only arrays); every path to CUDA (``an5d-translate``, ``verify --backend cuda``,
-  ``bench``, ``tune --measure``, the Python API) calls it before generating.
 * :func:`translate`: all of it for a C file, behind ``an5d-translate``; each field of the
   returned :class:`Translation` is one stage's value (``--print-ir`` prints any of them).
 """
@@ -34,7 +31,7 @@ from an5dpy.cuda.render import render_host
 from an5dpy.cuda.render_model import RenderModel
 from an5dpy.errors import OptionError, UnsupportedInput, UsageError
 from an5dpy.frontend import read_program, read_program_text, read_source_text
-from an5dpy.ir import CoefRead, StencilInfo, StencilProgram, walk
+from an5dpy.ir import StencilInfo, StencilProgram
 from an5dpy.blocking.plan import (BELOW_ONE, HOPPER_LIMITS, BlockingPlan, DeviceLimits,
                                   format_block_size, make_plan, parse_block_size)
 from an5dpy.blocking.ops import Schedule
@@ -151,23 +148,9 @@ def load(path: str, defines: Defines = (), include_dirs: Sequence[str] = (),
     return program, analyze(program)
 
 
-def require_cuda_support(info: StencilInfo) -> None:
-    """Refuse, at the first read of a read-only array, a program the CUDA generator cannot
-    handle yet. Analysis, the performance model and the simulator (``an5d analyze``, ``an5d
-    model``, ``an5d verify --backend sim``) handle read-only arrays; the generated kernels
-    do not load them yet."""
-    first = next((e for e in walk(info.update) if isinstance(e, CoefRead)), None)
-    if first is not None:
-        raise UnsupportedInput(
-            f"read-only array '{first.array}': the CUDA generator does not handle read-only "
-            f"arrays yet (an5d analyze and an5d verify --backend sim do)", first.coord)
-
-
 def generate(info: StencilInfo, plan: BlockingPlan, stem: str, smem_wrap: bool = True,
              regs: int | None = None, plan_note: str = "") -> Kernels:
-    """Schedule, render model and kernel texts of ``plan`` (:func:`an5dpy.cuda.kernels.generate`)
-    for a program the CUDA generator handles (:func:`require_cuda_support`)."""
-    require_cuda_support(info)
+    """Schedule, render model and kernel texts of ``plan`` (:func:`an5dpy.cuda.kernels.generate`)."""
     return cuda_kernels.generate(info, plan, stem, smem_wrap=smem_wrap, regs=regs,
                                  plan_note=plan_note)
 
@@ -249,7 +232,6 @@ def translate(path: str, options: Options = Options(),
     ``options.params`` and the paper's sizes); ``loaded``: :func:`load`'s result for
     ``path`` and ``options`` where the caller has it."""
     program, info = loaded or load(path, options.defines, options.include_dirs, text)
-    require_cuda_support(info)
     choice = choose_plan(info, options, env)
     stem = Path(path).stem
     kernels = generate(info, choice.plan, stem, smem_wrap=options.smem_wrap, regs=choice.regs,

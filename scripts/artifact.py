@@ -98,7 +98,7 @@ class Bench:
         from an5dpy.cuda.runtime import CupyRunner
         from an5dpy.perf.tune import own_kernel, with_steps
         model, cubin = built
-        runner = CupyRunner(info, plan, cubin, model.prefix, ())
+        runner = CupyRunner(info, plan, cubin, model.prefix, model.signature)
         grid = self.grid(info, env, plan.dtype)
         run = runner.run_naive if naive else runner.run
         probe_env = with_steps(info, env, min(20, info.time.steps(env)))

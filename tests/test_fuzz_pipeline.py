@@ -745,12 +745,6 @@ def test_unmutated_seeds_translate(workdir):
         case = Case(seed.text, os.path.basename(seed.path), include_dirs=[seed.include_dir],
                     defines=[["SB_TYPE", "float"]] if seed.typed else [], bt=2)
         out = run_case(case, workdir)
-        if seed.path.startswith("tests/data/forms") \
-                and driver.load(str(REPO / seed.path))[1].coefficients:
-            # a form with read-only arrays: the CUDA generator refuses it for now
-            assert out.kind == "rejected" and out.exit_status == 2 \
-                and "does not handle read-only arrays yet" in out.summary, seed.path
-            continue
         assert out.kind == "ok", f"{seed.path}: {out.kind} {out.signature} {out.summary}"
 
 

@@ -328,7 +328,6 @@ def verify_file(path: str, options, backend: str, params: Mapping[str, str],
     choice = driver.choose_plan(info, options, env)
     plan = choice.plan
     if backend == "cuda":
-        driver.require_cuda_support(info)
         from an5dpy.cuda.runtime import cupy_available
         usable, why = cupy_available()
         if not usable:  # the machine lacks a GPU or cupy: not our bug, not the input's
@@ -355,7 +354,7 @@ def verify_file(path: str, options, backend: str, params: Mapping[str, str],
         opts = BuildOptions(arch=arch or device_arch(), exact=exact)
         runner = cuda_runner(info, plan, Path(path).stem, opts, options.smem_wrap,
                              regs=choice.regs)
-        result = runner.run_numpy(grid, env)
+        result = runner.run_numpy(grid, env, read_only)
         device, build = device_name(), " ".join(opts.flags())
         exact_build = exact
     b = result_buffer(info, env)

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from an5dpy.cli.options import (add_input, add_plan, add_sizes, choose,
                                 integer_sizes, load_input, model_params, options, positive)
-from an5dpy import driver
 from an5dpy.errors import UsageError
 
 
@@ -38,7 +37,6 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"an5d bench needs a GPU with cupy: {why}")
     opts = options(args)
     program, info = load_input(args, opts)
-    driver.require_cuda_support(info)
     env = model_params(program, info, dict(args.params), args.size, args.steps)
     choice = choose(args, info, opts, env)  # for --gpu, else this machine's GPU
     plan = choice.plan

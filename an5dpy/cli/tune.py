@@ -10,7 +10,6 @@ from pathlib import Path
 
 from an5dpy.cli.options import (add_input, add_sizes, load_input, model_params, options,
                                 positive, register_budget)
-from an5dpy import driver
 from an5dpy.errors import UsageError
 
 
@@ -68,8 +67,6 @@ def run(args: argparse.Namespace) -> int:
 
     opts = options(args)
     program, info = load_input(args, opts)
-    if args.measure:  # measuring builds the generated CUDA; ranking by the model does not
-        driver.require_cuda_support(info)
     caps = register_caps(args.caps)
     has_gpu, why = cupy_available()
     if args.measure and not has_gpu:

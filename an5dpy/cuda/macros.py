@@ -11,17 +11,24 @@ that function evaluates (:mod:`an5dpy.blocking.guards`: ``STORES``, ``BOUNDARY_P
 ``EXISTS``, ``LOADS``), over the kernel's local plane variables ``an5d_s0``, ``an5d_s1``,
 ``an5d_zl``, ``an5d_zh``, ``an5d_last_load``. The templates only
 print the macros (``templates/kernel.cu.j2``).
+
+Reads of read-only (coefficient) arrays print as loads through the read-only data path
+(:class:`CoefLayout`): at the thread's cell ``an5d_c1``, ``an5d_c2`` and the op's plane
+``an5d_base + an5d_q``, every subscript that follows a grid dimension clamped into the
+array, since halo threads and streaming-boundary planes evaluate the update too.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from an5dpy.blocking.guards import BOUNDARY_PLANE, EXISTS, LOADS, STORES, PlanePredicate
 from an5dpy.blocking.plan import BlockingPlan, Mode, TimeLevels, active_warp_fraction
 from an5dpy.cexpr import c_expr
 from an5dpy.errors import InternalError
-from an5dpy.ir import Cast, CoefRead, Const, Read, StencilInfo, common_type, is_floating
+from an5dpy.ir import (Affine, Cast, CoefArray, CoefIndex, CoefRead, Const, Read, StencilInfo,
+                       common_type, is_floating)
 
 
 @dataclass(frozen=True)
@@ -159,21 +166,28 @@ WRAP_WIDTH = 96
 def update_macros(info: StencilInfo, plan: BlockingPlan, constants: "ConstantTable"
                   ) -> tuple[LineMacro, ...]:
     """``AN5D_UPDATE(an5d_i0, ..., an5d_i<2r>, an5d_b)``: the stencil expression over the
-    level's input registers and shared buffer ``an5d_b``, written once per kernel instead of in every CALCn
+    level's input registers and shared buffer ``an5d_b`` (and plane ``an5d_q`` where it
+    reads read-only arrays, :func:`update_params`), written once per kernel instead of in every CALCn
     and STORE, over lines of at most ``WRAP_WIDTH`` characters. Empty in mode assoc,
     whose macros add the update's terms one plane at a time."""
     if plan.mode is Mode.ASSOC:
         return ()
     printer = _Printer(info, plan, info.update, constants)
-    ins = input_params(printer.r)
-    return (LineMacro(UPDATE_MACRO, (*ins, *history_params(plan), P_BUF),
-                      continued(printer.stencil()),
+    return (LineMacro(UPDATE_MACRO, update_params(info, plan), continued(printer.stencil()),
                       "the stencil update, which CALCn and STORE evaluate"),)
 
 
 def history_params(plan: BlockingPlan) -> tuple[str, ...]:
     """The update's parameter for level T-2 at the cell, where it reads that level."""
     return (P_HIST,) if plan.levels.history == 2 else ()
+
+
+def update_params(info: StencilInfo, plan: BlockingPlan) -> tuple[str, ...]:
+    """``AN5D_UPDATE``'s parameters: the input registers, level T-2 at the cell where the
+    update reads it, the shared buffer and, where the update reads a read-only array, the
+    op's plane (whose coefficients it reads)."""
+    plane = (P_PLANE,) if info.coefficients else ()
+    return (*input_params(plan.stream_radius), *history_params(plan), P_BUF, *plane)
 
 
 def continued(text: str, width: int = WRAP_WIDTH, indent: str = "    ") -> str:
@@ -273,6 +287,17 @@ class _Printer:
         self.n = info.ndim - 1
         self.threads = [f"an5d_t{e}" for e in range(1, info.ndim)]
         self.pad = plan.plane_radius  # shared rows are padded by the radius on each side
+        self.coefs = {c.name: CoefLayout.of(c) for c in info.coefficients}
+        # the cell whose coefficients a level op reads: the op's plane, the thread's column
+        self.coords = (f"an5d_base + ({P_PLANE})",
+                       *(f"an5d_c{e}" for e in range(1, info.ndim)))
+
+    def coef(self, node: CoefRead, shift: int = 0) -> str:
+        """A read of a read-only array at the op's plane plus ``shift`` (mode assoc: the
+        output plane of a term of an arriving plane), clamped (:meth:`CoefLayout.read`)."""
+        index = tuple(CoefIndex(i.dim, i.offset + shift) if i.dim == 0 else i
+                      for i in node.index)
+        return self.coefs[node.array].read(index, self.coords, clamp=True)
 
     def smem(self, plane: str, inplane: tuple[int, ...]) -> str:
         idx = "".join(f"[{t} + {r + o}]" for t, r, o in zip(self.threads, self.pad, inplane))
@@ -281,8 +306,9 @@ class _Printer:
     def stencil(self) -> str:
         mode = self.plan.mode
 
-        def read(node: Read) -> str:
-            grid_read(node)
+        def read(node: Read | CoefRead) -> str:
+            if isinstance(node, CoefRead):
+                return self.coef(node)
             if node.lag != 1:  # level T-2 at the cell (the analysis allows no other)
                 return P_HIST
             dz, inplane = node.offset[0], node.offset[1:]
@@ -299,25 +325,94 @@ class _Printer:
     def expr(self, expr, read) -> str:
         return c_expr(expr, read, literal=self.constants.literal)
 
-    def partial(self, terms) -> str:
-        def read(node: Read) -> str:
-            grid_read(node)
+    def partial(self, term, shift: int) -> str:
+        """Mode assoc: ``term`` of an arriving plane, its grid reads from that plane (the
+        arriving register or shared memory), its coefficients at the output plane, the
+        op's plane plus ``shift``."""
+        def read(node: Read | CoefRead) -> str:
+            if isinstance(node, CoefRead):
+                return self.coef(node, shift)
             inplane = node.offset[1:]
             return P_SRC if not any(inplane) else self.smem("0", inplane)
 
-        return " + ".join(self.expr(t, read) for t in terms)
+        return self.expr(term, read)
+
+
+# --------------------------------------------------------------------------- read-only arrays
+
+
+@dataclass(frozen=True)
+class CoefLayout:
+    """A read-only array as the kernels take it: a pointer ``an5d_coef_<name>`` to its
+    elements in C order, read through the read-only data path (``__ldg``), and an ``int``
+    parameter ``an5d_coefn<k>_<name>`` for each extent ``k`` that is not a constant
+    (strides and clamps need them; constant extents print as literals). The one home of
+    these names: the launch signature (:func:`an5dpy.cuda.render_model.launch_signature`),
+    the host region and the CUDA runtime take them from here."""
+
+    name: str
+    elem_type: str
+    extents: tuple[Affine, ...]
+
+    @staticmethod
+    def of(array: CoefArray) -> "CoefLayout":
+        return CoefLayout(array.name, array.elem_type, array.extents)
+
+    @property
+    def pointer(self) -> str:
+        return f"an5d_coef_{self.name}"
+
+    def extent_param(self, k: int) -> str:
+        return f"an5d_coefn{k}_{self.name}"
+
+    @property
+    def extent_params(self) -> tuple[int, ...]:
+        """The extents (``k``) that are kernel parameters: those that are not constants."""
+        return tuple(k for k, e in enumerate(self.extents) if not e.is_constant)
+
+    def extent(self, k: int) -> str:
+        e = self.extents[k]
+        return str(e.const) if e.is_constant else self.extent_param(k)
+
+    def last(self, k: int) -> str:
+        """The largest index of dimension ``k``."""
+        e = self.extents[k]
+        return str(e.const - 1) if e.is_constant else f"{self.extent_param(k)} - 1"
+
+    def read(self, index: Sequence[CoefIndex], coords: Sequence[str], clamp: bool) -> str:
+        """``__ldg(&an5d_coef_<name>[offset])`` of the element ``index`` names for the cell
+        whose grid coordinates (array order) are the C expressions ``coords``; the offset
+        is computed in 64 bits. ``clamp``: every subscript that follows a grid dimension
+        is clamped into the array. Threads evaluate the update on cells the analysis never
+        proved in range (halo threads outside the array, streaming-boundary planes; their
+        results are never consumed), and a clamp (two integer min/max, hoisted out of the
+        plane loop for in-plane dimensions) is cheaper than a guarded load, which would
+        need the same comparisons plus a predicate and a select; interior cells read in
+        range, where the clamp changes nothing."""
+        subscripts = []
+        for k, i in enumerate(index):
+            if i.dim is None:
+                subscripts.append(str(i.offset))
+                continue
+            x = _plus(coords[i.dim], i.offset)
+            subscripts.append(f"min(max({x}, 0), {self.last(k)})" if clamp else x)
+        offset = f"(size_t)({subscripts[0]})"
+        for k, s in enumerate(subscripts[1:], 1):
+            offset = f"({offset} * {self.extent(k)} + (size_t)({s}))"
+        return f"__ldg(&{self.pointer}[{offset}])"
+
+
+def _plus(text: str, k: int) -> str:
+    return text if k == 0 else f"{text} + {k}" if k > 0 else f"{text} - {-k}"
+
+
+def coef_layouts(info: StencilInfo) -> tuple[CoefLayout, ...]:
+    """The read-only arrays of ``info`` as the kernels take them, in ``info.coefficients``
+    order (the order of the kernels' parameters)."""
+    return tuple(CoefLayout.of(c) for c in info.coefficients)
 
 
 # --------------------------------------------------------------------------- level ops
-
-
-def grid_read(node: Read | CoefRead) -> Read:
-    """``node``, a read of the grid: the CUDA generator prints no read-only array (the
-    driver refuses such programs before generating, :func:`an5dpy.driver.require_cuda_support`),
-    so one arriving here is our bug."""
-    if not isinstance(node, Read):
-        raise InternalError(f"read-only array '{node.array}' reached the CUDA generator")
-    return node
 
 
 def _store_smem(printer: _Printer, value: str, plane: int = 0) -> str:
@@ -362,7 +457,7 @@ def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> l
     out, q, b, prev = P_OUT, P_PLANE, P_BUF, P_PREV
     ins = input_params(r)
     hist = history_params(plan)  # () or (an5d_h,): level T-2 at the cell, for the update
-    expr = f"{UPDATE_MACRO}({', '.join((*ins, *hist))}, {b})"
+    expr = f"{UPDATE_MACRO}({', '.join(update_params(printer.info, plan))})"
     if plan.mode is Mode.NONE:
         writes = [_store_smem(printer, ins[k], k) for k in range(2 * r + 1)]
     else:
@@ -421,8 +516,10 @@ def _accumulate(printer: _Printer, by_plane: dict[int, list], r: int, dtype: str
     shared memory, or the thread's own register) and added, scaled, into every
     accumulator it contributes to, so only the accumulators stay live -- a 729-term box
     would otherwise keep 81 values in registers or read shared memory 729 times. Each
-    accumulator still adds its terms in source order. Terms reading several cells are
-    added whole afterwards.
+    accumulator still adds its terms in source order. Terms reading several cells, or no
+    cell, are added whole afterwards. A read-only array read in a term is read at the
+    term's output plane: plane ``an5d_q + r - dz`` receives the terms of offset ``dz``
+    from the plane arriving at ``an5d_q + r``.
     """
     from an5dpy.ir import walk
     first = min(by_plane)
@@ -441,12 +538,14 @@ def _accumulate(printer: _Printer, by_plane: dict[int, list], r: int, dtype: str
         value = P_SRC if not any(offset) else printer.smem("0", offset)
         lines.append(f"  {{ const {dtype} an5d_v{k} = {value};")
         for dz, term in terms:
-            text = printer.expr(term, lambda n, v=f"an5d_v{k}": v)
+            def read(n, v=f"an5d_v{k}", shift=r - dz):
+                return v if isinstance(n, Read) else printer.coef(n, shift)
+            text = printer.expr(term, read)
             lines.append(f"    {acc[r - dz]} = ({acc_type})({acc[r - dz]} + {text});")
         lines.append("  }")
     for dz, term in rest:
         lines.append(f"  {acc[r - dz]} = ({acc_type})({acc[r - dz]} + "
-                     f"{printer.partial([term])});")
+                     f"{printer.partial(term, r - dz)});")
     return lines
 
 

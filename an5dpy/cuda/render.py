@@ -9,9 +9,9 @@ from pathlib import Path
 
 import jinja2
 
+from an5dpy.cuda.macros import CoefLayout, coef_layouts
 from an5dpy.cuda.render_model import RenderModel
 from an5dpy.ir import StencilInfo
-
 
 
 def template_dir() -> Path:
@@ -43,6 +43,21 @@ def render_header(model: RenderModel) -> str:
 
 
 @dataclass(frozen=True)
+class HostCoef:
+    """A read-only array in the host region: the user's array (``source``: its name, a
+    pointer or an array that decays to one), the device copy (``pointer``, as the launches
+    take it) and its element count (``count``, a C expression, kept in ``count_name``),
+    and the extents the kernels take as parameters (``(name, C expression)``)."""
+
+    source: str
+    elem_type: str
+    pointer: str
+    count_name: str
+    count: str
+    extents: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
 class HostCall:
     """What the host region needs from the user's program, as C expressions."""
 
@@ -52,6 +67,17 @@ class HostCall:
     uppers: tuple[str, ...]
     steps: str
     start_buffer: str
+    read_only: tuple[HostCoef, ...] = ()
+
+
+def host_coef(layout: CoefLayout) -> HostCoef:
+    """The host region's copy of a read-only array: as many elements as the product of
+    its extents, written in the user's names."""
+    count = " * ".join(f"(size_t)({e.c_str()})" for e in layout.extents)
+    return HostCoef(source=layout.name, elem_type=layout.elem_type, pointer=layout.pointer,
+                    count_name=f"an5d_coefsize_{layout.name}", count=count,
+                    extents=tuple((layout.extent_param(k), layout.extents[k].c_str())
+                                  for k in layout.extent_params))
 
 
 def host_call(info: StencilInfo) -> HostCall:
@@ -63,7 +89,8 @@ def host_call(info: StencilInfo) -> HostCall:
         uppers=tuple(f"({d.upper.c_str()})" for d in info.dims),
         steps=f"(({t.upper.c_str()}) - ({t.lower.c_str()}) + 1)",
         start_buffer=f"((({t.lower.c_str()}) + ({t.read_shift})) % {t.buffers} + {t.buffers})"
-                     f" % {t.buffers}")
+                     f" % {t.buffers}",
+        read_only=tuple(host_coef(c) for c in coef_layouts(info)))
 
 
 def render_host_region(model: RenderModel, info: StencilInfo, baseline: bool = False) -> str:

@@ -20,11 +20,11 @@ from an5dpy.blocking.ops import (Accumulate, Boundary, Calc, KernelSchedule, Loa
 from an5dpy.blocking.printing import plane_text
 from an5dpy.cexpr import c_expr
 from an5dpy.blocking.plan import WORK_BUFFERS, TimeLevels
-from an5dpy.cuda.macros import (SYNC_MACRO, ConstantTable, LineMacro, Macro, accumulator_type,
-                                boundary_pointer, grid_read, level_macros, loads_boundary,
-                                plane_macros, update_macros)
+from an5dpy.cuda.macros import (SYNC_MACRO, CoefLayout, ConstantTable, LineMacro, Macro,
+                                accumulator_type, boundary_pointer, coef_layouts, level_macros,
+                                loads_boundary, plane_macros, update_macros)
 from an5dpy.errors import InternalError
-from an5dpy.ir import Read, StencilInfo
+from an5dpy.ir import CoefRead, Read, StencilInfo
 
 THREAD_AXES = ("x", "y")  # in-plane dims from the contiguous one outwards
 #: Bytes of static shared memory a kernel may declare.
@@ -104,30 +104,85 @@ class KernelCode:
 
 
 @dataclass(frozen=True)
+class LaunchParam:
+    """One parameter every launch takes after the buffers: its C type and its names in the
+    kernel, in the launcher (``<prefix>_launch``, ``<prefix>_launch_naive``) and in the host
+    region, and what it holds (``kind``, ``ref``): ``size`` (``ref`` ``"n0"``, ``"lo0"``,
+    ``"hi0"``, ...), ``scalar`` (the user's scalar), ``coef`` (a read-only array's device
+    pointer; ``ref`` its name) or ``coef_extent`` (``ref`` ``(name, k)``)."""
+
+    kind: str
+    ref: str | tuple[str, int]
+    ctype: str  # in the launcher and the host region
+    kernel: str  # the kernel's name
+    launch: str  # the launcher's name
+    host: str  # the host region's name
+    kernel_ctype: str = ""  # where the kernel's type differs (restrict-qualified pointers)
+
+    @property
+    def kernel_decl(self) -> str:
+        return _declaration(self.kernel_ctype or self.ctype, self.kernel)
+
+    @property
+    def launch_decl(self) -> str:
+        return _declaration(self.ctype, self.launch)
+
+
+def _declaration(ctype: str, name: str) -> str:
+    """``int n0``, ``const float *f``, ``const float *__restrict__ f`` (a pointer's star
+    beside the name, a qualifier apart)."""
+    return f"{ctype}{name}" if ctype.endswith("*") else f"{ctype} {name}"
+
+
+@dataclass(frozen=True)
 class Signature:
-    """The size and scalar parameters every launch takes, as the three templates spell
-    them after the buffers: ``n0.., lo0, hi0, ..`` and the update's scalars."""
+    """The parameters every launch takes after the buffers, in order, as the templates
+    spell them and the CUDA runtime passes them (:func:`launch_signature`)."""
 
-    kernel_params: str  # ", int an5d_n0, ..., float c"
-    kernel_args: str  # ", n0, ..., c" (the launcher's names)
-    launch_params: str  # ", int n0, ..., float c"
-    host_args: str  # ", an5d_n0, ..., c" (the host region's names)
+    params: tuple[LaunchParam, ...]
+
+    @property
+    def kernel_params(self) -> str:
+        """``, int an5d_n0, ..., float c``"""
+        return _join(p.kernel_decl for p in self.params)
+
+    @property
+    def kernel_args(self) -> str:
+        """``, n0, ..., c`` (the launcher's names)"""
+        return _join(p.launch for p in self.params)
+
+    @property
+    def launch_params(self) -> str:
+        """``, int n0, ..., float c``"""
+        return _join(p.launch_decl for p in self.params)
+
+    @property
+    def host_args(self) -> str:
+        """``, an5d_n0, ..., c`` (the host region's names)"""
+        return _join(p.host for p in self.params)
 
 
-def launch_signature(ndim: int, scalars: tuple[tuple[str, str], ...]) -> Signature:
+def _join(items) -> str:
+    return "".join(f", {item}" for item in items)
+
+
+def launch_signature(ndim: int, scalars: tuple[tuple[str, str], ...],
+                     coefs: tuple[CoefLayout, ...] = ()) -> Signature:
+    """The launch parameters: the extents ``n0..`` and interior bounds ``lo0, hi0, ..``,
+    the update's scalars, then each read-only array's pointer and variable extents
+    (:class:`an5dpy.cuda.macros.CoefLayout`)."""
     sizes = ([f"n{d}" for d in range(ndim)]
              + [name for d in range(ndim) for name in (f"lo{d}", f"hi{d}")])
-
-    def join(items) -> str:
-        return "".join(f", {item}" for item in items)
-
-    names = [name for _, name in scalars]
-    typed = [f"{ct} {name}" for ct, name in scalars]
-    return Signature(
-        kernel_params=join([f"int an5d_{s}" for s in sizes] + typed),
-        kernel_args=join(sizes + names),
-        launch_params=join([f"int {s}" for s in sizes] + typed),
-        host_args=join([f"an5d_{s}" for s in sizes] + names))
+    params = [LaunchParam("size", s, "int", f"an5d_{s}", s, f"an5d_{s}") for s in sizes]
+    params += [LaunchParam("scalar", name, ct, name, name, name) for ct, name in scalars]
+    for c in coefs:
+        params.append(LaunchParam("coef", c.name, f"const {c.elem_type} *", c.pointer,
+                                  c.pointer, c.pointer,
+                                  kernel_ctype=f"const {c.elem_type} *__restrict__"))
+        params += [LaunchParam("coef_extent", (c.name, k), "int", c.extent_param(k),
+                               c.extent_param(k), c.extent_param(k))
+                   for k in c.extent_params]
+    return Signature(tuple(params))
 
 
 @dataclass(frozen=True)
@@ -417,7 +472,8 @@ def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem
         radius=plan.stream_radius, reach_above=plan.reach[1],
         plane_dims=plane_dims, thread_block=tuple(reversed(plan.bs)),
         nthreads=plan.nthreads, smem_planes=plan.smem_planes,
-        smem_wrap=smem_wrap, scalars=scalars, signature=launch_signature(info.ndim, scalars),
+        smem_wrap=smem_wrap, scalars=scalars,
+        signature=launch_signature(info.ndim, scalars, coef_layouts(info)),
         shared_macros=shared, sync_macro=SYNC_MACRO, kernels=kernels,
         degrees=tuple(k.degree for k in kernels), baseline=base,
         source_name=info.program.filename if info.program is not None else stem,
@@ -434,9 +490,11 @@ def _used_in_update(info: StencilInfo, name: str) -> bool:
 def _baseline_code(info: StencilInfo, plan: BlockingPlan, prefix: str) -> BaselineCode:
     update = info.update
     names = ["an5d_c0"] + [f"an5d_c{e}" for e in range(1, info.ndim)]
+    coefs = {c.name: c for c in coef_layouts(info)}
 
-    def read(node: Read) -> str:
-        grid_read(node)
+    def read(node: Read | CoefRead) -> str:
+        if isinstance(node, CoefRead):  # only interior cells run: every read is in range
+            return coefs[node.array].read(node.index, names, clamp=False)
         if node.lag != 1:  # level T-2 at the cell
             return "an5d_src_old[an5d_at]"
         idx = " + ".join(f"(size_t)({c} + ({o})) * an5d_stride{k}"

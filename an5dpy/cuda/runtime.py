@@ -11,7 +11,9 @@
 * :func:`build_kernels` generates a plan's kernels through the driver
   (:func:`an5dpy.driver.generate`) and compiles them; :func:`cuda_runner` loads them.
 * :class:`CupyRunner` launches the kernels on cupy arrays with the same launch plan and
-  block counts as the generated host code (:mod:`an5dpy.blocking.plan`).
+  block counts as the generated host code (:mod:`an5dpy.blocking.plan`), the read-only
+  arrays on the device beside the grid (:func:`launch_args`: the arguments in the order
+  of the render model's launch signature).
 * :func:`cached_runner` builds generated kernels once: loaded modules are kept in memory
   and cubins on disk (the Python API, :mod:`an5dpy.api`, keys them).
 """
@@ -32,9 +34,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from an5dpy.cuda.render_model import NAIVE_BLOCK, PLANE_CELLS_MAX, STATIC_SMEM_LIMIT
+from an5dpy.cuda.render_model import NAIVE_BLOCK, PLANE_CELLS_MAX, STATIC_SMEM_LIMIT, Signature
 from an5dpy.cuda.kernels import Kernels, generate
-from an5dpy.errors import CudaCompileError, UsageError
+from an5dpy.errors import CudaCompileError, InternalError, UsageError
 from an5dpy.ir import StencilInfo
 from an5dpy.blocking.plan import (WORK_BUFFERS, BlockingPlan, DimExtent, LaunchGeometry,
                                   grid_extents, launch_plan, level_run)
@@ -195,15 +197,72 @@ def check_plane_cells(dims: Sequence[DimExtent]) -> None:
                          f"with 32-bit products (at most {PLANE_CELLS_MAX} cells)")
 
 
+def coefficient_shape(info: StencilInfo, name: str, env: Mapping[str, int | float]
+                      ) -> tuple[int, ...]:
+    """The shape of read-only array ``name`` for these parameter values."""
+    ints = {k: int(v) for k, v in env.items() if isinstance(v, (int, np.integer))}
+    return tuple(e.evaluate(ints) for e in info.coefficient(name).extents)
+
+
+def device_read_only(info: StencilInfo, env: Mapping[str, int | float],
+                     read_only: Sequence) -> dict:
+    """The read-only arrays (``info.coefficients`` order) checked as the kernels read
+    them -- cupy arrays of the element type, C-contiguous, of the declared shape -- by
+    name."""
+    import cupy
+    expected = info.coefficients
+    if len(read_only) != len(expected):
+        names = ", ".join(f"'{c.name}'" for c in expected) or "none"
+        raise UsageError(f"{len(read_only)} read-only arrays given; the program reads "
+                         f"{len(expected)} ({names})")
+    arrays = {}
+    for array, c in zip(read_only, expected):
+        dtype = np.dtype(_C_SCALARS[c.elem_type])
+        shape = coefficient_shape(info, c.name, env)
+        if not isinstance(array, cupy.ndarray) or array.dtype != dtype \
+                or tuple(array.shape) != shape or not array.flags.c_contiguous:
+            raise UsageError(f"read-only array '{c.name}' must be a C-contiguous cupy array "
+                             f"of {c.elem_type} ({dtype}) and shape {shape}")
+        arrays[c.name] = array
+    return arrays
+
+
+def launch_args(signature: Signature, info: StencilInfo, dims: Sequence[DimExtent],
+                env: Mapping[str, int | float], read_only: Mapping[str, object]) -> list:
+    """The kernels' arguments after the buffers, in the order of the launch signature
+    (:func:`an5dpy.cuda.render_model.launch_signature`): extents and interior bounds,
+    the update's scalars, each read-only array (``read_only``: device arrays by name)
+    and the extents of it the kernels take."""
+    sizes = {}
+    for d, dim in enumerate(dims):
+        sizes.update({f"n{d}": dim.size, f"lo{d}": dim.lower, f"hi{d}": dim.upper})
+    args: list = []
+    for p in signature.params:
+        match p.kind:
+            case "size":
+                args.append(np.int32(sizes[p.ref]))
+            case "scalar":
+                args.append(_C_SCALARS[p.ctype](env[p.ref]))
+            case "coef":
+                args.append(read_only[p.ref])
+            case "coef_extent":
+                name, k = p.ref
+                args.append(np.int32(coefficient_shape(info, name, env)[k]))
+            case _:
+                raise InternalError(f"unknown launch parameter {p!r}")
+    return args
+
+
 @dataclass
 class CupyRunner:
-    """Runs a generated kernel module on cupy arrays, mirroring the generated host code."""
+    """Runs a generated kernel module on cupy arrays, mirroring the generated host code;
+    ``signature``: the kernels' parameters after the buffers (the render model's)."""
 
     info: StencilInfo
     plan: BlockingPlan
     cubin: Cubin
     prefix: str
-    scalar_names: tuple[str, ...]
+    signature: Signature
     block: tuple[int, ...] = field(init=False)
 
     def __post_init__(self):
@@ -225,25 +284,21 @@ class CupyRunner:
     def smem_bytes(self) -> int:
         return self.plan.smem_bytes
 
-    def _grid_args(self, dims, env: Mapping[str, int | float]) -> list:
-        """The kernels' size arguments: extents, interior bounds, scalar parameters."""
-        args = [np.int32(d.size) for d in dims]
-        args += [np.int32(v) for d in dims for v in (d.lower, d.upper)]
-        for name in self.scalar_names:
-            ctype = self.info.program.param(name).ctype
-            args.append(_C_SCALARS[ctype](env[name]))
-        return args
+    def _args(self, dims, env: Mapping[str, int | float], read_only: Sequence) -> list:
+        return launch_args(self.signature, self.info, dims, env,
+                           device_read_only(self.info, env, read_only))
 
-    def run(self, grid, env: Mapping[str, int | float]) -> None:
+    def run(self, grid, env: Mapping[str, int | float], read_only: Sequence = ()) -> None:
         """Advance ``grid`` (a cupy array of shape (k, *extents), k the time buffers) as the
-        scop does."""
+        scop does; ``read_only``: the read-only arrays' values on the device (cupy arrays,
+        in ``info.coefficients`` order)."""
         dims = grid_extents(self.info, env)
         steps = self.info.time.steps(env)
         start = self.info.time.start_buffer(env)
         if any(d.length == 0 for d in dims):
             return
         check_plane_cells(dims)
-        sizes = self._grid_args(dims, env)
+        sizes = self._args(dims, env, read_only)
         if self.plan.levels.rotating:
             self._run_rotating(grid, dims, sizes, steps, start)
             return
@@ -274,18 +329,20 @@ class CupyRunner:
             pool[(dst, *interior)] = pool[(src, *interior)]
         grid[...] = pool[:k]
 
-    def run_numpy(self, grid: np.ndarray, env: Mapping[str, int | float]) -> np.ndarray:
-        """Copy ``grid`` to the GPU, run, and return the result as a new numpy array."""
+    def run_numpy(self, grid: np.ndarray, env: Mapping[str, int | float],
+                  read_only: Sequence[np.ndarray] = ()) -> np.ndarray:
+        """Copy ``grid`` and the read-only arrays (numpy) to the GPU, run, and return the
+        result as a new numpy array."""
         device_grid = self._cupy.asarray(grid)
-        self.run(device_grid, env)
+        self.run(device_grid, env, tuple(self._cupy.asarray(a) for a in read_only))
         return self._cupy.asnumpy(device_grid)
 
-    def run_naive(self, grid, env: Mapping[str, int | float]) -> None:
+    def run_naive(self, grid, env: Mapping[str, int | float], read_only: Sequence = ()) -> None:
         dims = grid_extents(self.info, env)
         if any(d.length == 0 for d in dims):
             return
         fn = self.module.get_function(f"{self.prefix}_naive")
-        sizes = self._grid_args(dims, env)
+        sizes = self._args(dims, env, read_only)
         by, bx = NAIVE_BLOCK[self.info.ndim]
         block = (bx, by)
         tiled = dims[-2:]  # 2D: both dimensions; 3D: the plane, one plane per blockIdx.z
@@ -326,7 +383,7 @@ def cuda_runner(info: StencilInfo, plan: BlockingPlan, stem: str,
                 directory: str | None = None, regs: int | None = None) -> "CupyRunner":
     """Generate the kernels of ``plan``, build them with nvcc and load them with cupy."""
     model, cubin = build_kernels(info, plan, stem, options, smem_wrap, directory, regs)
-    return CupyRunner(info, plan, cubin, model.prefix, tuple(n for _, n in model.scalars))
+    return CupyRunner(info, plan, cubin, model.prefix, model.signature)
 
 
 # --------------------------------------------------------------------------- module cache
@@ -363,7 +420,6 @@ def cached_runner(info: StencilInfo, plan: BlockingPlan, kernels: Kernels,
     loaded = _LOADED.get((key, device))
     if loaded is not None:
         return loaded, "memory"
-    scalars = tuple(n for _, n in kernels.model.scalars)
     cubin, origin = _stored_cubin(key, directory), "disk"
     if cubin is None:
         build = Path(workdir())
@@ -371,7 +427,7 @@ def cached_runner(info: StencilInfo, plan: BlockingPlan, kernels: Kernels,
             (build / name).write_text(text)
         cubin = compile_cubin(build / f"{kernels.model.stem}_kernel.cu", options)
         cubin, origin = _store_cubin(cubin, key, directory), "built"
-    runner = CupyRunner(info, plan, cubin, kernels.model.prefix, scalars)
+    runner = CupyRunner(info, plan, cubin, kernels.model.prefix, kernels.model.signature)
     _LOADED[(key, device)] = runner
     return runner, origin
 

@@ -1,9 +1,10 @@
 """What the model counts: thread classes, the update's instruction mix, shared-memory
-reads, SM occupancy, and the thread slots of a launch along each dimension (see the
-thread classes of :mod:`an5dpy.perf.model`)."""
+reads, reads of read-only arrays, SM occupancy, and the thread slots of a launch along
+each dimension (see the thread classes of :mod:`an5dpy.perf.model`)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable
@@ -14,7 +15,8 @@ from an5dpy.analysis.stencil import op_mix
 from an5dpy.blocking.plan import (REGISTER_GRANULE, BlockingPlan, DimExtent, Mode, default_mode,
                                   round_up)
 from an5dpy.blocking.trace import BlockRanges
-from an5dpy.ir import AssocForm, Binary, Cast, Expr, StencilInfo, Unary, common_type
+from an5dpy.ir import (WORD_BYTES, AssocForm, Binary, Cast, Expr, StencilInfo, Unary,
+                       common_type)
 from an5dpy.perf.gpus import GpuSpec
 from an5dpy.perf.model_constants import ASSOC_TEMPORARIES, SPILL_FREE_BASE
 
@@ -167,6 +169,38 @@ def smem_reads_per_thread(info: StencilInfo, mode: Mode) -> int:
         case Mode.NONE:
             return len({o for o in offsets if any(o[1:])})
     raise TypeError(f"not a Mode: {mode!r}")
+
+
+@dataclass(frozen=True)
+class CoefficientReads:
+    """What the update's reads of read-only arrays cost (see :data:`MODEL_NOTES`).
+
+    ``reads``: distinct (array, subscript) reads of one evaluation, each a load through
+    the read-only data path by every computing thread at every level; ``l1_bytes``: their
+    bytes (on-chip traffic: neighbouring offsets of one array hit L1/L2). ``arrays``: per
+    read-only array, its element bytes and the grid dimensions its subscripts follow; a
+    launch reads each element it needs from device memory once (the interior's extent
+    along those dimensions), whatever the levels and offsets.
+    """
+
+    reads: int = 0
+    l1_bytes: int = 0
+    arrays: tuple[tuple[int, tuple[int, ...]], ...] = ()
+
+    @staticmethod
+    def of(info: StencilInfo) -> "CoefficientReads":
+        return CoefficientReads(
+            reads=sum(len(c.reads) for c in info.coefficients),
+            l1_bytes=sum(len(c.reads) * WORD_BYTES[c.elem_type] for c in info.coefficients),
+            arrays=tuple((WORD_BYTES[c.elem_type],
+                          tuple(sorted({i.dim for read in c.reads for i in read
+                                        if i.dim is not None})))
+                         for c in info.coefficients))
+
+    def gm_bytes(self, lengths: tuple[int, ...]) -> int:
+        """Device-memory bytes of one launch over an interior of ``lengths`` cells per
+        dimension (array order): each array's elements along the dimensions it follows."""
+        return sum(word * math.prod(lengths[d] for d in dims) for word, dims in self.arrays)
 
 
 @dataclass(frozen=True)

@@ -81,11 +81,11 @@ from an5dpy.blocking.plan import (WARP_SIZE, BlockingPlan, DimExtent, LaunchGeom
                                   active_warp_fraction, budget_register_limit, grid_extents,
                                   run_degrees)
 from an5dpy.errors import UsageError
-from an5dpy.perf.counts import (Occupancy, OpMix, ThreadCounts, occupancy, plane_dim_counts,
-                                smem_reads_per_thread, spill_free_registers, stream_counts,
-                                sum_counts)
+from an5dpy.perf.counts import (CoefficientReads, Occupancy, OpMix, ThreadCounts, occupancy,
+                                plane_dim_counts, smem_reads_per_thread, spill_free_registers,
+                                stream_counts, sum_counts)
 from an5dpy.perf.gpus import GpuSpec, get_gpu
-from an5dpy.perf.model_constants import (BOTTLENECKS, DEPENDENT_LATENCY,
+from an5dpy.perf.model_constants import (BOTTLENECKS, COEF_READ_INSTRUCTIONS, DEPENDENT_LATENCY,
                                          DOUBLE_DIVISION_INSTRUCTIONS, DOUBLE_DIVISION_LATENCY,
                                          EXPOSED_ISSUE, LEVEL_OVERHEAD, REGISTER_BUDGETS,
                                          SPILL_INSTRUCTIONS, UNBOUNDED_EXCESS, WAVE_TAIL)
@@ -128,6 +128,10 @@ class LaunchCost:
     warp_instructions: float = 0.0  # issued by all blocks over the launch
     step_cycles: float = 0.0  # SM cycles per step of its resident blocks
     time_issue: float = 0.0
+    # read-only arrays (0 without): device-memory bytes (in gm_bytes) and on-chip bytes
+    # through L1 (in sm_bytes: shared memory and L1 are one memory on NVIDIA GPUs)
+    coef_gm_bytes: int = 0
+    coef_l1_bytes: int = 0
 
     @property
     def threads(self) -> ThreadCounts:
@@ -169,6 +173,7 @@ class LaunchCost:
             "time_comp": self.time_comp, "time_sm": self.time_sm, "time_gm": self.time_gm,
             "block_steps": self.block_steps, "warp_instructions": self.warp_instructions,
             "step_cycles": self.step_cycles, "time_issue": self.time_issue,
+            "coef_gm_bytes": self.coef_gm_bytes, "coef_l1_bytes": self.coef_l1_bytes,
             "seconds": self.seconds, "bottleneck": self.bottleneck,
         }
 
@@ -291,6 +296,7 @@ class Model:
         self._mix = {m: OpMix.of(info, m) for m in Mode}
         self.cells = math.prod(d.length for d in self.dims)
         self._reads = {m: smem_reads_per_thread(info, m) for m in Mode}
+        self._coefs = CoefficientReads.of(info)
         self._costs: dict[tuple, LaunchCost] = {}
 
     def mix(self, mode: Mode) -> OpMix:
@@ -364,8 +370,11 @@ class Model:
         sm_reads = comp * self._reads[plan.mode]
         flops = comp * self.info.flops_per_cell
         word = plan.word_bytes
-        gm_bytes = (gm_reads + gm_writes) * word
-        sm_bytes = (sm_reads + sm_writes) * word
+        lengths = tuple(d.length for d in self.dims)
+        coef_gm = self._coefs.gm_bytes(lengths) if levels[0].total else 0
+        coef_l1 = comp * self._coefs.l1_bytes
+        gm_bytes = (gm_reads + gm_writes) * word + coef_gm
+        sm_bytes = (sm_reads + sm_writes) * word + coef_l1
         time_comp = flops / (gpu.peak_gflops(dtype) * 1e9 * self._mix[plan.mode].eff_alu)
         time_sm = sm_bytes / (gpu.smem_gbs(dtype) * 1e9)
         time_gm = gm_bytes / (gpu.gmem_gbs(dtype) * 1e9)
@@ -374,7 +383,8 @@ class Model:
         eff_sm = self.wave_efficiency(waves) if nblocks else 1.0
         cost = LaunchCost(d, 1, nblocks, geo.plane_blocks, nstream, occ, waves, eff_sm, levels,
                           gm_reads, gm_writes, sm_reads, sm_writes, comp, flops, gm_bytes,
-                          sm_bytes, time_comp, time_sm, time_gm)
+                          sm_bytes, time_comp, time_sm, time_gm, coef_gm_bytes=coef_gm,
+                          coef_l1_bytes=coef_l1)
         if gpu.step_latency_cycles > 0 and levels[0].total:
             cost = self._with_issue(cost, plan, regs)
         return cost
@@ -384,7 +394,8 @@ class Model:
         """Instructions a thread issues per level op (see :meth:`_with_issue`).
 
         ``regs``: a register budget; its limit (:func:`budget_register_limit`) below
-        :func:`spill_free_registers` costs :data:`SPILL_INSTRUCTIONS` per register.
+        :func:`spill_free_registers` costs :data:`SPILL_INSTRUCTIONS` per register. Each
+        distinct read of a read-only array costs :data:`COEF_READ_INSTRUCTIONS`.
         """
         mix = self._mix[plan.mode]
         short = 0
@@ -394,7 +405,8 @@ class Model:
         return (mix.instructions * (2 if plan.dtype == "double" else 1)
                 + DOUBLE_DIVISION_INSTRUCTIONS * mix.double_divisions
                 + self._reads[plan.mode] + plan.smem_planes + 1
-                + LEVEL_OVERHEAD[plan.ndim] + SPILL_INSTRUCTIONS * short)
+                + LEVEL_OVERHEAD[plan.ndim] + SPILL_INSTRUCTIONS * short
+                + COEF_READ_INSTRUCTIONS * self._coefs.reads)
 
     def level_latency(self, plan: BlockingPlan) -> float:
         """Cycles of a level op's dependency chain: the update's arithmetic one

@@ -27,6 +27,11 @@ ASSOC_TEMPORARIES = 10
 #: adds to a level's dependency chain.
 DOUBLE_DIVISION_INSTRUCTIONS = 20
 DOUBLE_DIVISION_LATENCY = 100
+#: Instructions per thread and level for each distinct read of a read-only array: the load
+#: (read-only data path) and the streaming subscript's clamp and address arithmetic (the
+#: in-plane subscripts' parts are per thread, computed once). Counted from the kernels'
+#: source, not fitted: no measurement of such kernels is in artifact/H200.
+COEF_READ_INSTRUCTIONS = 4
 #: Cycles from one dependent arithmetic instruction to the next (FFMA / DFMA latency).
 DEPENDENT_LATENCY = {"float": 4, "double": 8}
 #: Share of a block's own issue time per step that its step latency does not cover: the
@@ -90,6 +95,14 @@ MODEL_NOTES = (
     "charges both, spills against spill_free_registers (below the paper's estimate) at "
     "the limit a budget's launch bounds give ptxas (plan.budget_register_limit). Shared "
     "memory per block is Table 1's footprint (no per-block reservation).",
+    "Read-only arrays (counts.CoefficientReads): every computing thread loads each "
+    "distinct (array, subscript) read at every level through the read-only path; "
+    "neighbouring offsets of one array hit L1/L2, so a launch reads each array's elements "
+    "from device memory once (the interior's extent along the dimensions its subscripts "
+    "follow: f[i][j] one element per cell, cz[i] one per plane), and the per-level loads "
+    "are on-chip traffic charged with shared memory (one memory on NVIDIA GPUs), plus "
+    "COEF_READ_INSTRUCTIONS each in the issue term. Programs without read-only arrays "
+    "are predicted as before.",
     "eff_SM = waves / ceil(waves), waves = blocks / (blocks per SM x SMs); on GPUs with "
     "a step latency waves / (ceil(waves) + WAVE_TAIL); each launch of the launch plan is "
     "costed by its own degree.",

@@ -32,6 +32,11 @@ def format_prediction(p: Prediction, gpu: GpuSpec | None = None) -> str:
     lines.append(f"  shared   {p.time_sm * 1e3:10.3f} ms  ({_fmt_bytes(p.sm_bytes)}{bw_sm}, "
                  f"{p.smem_reads_per_thread} reads per computing thread)")
     lines.append(f"  global   {p.time_gm * 1e3:10.3f} ms  ({_fmt_bytes(p.gm_bytes)}{bw_gm})")
+    coef_gm = sum(c.count * c.coef_gm_bytes for c in p.launches)
+    coef_l1 = sum(c.count * c.coef_l1_bytes for c in p.launches)
+    if coef_gm or coef_l1:
+        lines.append(f"  (read-only arrays: {_fmt_bytes(coef_gm)} of the global bytes, "
+                     f"{_fmt_bytes(coef_l1)} through L1 in the shared bytes)")
     if p.time_issue:
         instructions = sum(c.count * c.warp_instructions for c in p.launches)
         latency = f", step latency {gpu.step_latency_cycles:,.0f} cycles" if gpu else ""

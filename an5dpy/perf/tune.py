@@ -375,11 +375,13 @@ def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
     fastest again ``repeats`` times (their median is reported)."""
     from tqdm import tqdm
 
-    from an5dpy.perf.bench import device_grid, gflops, median, time_runs
+    from an5dpy.perf.bench import (device_grid, device_read_only_values, gflops, median,
+                                   time_runs)
     from an5dpy.cuda.runtime import BuildOptions, CupyRunner, device_arch
 
     options = BuildOptions(arch=device_arch())
     grids: dict[str, object] = {}
+    read_only: list[tuple] = []  # made once, on first use
 
     def seconds(plan, built, count):
         model, cubin = built
@@ -387,8 +389,10 @@ def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
         if grid is None:
             grids.clear()  # one grid on the device at a time
             grid = grids[plan.dtype] = device_grid(info, env, plan.dtype)
-        runner = CupyRunner(info, plan, cubin, model.prefix, tuple(n for _, n in model.scalars))
-        times = time_runs(lambda: runner.run(grid, env), count)
+        if not read_only:
+            read_only.append(device_read_only_values(info, env))
+        runner = CupyRunner(info, plan, cubin, model.prefix, model.signature)
+        times = time_runs(lambda: runner.run(grid, env, read_only[0]), count)
         return median(times)
 
     with concurrent.futures.ThreadPoolExecutor(max(1, os.cpu_count() or 2)) as pool:

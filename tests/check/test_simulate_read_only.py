@@ -15,105 +15,14 @@ from an5dpy.check import verify
 from an5dpy.check.reference import build_reference, resolve_params
 from an5dpy.check.simulate import simulate
 
-# --------------------------------------------------------------------------- fixed programs
+from read_only_support import PROGRAMS, write
 
-#: name -> (C text, parameters); every program reads at least one read-only array.
-PROGRAMS = {
-    # a Poisson right-hand side at the cell, double
-    "poisson": ("""
-void poisson(int n, int m, int T, double h2, double A[2][n][m], double f[n][m])
-{
-#pragma scop
-  for (int t = 0; t < T; t++)
-    for (int i = 1; i < n - 1; i++)
-      for (int j = 1; j < m - 1; j++)
-        A[(t+1)%2][i][j] = 0.25 * (A[t%2][i-1][j] + A[t%2][i+1][j] + A[t%2][i][j-1]
-                                   + A[t%2][i][j+1] - h2 * f[i][j]);
-#pragma endscop
-}
-""", {"h2": "0.01"}),
-    # a conductivity read at the cell and below it, float, VLA pointer casts
-    "conductivity": ("""
-void heat(int n, int m, int T, float *buf, float *kbuf)
-{
-  float (*A)[n][m] = (float (*)[n][m]) buf;
-  float (*k)[m] = (float (*)[m]) kbuf;
-#pragma scop
-  for (int t = 0; t < T; t++)
-    for (int i = 1; i < n - 1; i++)
-      for (int j = 1; j < m - 1; j++)
-        A[(t+1)%2][i][j] = A[t%2][i][j]
-            + 0.1f * (k[i][j] * (A[t%2][i+1][j] - A[t%2][i][j])
-                      - k[i-1][j] * (A[t%2][i][j] - A[t%2][i-1][j])
-                      + k[i][j] * (A[t%2][i][j+1] - A[t%2][i][j])
-                      - k[i][j-1] * (A[t%2][i][j] - A[t%2][i][j-1]));
-#pragma endscop
-}
-""", {}),
-    # per-plane (streaming dimension) and per-row (contiguous dimension) coefficients,
-    # a constant subscript, float grid with double coefficients
-    "planes_rows": ("""
-void planes(int n, int m, int T, float A[2][n][m], double cz[n], float *row, double c[3][m])
-{
-#pragma scop
-  for (int t = 0; t < T; t++)
-    for (int i = 1; i < n - 1; i++)
-      for (int j = 1; j < m - 1; j++)
-        A[(t+1)%2][i][j] = cz[i] * A[t%2][i-1][j] + row[j+1] * A[t%2][i][j]
-                           + c[2][j] * A[t%2][i][j-1] + 0.1f * A[t%2][i+1][j];
-#pragma endscop
-}
-""", {}),
-    # a 3D velocity model (global array) and a per-plane coefficient, double, box reads
-    "velocity3d": ("""
-#define N 12
-double V[N][N][N];
-double cz[N];
-void wave(int T, double A[2][N][N][N])
-{
-#pragma scop
-  for (int t = 0; t < T; t++)
-    for (int i = 1; i < N - 1; i++)
-      for (int j = 1; j < N - 1; j++)
-        for (int k = 1; k < N - 1; k++)
-          A[(t+1)%2][i][j][k] = V[i][j][k] * (A[t%2][i-1][j][k] + A[t%2][i+1][j][k]
-                                   + A[t%2][i][j-1][k] + A[t%2][i][j+1][k]
-                                   + A[t%2][i][j][k-1] + A[t%2][i][j][k+1])
-                                + cz[i-1] * A[t%2][i][j-1][k-1];
-#pragma endscop
-}
-""", {}),
-    # 3D, float, a local coefficient of rank 2 over the in-plane dimensions
-    "local3d": ("""
-float run(int T, float A[2][9][11][10])
-{
-  float w[11][10];
-  for (int j = 0; j < 11; j++)
-    for (int k = 0; k < 10; k++)
-      w[j][k] = 0.1f;
-#pragma scop
-  for (int t = 0; t < T; t++)
-    for (int i = 1; i < 8; i++)
-      for (int j = 1; j < 10; j++)
-        for (int k = 1; k < 9; k++)
-          A[(t+1)%2][i][j][k] = w[j][k] * A[t%2][i][j][k] + 0.2f * (A[t%2][i-1][j][k]
-                                + A[t%2][i+1][j][k]) + w[j-1][k+1] * A[t%2][i][j][k+1];
-#pragma endscop
-  return A[0][1][1][1];
-}
-""", {}),
-}
+# --------------------------------------------------------------------------- fixed programs
 
 #: (bt, bs, sl) plans: degrees 1..5, tiny and odd blocks, stream division on and off.
 PLANS_2D = [(1, "8", "off"), (2, "9", "3"), (3, "13", "off"), (4, "17", "5"), (5, "21", "2")]
 PLANS_3D = [(1, "6x5", "off"), (2, "7x9", "2"), (3, "11x8", "off")]
 SIZES_2D = [{"n": "11", "m": "13"}, {"n": "5", "m": "3"}, {"n": "4", "m": "19"}]
-
-
-def write(tmp_path, name: str) -> str:
-    path = tmp_path / f"{name}.c"
-    path.write_text(PROGRAMS[name][0])
-    return str(path)
 
 
 def modes(path: str) -> list[str]:

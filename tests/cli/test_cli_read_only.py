@@ -1,6 +1,7 @@
 """The command line on a program with read-only arrays: ``an5d analyze`` describes every
-array, ``an5d verify --backend sim`` runs it, and the CUDA commands refuse it cleanly (exit
-2, ``FILE:LINE:COL``, nothing written) until the CUDA generator handles such arrays."""
+array, ``an5d verify --backend sim`` runs it, ``an5d-translate`` writes kernels that load
+them, ``an5d model`` counts their traffic, and ``verify --backend cuda`` goes as far as
+looking for a GPU (tests/gpu/test_read_only_gpu.py runs it on one)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,6 @@ from cli_support import run
 
 VARCOEF = "tests/data/forms/varcoef_heat.c"
 POISSON = "tests/data/forms/poisson_rhs.c"
-REFUSAL = ("read-only array 'k': the CUDA generator does not handle read-only arrays yet "
-           "(an5d analyze and an5d verify --backend sim do)")
 
 
 @pytest.fixture(autouse=True)
@@ -46,19 +45,34 @@ def test_analyze_text_lists_the_read_only_arrays(capsys):
     assert "(h2 * f[i][j])" in out
 
 
-def test_translate_refuses_read_only_arrays_and_writes_nothing(capsys, tmp_path):
+def test_translate_writes_kernels_that_load_the_read_only_array(capsys, tmp_path):
     out_dir = tmp_path / "out"
-    status, out, err = run(capsys, VARCOEF, "-o", out_dir, translate=True)
-    assert status == 2 and out == ""
-    assert err.strip() == f"{VARCOEF}:15:21: error: {REFUSAL}"
-    assert not out_dir.exists()
+    status, _, err = run(capsys, VARCOEF, "-o", out_dir, "--bt", "2", "--bs", "32",
+                         "--sl", "off", translate=True)
+    assert status == 0, err
+    assert sorted(p.name for p in out_dir.iterdir()) == [
+        "varcoef_heat_host.cu", "varcoef_heat_kernel.cu", "varcoef_heat_kernel.hu"]
+    kernel = (out_dir / "varcoef_heat_kernel.cu").read_text()
+    assert "const float *__restrict__ an5d_coef_k" in kernel and "__ldg(&an5d_coef_k[" in kernel
+    host = (out_dir / "varcoef_heat_host.cu").read_text()
+    assert "cudaMemcpy(an5d_coef_k, (const void *)(k)" in host
 
 
-def test_verify_cuda_refuses_before_looking_for_a_gpu(capsys):
+def test_model_counts_the_read_only_traffic(capsys):
+    status, out, err = run(capsys, "model", VARCOEF, "-P", "n=1026", "-P", "T=10",
+                           "-P", "dt=0.1", "--bt", "2", "--bs", "128", "--sl", "128")
+    assert status == 0, err
+    assert "(read-only arrays: " in out and " through L1 in the shared bytes)" in out
+
+
+def test_verify_cuda_without_a_gpu_says_so(capsys):
+    from an5dpy.cuda.runtime import cupy_available
+    if cupy_available()[0]:
+        pytest.skip("a GPU is here: tests/gpu runs the CUDA backend")
     status, _, err = run(capsys, "verify", VARCOEF, "--backend", "cuda", "-P", "n=12",
                          "-P", "T=2", "-P", "dt=0.1", "--bt", "2", "--bs", "8", "--sl", "off")
     assert status == 2
-    assert f"{VARCOEF}:15:21: error: {REFUSAL}" in err
+    assert "--backend cuda needs a CUDA GPU and cupy" in err and "read-only" not in err
 
 
 def test_verify_sim_passes_bit_identically(capsys):

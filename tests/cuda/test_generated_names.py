@@ -16,12 +16,13 @@ import re
 
 import pytest
 
-from an5dpy.driver import Options, load, translate
+from an5dpy.driver import Options, translate
 from an5dpy.errors import UsageError
 from an5dpy.frontend.reserved import is_reserved
 from an5dpy.ir import Scalar, walk
 
 from cuda_support import FORMS
+from read_only_support import PROGRAMS, write
 from paths import C_INPUTS
 
 #: Every form and every program of c_inputs/: read-only arrays, rotating time levels and all.
@@ -54,7 +55,8 @@ def kernel_locals(text: str) -> set[str]:
 def user_names(translation) -> set[str]:
     info = translation.info
     return ({p.name for p in info.params}
-            | {n.name for n in walk(info.update) if isinstance(n, Scalar)})
+            | {n.name for n in walk(info.update) if isinstance(n, Scalar)}
+            | {c.name for c in info.coefficients})
 
 
 def translations(path: str, defines=()):
@@ -79,6 +81,14 @@ def check_names(translation):
 @pytest.mark.parametrize("path", FORM_FILES, ids=lambda p: os.path.basename(p)[:-2])
 def test_form_kernels_use_only_reserved_names(path):
     for translation in translations(path):
+        check_names(translation)
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_read_only_kernels_use_only_reserved_names(tmp_path, name):
+    """The kernels name a read-only array ``an5d_coef_<name>`` (its extents
+    ``an5d_coefn<k>_<name>``), never as the user does."""
+    for translation in translations(write(tmp_path, name)):
         check_names(translation)
 
 

@@ -191,3 +191,36 @@ def test_the_template_scan_finds_arithmetic_and_slicing():
         "{% for l in range(k.degree + 1) %}", "{{ m.shape[3:] }}"]
     assert template_logic('{% set g = (P ~ "_HU")|upper %}') == ['{% set g = (P ~ "_HU")|upper %}']
     assert template_logic('{{ m.names|join(", ") }} {% if m.ndim == 3 %}x{% endif %} - + *') == []
+
+
+def test_host_region_copies_each_read_only_array_in_and_frees_it(tmp_path):
+    """Each read-only array: its element count from the user's extents, a device copy made
+    before the timed launches, passed to every launch (blocked and baseline) with the
+    extents the kernels take, freed at the end."""
+    from read_only_support import write
+    path = write(tmp_path, "planes_rows")
+    for baseline in (False, True):
+        host = translate(path, Options(bt=2, bs="16", baseline=baseline)) \
+            .outputs["planes_rows_host.cu"]
+        region = host[host.index("an5dpy: the scop"):]
+        for name, ctype, count, extents in (
+                ("cz", "double", "(size_t)(n)", [("an5d_coefn0_cz", "n")]),
+                ("row", "float", "(size_t)(m)", [("an5d_coefn0_row", "m")]),
+                ("c", "double", "(size_t)(3) * (size_t)(m)", [("an5d_coefn1_c", "m")])):
+            assert f"const size_t an5d_coefsize_{name} = {count};" in region
+            for param, value in extents:
+                assert f"const int {param} = (int)({value});" in region
+            assert (f"AN5D_CHECK(cudaMalloc((void **)&an5d_coef_{name}, an5d_coefsize_{name} "
+                    f"* sizeof({ctype})));") in region
+            copy = (f"AN5D_CHECK(cudaMemcpy(an5d_coef_{name}, (const void *)({name}), "
+                    f"an5d_coefsize_{name} * sizeof({ctype}), cudaMemcpyHostToDevice));")
+            assert region.index(copy) < region.index("cudaEventRecord(an5d_ev_start")
+            assert region.index(f"AN5D_CHECK(cudaFree(an5d_coef_{name}));") > region.index(
+                "cudaMemcpyDeviceToHost")
+        args = (", an5d_coef_cz, an5d_coefn0_cz, an5d_coef_row, an5d_coefn0_row, an5d_coef_c, "
+                "an5d_coefn1_c));")
+        launch = "planes_rows_launch_naive(" if baseline else "planes_rows_launch("
+        call = region[region.index(launch):]
+        assert call[:call.index(";") + 1].endswith(args)
+    plain = bench("j2d5pt", bt=2, bs="64").outputs["j2d5pt_host.cu"]
+    assert "an5d_coef" not in plain

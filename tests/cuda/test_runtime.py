@@ -98,9 +98,43 @@ def test_cached_runner_builds_once_then_reuses_memory_and_disk(monkeypatch, tmp_
         on_disk, origin = runtime.cached_runner(info, plan, kernels, options, "k1", tmp_path)
         assert origin == "disk" and on_disk is not built
         assert on_disk.args[2].resources == cubin.resources
-        assert on_disk.args[3:] == built.args[3:] == (kernels.model.prefix, ())
+        assert on_disk.args[3:] == built.args[3:] == (kernels.model.prefix,
+                                                      kernels.model.signature)
         _, origin = runtime.cached_runner(info, plan, kernels, options, "k2", None)
         assert origin == "built" and sorted(p.name for p in tmp_path.iterdir()) == [
             "k1.cubin", "k1.log"]  # no directory: nothing stored
     finally:
         runtime.clear_loaded_modules()
+
+
+def test_launch_args_follow_the_kernels_parameters(tmp_path):
+    """The runtime passes sizes, scalars, then each read-only array and the extents the
+    kernels take, in the order and C types of the kernels' parameter list."""
+    import re
+
+    import numpy as np
+
+    from an5dpy import driver
+    from an5dpy.blocking.plan import grid_extents
+    from an5dpy.check.reference import resolve_params
+    from an5dpy.cuda.runtime import coefficient_shape, launch_args
+
+    from read_only_support import write
+
+    program, info = driver.load(write(tmp_path, "planes_rows"))
+    env = resolve_params(program, {"n": 11, "m": 13, "T": 3})
+    kernels = driver.generate(info, driver.blocking_plan(info, 2, bs=(16,)), "pr")
+    arrays = {c.name: object() for c in info.coefficients}
+    args = launch_args(kernels.model.signature, info, grid_extents(info, env), env, arrays)
+    assert [type(a) for a in args[:6]] == [np.int32] * 6
+    assert [int(a) for a in args[:6]] == [11, 13, 1, 9, 1, 11]
+    assert args[6:] == [arrays["cz"], 11, arrays["row"], 13, arrays["c"], 13]
+    assert all(type(a) is np.int32 for a in args[7::2])
+    assert coefficient_shape(info, "c", env) == (3, 13)
+    kernel = re.search(r"an5d_pr_kernel_d2\((.*?)\)\n\{", kernels.kernel_cu, re.S).group(1)
+    params = [p.strip() for p in kernel.split(",")][4:]  # after the four buffers
+    assert len(params) == len(args)
+    assert [p.split()[0] for p in params[:6]] == ["int"] * 6
+    assert params[6:] == ["const double *__restrict__ an5d_coef_cz", "int an5d_coefn0_cz",
+                          "const float *__restrict__ an5d_coef_row", "int an5d_coefn0_row",
+                          "const double *__restrict__ an5d_coef_c", "int an5d_coefn1_c"]

@@ -149,7 +149,7 @@ def test_generated_cuda_matches_gcc(case, modules):
     from an5dpy.cuda.runtime import CupyRunner
     prog, info = program(case.name, case.dtype)
     plan, model, cubin = modules[case]
-    runner = CupyRunner(info, plan, cubin, model.prefix, ())
+    runner = CupyRunner(info, plan, cubin, model.prefix, model.signature)
     env = resolve_params(prog, {"compsize": case.compsize, "timestep": case.steps})
     shape = (2, *(d.size for d in grid_extents(info, env)))
     grid = random_grid(shape, case.dtype, seed=case.steps)
@@ -169,7 +169,7 @@ def test_naive_baseline_matches_gcc(modules):
     for case in [c for c in CASES if c.name in ("j2d5pt", "star3d1r")][:4]:
         prog, info = program(case.name, case.dtype)
         plan, model, cubin = modules[case]
-        runner = CupyRunner(info, plan, cubin, model.prefix, ())
+        runner = CupyRunner(info, plan, cubin, model.prefix, model.signature)
         env = resolve_params(prog, {"compsize": 33, "timestep": 7})
         shape = (2, *(d.size for d in grid_extents(info, env)))
         grid = random_grid(shape, case.dtype, seed=3)

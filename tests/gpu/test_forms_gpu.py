@@ -1,8 +1,8 @@
 """The test forms on the GPU (pytest -m gpu; skipped without one): every program of
-tests/data/forms/ through ``verify_file`` with the CUDA backend in an exact build, against
-the gcc oracle. The forms' scalar coefficients are named like the kernels' old macro
-parameters (``scalar_coeffs.c`` has a ``b``), which the simulator cannot catch: it never
-runs the macro text."""
+tests/data/forms/ (those with read-only arrays too) through ``verify_file`` with the CUDA
+backend in an exact build, against the gcc oracle. The forms' scalar coefficients are
+named like the kernels' old macro parameters (``scalar_coeffs.c`` has a ``b``), which the
+simulator cannot catch: it never runs the macro text."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ import pytest
 
 from an5dpy import driver
 from an5dpy.check.verify import verify_file
-from an5dpy.errors import UnsupportedInput
 from an5dpy.ir import is_floating
 
 pytestmark = pytest.mark.gpu
@@ -45,10 +44,6 @@ def form_params(path: str) -> dict[str, str]:
 def test_form_on_the_gpu_matches_the_oracle(path):
     _, info = driver.load(path)
     bs = "16" if info.ndim == 2 else "8x8"
-    if info.coefficients:  # read-only arrays: the CUDA generator refuses them for now
-        with pytest.raises(UnsupportedInput, match="does not handle read-only arrays"):
-            verify_file(path, driver.Options(bt=2, bs=bs), "cuda", form_params(path))
-        return
     report = verify_file(path, driver.Options(bt=2, bs=bs), "cuda", form_params(path),
                          exact=True)
     assert report.passed, "\n".join(report.lines())
