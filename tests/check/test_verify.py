@@ -181,16 +181,15 @@ def test_the_random_grid_fills_every_time_buffer_with_its_own_values():
             assert not np.isin(grid[a], grid[b]).any()
 
 
-@pytest.mark.parametrize("backend", ["sim", "cuda", "isl"])
-@pytest.mark.parametrize("path, line, column", [(WAVE, 14, 56), (LEAPFROG, 15, 57)])
-def test_every_backend_refuses_a_rotation_before_anything_runs(monkeypatch, backend, path,
-                                                               line, column):
-    """The blocked schedule does not run k-level rotations or leapfrog updates yet: the
-    refusal names the first read of the older level, before the oracle is built."""
-    from an5dpy.errors import UnsupportedInput
-    monkeypatch.setattr("an5dpy.check.reference.build_reference",
-                        lambda *a, **k: pytest.fail("the oracle was built"))
-    with pytest.raises(UnsupportedInput) as info:
-        verify.verify_file(path, driver.Options(bt=2, bs="8"), backend, {"n": "9", "T": "3"})
-    assert "the blocked schedule does not support it yet" in info.value.message
-    assert (info.value.coord.line, info.value.coord.column) == (line, column)
+@pytest.mark.parametrize("backend", ["sim", "isl"])
+@pytest.mark.parametrize("path", [WAVE, LEAPFROG])
+@pytest.mark.parametrize("bt, steps", [(1, 3), (2, 5), (3, 4), (4, 9)])
+def test_rotating_programs_pass_on_the_simulator_and_the_proof(backend, path, bt, steps):
+    """k-level rotations and leapfrog updates: the simulator matches gcc on every time
+    buffer, and the isl proof covers their launches."""
+    params = {"n": "11", "T": str(steps)}
+    if path == LEAPFROG:
+        params["dt2"] = "0.1"
+    report = verify.verify_file(path, driver.Options(bt=bt, bs="12x12" if path == LEAPFROG
+                                                     else "16"), backend, params)
+    assert report.lines()[0] == "PASS", report.lines()
