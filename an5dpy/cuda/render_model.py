@@ -291,6 +291,12 @@ class RenderModel:
     rotating: RotatingBuffers | None = None  # None: the double-buffered launch
 
     @property
+    def device_buffers(self) -> int:
+        """Grid buffers the host code allocates on the device: the program's time buffers,
+        and a rotating program's work buffers after them."""
+        return self.rotating.pool if self.rotating else self.levels.buffers
+
+    @property
     def size_signature(self) -> Signature:
         """The sizes alone (the placement copy of a rotating program takes no scalars)."""
         return launch_signature(self.ndim, ())

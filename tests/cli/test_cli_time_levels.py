@@ -72,10 +72,11 @@ def test_translate_writes_rotating_code(capsys, tmp_path, path):
 
 @pytest.mark.parametrize("argv", [
     ("verify", WAVE, "--backend", "sim", "-P", "n=12", "-P", "T=5", "--bt", "3"),
-    ("verify", LEAPFROG, "--backend", "sim", "-P", "n=9", "-P", "T=4", "--bt", "2"),
+    ("verify", LEAPFROG, "--backend", "sim", "-P", "n=9", "-P", "T=4", "-P", "dt2=0.1",
+     "--bt", "2", "--bs", "8x8"),
     ("verify", WAVE, "--backend", "isl", "-P", "n=12", "-P", "T=5"),
-    ("model", WAVE, "--gpu", "H100"),
-    ("tune", WAVE, "--gpu", "H100"),
+    ("model", WAVE, "--gpu", "H100", "-P", "n=4096", "-P", "T=100"),
+    ("tune", WAVE, "--gpu", "H100", "-P", "n=4096", "-P", "T=100"),
     ("translate", WAVE, "--print-ir", "schedule", "--bt", "2"),
 ])
 def test_every_command_that_plans_runs(capsys, argv):
