@@ -15,7 +15,6 @@ import subprocess
 from dataclasses import dataclass
 from functools import lru_cache
 
-import numpy as np
 import pytest
 
 from an5dpy.driver import load
@@ -209,3 +208,36 @@ def test_generated_program_with_the_harness(tmp_path, name, args):
     plan = make_plan(info, bt=4, bs=(128,) if name == "j2d5pt" else (32, 32))
     steps = int(args[args.index("-t") + 1])
     assert rel <= tolerance(info, plan, steps), out
+
+
+#: The hand-written programs of c_inputs/ (read-only arrays, rotating time levels) with a
+#: plan each and the harness' size (3D smaller).
+HAND_WRITTEN = [("poisson2d", "float", ["--bt", "4", "--bs", "128", "--sl", "64"], "300"),
+                ("varheat2d", "double", ["--bt", "3", "--bs", "128"], "257"),
+                ("heat3dz", "float", ["--bt", "3", "--bs", "32x16"], "61"),
+                ("wave2d", "float", ["--bt", "4", "--bs", "256", "--sl", "96"], "301"),
+                ("wave2d", "double", ["--bt", "3", "--bs", "128", "--opt", "none"], "130"),
+                ("acoustic3d", "float", ["--bt", "2", "--bs", "32x32"], "45"),
+                ("acoustic3d", "double", ["--bt", "1", "--bs", "32x16"], "37")]
+
+
+@pytest.mark.parametrize("name, dtype, plan, size", HAND_WRITTEN,
+                         ids=[f"{n}-{d}-{'-'.join(p[1::2])}" for n, d, p, _ in HAND_WRITTEN])
+@pytest.mark.parametrize("steps", ["1", "2", "7", "40"])
+def test_hand_written_program_with_the_harness_is_bit_identical(tmp_path, name, dtype, plan,
+                                                                 size, steps):
+    """translate, nvcc without fast math or FMA contraction, run with -c: every buffer the
+    harness compares (all of them for the rotating programs) equals the CPU loop's."""
+    from an5dpy.cli.main import translate_main
+    from an5dpy.cuda.runtime import nvcc_path
+    src = tmp_path / f"{name}.c"
+    src.write_text(open(os.path.join(C_INPUTS, f"{name}.c")).read())
+    (tmp_path / "common.h").write_text(open(os.path.join(C_INPUTS, "common.h")).read())
+    assert translate_main([str(src), "--dtype", dtype, *plan, "-q"]) == 0
+    exe = tmp_path / "a.out"
+    subprocess.run([nvcc_path(), "-O3", "-fmad=false", "-arch=sm_90", "-Xcompiler",
+                    "-fopenmp", f"{name}_host.cu", f"{name}_kernel.cu", "-o", str(exe)],
+                   cwd=tmp_path, check=True, capture_output=True)
+    out = subprocess.run([str(exe), "-s", size, "-t", steps, "-c", "-n", "1"], cwd=tmp_path,
+                         capture_output=True, text=True, check=True).stdout
+    assert "Bit-identical: yes" in out and "Max error: 0 (relative 0)" in out, out
