@@ -81,16 +81,18 @@ class Bench:
         from an5dpy.cuda.runtime import BuildOptions, device_arch
         self.options = BuildOptions(arch=device_arch())
         self.pool = concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 4)
-        self._grid = (None, None)
+        self._grid = (None, None, ())
 
     def grid(self, info, env, dtype):
-        """The device grid of the current row (made once per row, not per plan)."""
-        from an5dpy.perf.bench import device_grid
+        """The device grid of the current row and its read-only arrays (made once per row,
+        not per plan)."""
+        from an5dpy.perf.bench import device_grid, device_read_only_values
         key = (id(info), dtype)
         if self._grid[0] != key:
-            self._grid = (None, None)  # free the previous row's grid first
-            self._grid = (key, device_grid(info, env, dtype))
-        return self._grid[1]
+            self._grid = (None, None, ())  # free the previous row's arrays first
+            self._grid = (key, device_grid(info, env, dtype),
+                          device_read_only_values(info, env))
+        return self._grid[1], self._grid[2]
 
     def time(self, info, plan, built, env, naive=False, repeats=2, min_run_s=MIN_RUN_S):
         """GFLOP/s, seconds per run, steps used, registers, spills."""
@@ -99,8 +101,12 @@ class Bench:
         from an5dpy.perf.tune import own_kernel, with_steps
         model, cubin = built
         runner = CupyRunner(info, plan, cubin, model.prefix, model.signature)
-        grid = self.grid(info, env, plan.dtype)
-        run = runner.run_naive if naive else runner.run
+        grid, read_only = self.grid(info, env, plan.dtype)
+        step = runner.run_naive if naive else runner.run
+
+        def run(g, e):
+            step(g, e, read_only)
+
         probe_env = with_steps(info, env, min(20, info.time.steps(env)))
         t = time_runs(lambda: run(grid, probe_env), 1, 1)[0]
         per_step = t / info.time.steps(probe_env)
@@ -181,7 +187,10 @@ def row_context(row, gpu):
 
 
 def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume: set,
-                 narrow: bool = False) -> None:
+                 narrow: bool = False, rows_name: str = "rows.jsonl") -> None:
+    """Measure each (stencil, dtype) row not in ``resume`` and append it to
+    ``out_dir/rows_name``; ``original_h200`` is the original tool's GFLOP/s where it has
+    the stencil (the paper's 21), else None."""
     from an5dpy.perf.bench import sconf_plan
     from an5dpy.perf.gpus import get_gpu
     from an5dpy.cuda.runtime import device_name
@@ -233,16 +242,19 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
         # reported runs; predictions; the model's and the paper's terms' top 5)
         row = rescore({"stencil": name, "dtype": dtype, "gpu": gpu.name, "sconf": sconf_run,
                        "naive_gflops": naive_g, "naive_steps": naive_steps,
-                       "original_h200": ORIGINAL_H200[name][0 if dtype == "float" else 1],
+                       "original_h200": (ORIGINAL_H200[name][0 if dtype == "float" else 1]
+                                         if name in ORIGINAL_H200 else None),
                        "measured": measured, "plans_measured": len(plans)},
                       model, ranked, space, gpu, env)
         best = row["best"]
-        with open(os.path.join(out_dir, "rows.jsonl"), "a") as f:
+        with open(os.path.join(out_dir, rows_name), "a") as f:
             f.write(json.dumps(row) + "\n")
+        original = row["original_h200"]
+        versus = (f"original {original:7,} x{best['gflops'] / original:.3f}" if original
+                  else f"x{best['gflops'] / naive_g:.2f} naive")
         print(f"{name:10s} {dtype:6s} tuned {best['gflops']:9,.0f} ({best['describe']}, regs "
-              f"{best['cap'] or '-'}) Sconf {sconf_run['gflops']:9,.0f} naive {naive_g:8,.0f} original "
-              f"{row['original_h200']:7,} x{best['gflops'] / row['original_h200']:.3f} "
-              f"[{len(measured)} runs, {time.time() - start:.0f}s]", flush=True)
+              f"{best['cap'] or '-'}) Sconf {sconf_run['gflops']:9,.0f} naive {naive_g:8,.0f} "
+              f"{versus} [{len(measured)} runs, {time.time() - start:.0f}s]", flush=True)
     bench.pool.shutdown(wait=False, cancel_futures=True)  # builds of rows past the deadline
 
 
