@@ -54,7 +54,8 @@ class _Builder:
         # loads bring along, for T = 1)
         hist = self.reg(level - 2, plane) if self.levels.history == 2 else None
         if level == d:
-            return Store(d, self.window(d - 1, plane), plane, -1, hist, self.levels.rotating)
+            return Store(d, self.window(d - 1, plane), plane, -1, hist,
+                         self.levels.stores_older(d))
         # boundary cells of level T >= 2 copy level T-2's value where the two share a
         # buffer (two time buffers); with three, each level loads its own
         shares_buffer = level >= 2 and self.levels.buffers == 2

@@ -151,9 +151,9 @@ class Boundary:
 class Store:
     """Compute the launch's last level at ``plane`` from ``ins`` and store it.
 
-    ``hist`` as for :class:`Calc`. ``both``: a rotating program's launch also stores level
-    ``degree - 1`` of the plane, which is ``ins``' centre register (the next launch reads
-    the two newest levels)."""
+    ``hist`` as for :class:`Calc`. ``both``: a rotating program's launch of degree 2 or more
+    also stores level ``degree - 1`` of the plane, which is ``ins``' centre register (the
+    next launch reads the two newest levels)."""
 
     level: int
     ins: tuple[Reg, ...]

@@ -94,6 +94,12 @@ class TimeLevels:
     def rotating(self) -> bool:
         return self.buffers != 2 or self.history != 1
 
+    def stores_older(self, degree: int) -> bool:
+        """Whether a launch of ``degree`` also stores its level ``degree - 1``: a rotating
+        launch of degree 2 or more (of degree 1, that level is level 0, which stays where
+        the launch read it; :class:`LevelLaunch`)."""
+        return self.rotating and degree >= 2
+
     @staticmethod
     def of(info: StencilInfo) -> "TimeLevels":
         return TimeLevels(info.time.buffers, info.history)
@@ -427,8 +433,8 @@ def degrees_needed(bt: int, levels: TimeLevels = TimeLevels()) -> tuple[int, ...
 
 # --------------------------------------------------------------------------- rotating levels
 
-#: Work buffers of a rotating program besides its own k time buffers: two pairs, which the
-#: launches alternate between (one pair read, the other written).
+#: Work buffers of a rotating program besides its own k time buffers: a launch reads two
+#: and writes two others, so four always leave two to write.
 WORK_BUFFERS = 4
 
 
@@ -439,10 +445,11 @@ class LevelLaunch:
     Buffers are numbered over the program's own k time buffers (0 .. k-1, the *home*
     buffers, as the C program has them) followed by :data:`WORK_BUFFERS` work buffers.
     The launch reads level 0 (the newest) from ``reads[0]`` and, when the update reads
-    it, level -1 from ``reads[1]``, and stores its levels ``degree`` and ``degree - 1`` into
-    ``writes`` (interior cells only). Two buffers are needed because the next launch reads
-    both levels; writing them to other buffers than any launch reads keeps other blocks'
-    reads race-free. ``boundary[j]`` is the home buffer holding the boundary values of the
+    it, level -1 from ``reads[1]``, and stores its level ``degree`` into ``writes[0]`` and,
+    for a degree of 2 or more, level ``degree - 1`` into ``writes[1]`` (interior cells
+    only): the next launch reads both levels. A launch of degree 1 leaves its level 0
+    where it is, and the next launch reads it there. Writing to other buffers than the
+    launch reads keeps other blocks' reads race-free. ``boundary[j]`` is the home buffer holding the boundary values of the
     launch's levels T with ``T % k == j``: boundary cells are never written, so the C
     program's time level ``tau`` sees those of buffer ``(start + tau) % k``.
     """
@@ -481,25 +488,29 @@ def level_launch_degrees(steps: int, bt: int, buffers: int) -> tuple[int, ...]:
     return tuple(degrees)
 
 
-def level_run(steps: int, bt: int, start: int, buffers: int) -> LevelRun:
+def level_run(steps: int, bt: int, start: int, levels: TimeLevels) -> LevelRun:
     """The launches of ``steps`` time steps of a rotating program whose first step reads
-    its newest level from home buffer ``start``, and the placements after them."""
-    k = buffers
-    pairs = ((k, k + 1), (k + 2, k + 3))
+    its newest level from home buffer ``start``, and the placements after them. Each
+    launch writes into the first two work buffers it does not read (the generated host
+    code picks them the same way)."""
+    k = levels.buffers
     reads = (start, (start - 1) % k)  # the first launch reads the home buffers themselves
     launches, time = [], 0
-    for i, d in enumerate(level_launch_degrees(steps, bt, k)):
-        writes = pairs[i % 2]
+    for d in level_launch_degrees(steps, bt, k):
+        free = [b for b in range(k, k + WORK_BUFFERS) if b not in reads]
+        writes = (free[0], free[1])
         launches.append(LevelLaunch(d, reads, writes, tuple((start + time + j) % k
                                                               for j in range(k))))
-        reads, time = writes, time + d
+        reads = (writes[0], writes[1] if levels.stores_older(d) else reads[0])
+        time += d
     if not launches:
         return LevelRun((), ())
     last = launches[-1]
     # where level T - j is at the end: the last launch's reads hold levels T-d and T-d-1,
-    # its writes levels T and T-1 (the writes win where both hold a level, degree 1)
-    holder = {last.degree: last.reads[0], last.degree + 1: last.reads[1],
-              0: last.writes[0], 1: last.writes[1]}
+    # its writes level T and, for d >= 2, T-1
+    holder = {last.degree: last.reads[0], last.degree + 1: last.reads[1], 0: last.writes[0]}
+    if levels.stores_older(last.degree):
+        holder[1] = last.writes[1]
     placements = []
     for j in range(k):
         dst = (start + steps - j) % k

@@ -66,7 +66,7 @@ def simulate(info: StencilInfo, plan: BlockingPlan, grid: np.ndarray,
         return out
     k = plan.levels.buffers
     pool = np.concatenate([out, np.full((WORK_BUFFERS, *out.shape[1:]), np.nan, out.dtype)])
-    run = level_run(steps, plan.bt, start, k)
+    run = level_run(steps, plan.bt, start, plan.levels)
     for launch in run.launches:
         run_launch(kernels, schedule.kernel(launch.degree), dims, pool, launch)
     interior = tuple(slice(d.lower, d.upper + 1) for d in dims)
@@ -306,8 +306,9 @@ class _Group:
                     self.barrier()
             case Load():
                 self.regs[op.out] = self.load_level0(op)
-                if op.old is not None and not op.boundary:
-                    self.regs[op.old] = self.load(self.src_old, op.plane)
+                if op.old is not None and not op.boundary:  # for level 1's window only
+                    self.regs[op.old] = np.where(self.t.active[1],
+                                                 self.load(self.src_old, op.plane), np.nan)
             case Boundary():
                 if op.prev is not None:  # the level T-2 copy: same buffer parity
                     self.regs[op.out] = self.reg(op.prev).copy()

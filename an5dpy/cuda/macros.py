@@ -130,8 +130,9 @@ def plane_macros(dtype: str, reach: tuple[int, int], levels: TimeLevels = TimeLe
                   f"{out} = an5d_in_array ? {be}[AN5D_PLANE({q})] : ({dtype})0"))
     if levels.history == 2:
         loads += (
+            # only level 1's window reads level -1 (at its own cell): the halo loads nothing
             LineMacro("LOAD_LEVELS", (out, old, q),
-                      f"do {{ LOAD({out}, {q}); {old} = an5d_in_array ? "
+                      f"do {{ LOAD({out}, {q}); {old} = (an5d_act & 2u) ? "
                       f"an5d_p_old[AN5D_PLANE({q})] : ({dtype})0; }} while (0)"),
             LineMacro("G_LOAD", (out, old, q),
                       f"do {{ if ({LOADS.c_text(f'({q})', reach)}) "
@@ -488,12 +489,12 @@ def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> l
                 "__syncthreads(); }",
                 f"else CALC{level}({gargs}, {q}, {b});")))
         else:
-            name = "STORE_LEVELS" if levels.rotating else "STORE"
+            both = levels.stores_older(d)
+            name = "STORE_LEVELS" if both else "STORE"
             active = f"if (an5d_act & {1 << level}u) "
             store = f"{active}an5d_p_st[AN5D_PLANE({q})]"
             # a rotating program's next launch reads level d-1 too: the centre input
-            older = ((f"{active}an5d_p_st_old[AN5D_PLANE({q})] = {ins[r]};",)
-                     if levels.rotating else ())
+            older = ((f"{active}an5d_p_st_old[AN5D_PLANE({q})] = {ins[r]};",) if both else ())
             if level in idle:
                 body = (*writes, "__syncthreads();", f"{store} = ({dtype})({expr});", *older)
             else:

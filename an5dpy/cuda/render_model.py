@@ -212,9 +212,9 @@ class RotatingBuffers:
         return self.k + WORK_BUFFERS
 
     @property
-    def pairs(self) -> tuple[int, int]:
-        """The first buffer of each work pair."""
-        return (self.k, self.k + 2)
+    def first_work(self) -> int:
+        """The first work buffer (after the program's k)."""
+        return self.k
 
     @property
     def older(self) -> int:
@@ -448,8 +448,9 @@ def _rotating_pointers(plan: BlockingPlan, degree: int) -> tuple[str, ...]:
         lines.append(f"const {t} *const an5d_p_old = an5d_src_old + an5d_origin;")
     lines += [f"const {t} *const {boundary_pointer(j, levels)} = an5d_{buffers.boundary[j]}"
               " + an5d_origin;" for j in residues]
-    lines += [f"{t} *const an5d_p_st = an5d_dst + an5d_origin;",
-              f"{t} *const an5d_p_st_old = an5d_dst_old + an5d_origin;"]
+    lines.append(f"{t} *const an5d_p_st = an5d_dst + an5d_origin;")
+    if levels.stores_older(degree):
+        lines.append(f"{t} *const an5d_p_st_old = an5d_dst_old + an5d_origin;")
     return tuple(lines)
 
 

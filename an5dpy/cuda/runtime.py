@@ -315,7 +315,7 @@ class CupyRunner:
         as the generated host code does."""
         cupy = self._cupy
         k = self.plan.levels.buffers
-        run = level_run(steps, self.plan.bt, start, k)
+        run = level_run(steps, self.plan.bt, start, self.plan.levels)
         pool = cupy.empty((k + WORK_BUFFERS, *grid.shape[1:]), grid.dtype)
         pool[:k] = grid
         shared = self.smem_bytes if self.smem_bytes > STATIC_SMEM_LIMIT else 0

@@ -359,9 +359,9 @@ class Model:
                          valid=inner[T] * window[T])
             for T in range(d + 1))
         # a rotating program's loads bring level -1 along where the update reads it, and
-        # its stores write the launch's last two levels
+        # its stores write the launch's last two levels (degree 2 or more)
         gm_reads = levels[0].in_array * plan.levels.history
-        gm_writes = levels[d].valid * (2 if plan.levels.rotating else 1)
+        gm_writes = levels[d].valid * (2 if plan.levels.stores_older(d) else 1)
         if self.halo_computes:
             comp = sum(c.computing for c in levels[1:])
         else:

@@ -34,7 +34,7 @@ def test_degrees_cover_the_steps(k, bt):
 def test_every_launch_reads_and_writes_the_right_levels(k, bt):
     for start in range(k):
         for steps in range(0, 40):
-            run = level_run(steps, bt, start, k)
+            run = level_run(steps, bt, start, TimeLevels(k, 2))
             # home buffer b holds the level tau in -k+1..0 with (start + tau) % k == b
             holds = {(start + tau) % k: tau for tau in range(-k + 1, 1)}
             time = 0
@@ -43,10 +43,13 @@ def test_every_launch_reads_and_writes_the_right_levels(k, bt):
                 assert set(launch.writes).isdisjoint(launch.reads)
                 assert all(w >= k for w in launch.writes)  # never a home buffer
                 assert len(set(launch.writes)) == 2
+                assert all(k <= b < k + WORK_BUFFERS for b in launch.writes)
                 assert all(b < k and (start + time + j) % k == b
                            for j, b in enumerate(launch.boundary))
                 time += launch.degree
-                holds[launch.writes[0]], holds[launch.writes[1]] = time, time - 1
+                holds[launch.writes[0]] = time
+                if launch.degree >= 2:  # degree 1: level 0 stays in the buffer read
+                    holds[launch.writes[1]] = time - 1
             assert time == steps
             for src, dst in run.placements:
                 assert dst < k <= src < k + WORK_BUFFERS  # work buffer to home buffer
