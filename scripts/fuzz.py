@@ -1008,7 +1008,24 @@ def _vars(p: Program) -> list[str]:
 
 
 def _read_shift(p: Program) -> int:
-    return reads_of(p.update)[0].shift
+    """The time subscript's constant of a read of the newest level (level t)."""
+    return next(r.shift for r in reads_of(p.update) if p.lag(r) == 1)
+
+
+def _level_shift(p: Program, lag: int, buffers: int | None = None) -> int:
+    """The smallest constant ``c >= w - lag`` of ``(t + c) % k`` that selects the buffer of
+    level ``t + 1 - lag`` and is never negative (``c >= -t0``)."""
+    k = buffers or p.buffers
+    c = p.write_shift - lag
+    while c < -p.time_start:
+        c += k
+    return c
+
+
+def rotated(p: Program, buffers: int) -> Program:
+    """``p`` rotating through ``buffers`` time buffers, each read taking the level it took."""
+    return replace(p, buffers=buffers, update=_map_reads(
+        p.update, lambda r: replace(r, shift=_level_shift(p, p.lag(r), buffers))))
 
 
 def _add_term(layout: Layout, text: str) -> str:
@@ -1053,8 +1070,9 @@ def m_indirect_subscript(layout, p, draw):
 
 def m_time_subscript(layout, p, draw):
     t, v = p.time_var, _vars(p)
-    bad = draw(st.sampled_from((f"{t} % 3", f"{t}", f"(2 * {t}) % 2", f"({t} + {v[0]}) % 2",
-                                f"({t} + 1) % 4", "0", f"{t} / 2")))
+    other = 5 - p.buffers  # a modulus the other accesses do not use (2 <-> 3)
+    bad = draw(st.sampled_from((f"{t} % {other}", f"{t}", f"(2 * {t}) % 2",
+                                f"({t} + {v[0]}) % 2", f"({t} + 1) % 4", "0", f"{t} / 2")))
     return _add_term(layout, f"A[{bad}]" + "".join(f"[{x}]" for x in v))
 
 
@@ -1158,7 +1176,7 @@ def m_nonaffine_bound(layout, p, draw):
 def m_negative_time(layout, p, draw):
     r = _read_shift(p)
     low = -p.time_start - 1
-    shift = low if (low - r) % 2 == 0 else low - 1
+    shift = low - (low - r) % p.buffers  # level t's buffer, but -1 or less at t = t0
     return _add_term(layout, _centre_read(p, _vars(p), shift=shift))
 
 
@@ -1209,6 +1227,105 @@ def m_second_array(layout, p, draw):
     return _add_term(layout, _centre_read(p, _vars(p), array="B"))
 
 
+# ---------------------------------------------------------------- read-only arrays and levels
+
+
+def _coef_param(layout: Layout, p: Program, draw, name: str, followed: int | None
+                ) -> str:
+    """Declare a rank-1 read-only array ``name`` (a parameter of the element type of
+    ``p``'s grid or the other one): ``float *name`` when its subscript follows a grid
+    dimension (the extent is that dimension's), ``float name[3]`` when it is a constant.
+    Returns the declaration."""
+    dtype = draw(st.sampled_from(("float", "double")))
+    decl = f"{dtype} *{name}" if followed is not None else f"{dtype} {name}[3]"
+    _add_param(layout, decl)
+    return decl
+
+
+def m_coef_out_of_bounds(layout, p, draw):
+    """A read-only array read outside its extent at some interior cell: one past the
+    grid dimension its subscript follows (or before it), or a constant subscript past a
+    constant extent; an existing read-only array of the program, or a new one."""
+    followed = [(c, k) for c in p.coefs for k, d in enumerate(c.dims) if d is not None]
+    if followed and draw(st.booleans()):
+        c, k = draw(st.sampled_from(followed))
+        d = c.dims[k]
+        dim = p.dims[d]
+        off = dim.margin + 1 if draw(st.booleans()) else -(dim.lower + 1)
+        subs = tuple((d_, 0) if d_ is not None else (None, 0) for d_ in c.dims)
+        read = CoefRead(c.name, subs[:k] + ((d, off),) + subs[k + 1:])
+        return _add_term(layout, coef_text(p, read))
+    if draw(st.integers(0, 2)):
+        d = draw(st.integers(0, p.ndim - 1))
+        dim = p.dims[d]
+        _coef_param(layout, p, draw, "fo", d)
+        off = dim.margin + 1 if draw(st.booleans()) else -(dim.lower + 1)
+        return _add_term(layout, f"fo[{space_subscript(p, dim.var, off)}]")
+    _coef_param(layout, p, draw, "fo", None)
+    return _add_term(layout, f"fo[{draw(st.sampled_from((3, 4, 7)))}]")
+
+
+def m_coef_indirect(layout, p, draw):
+    """A read-only array subscripted by the value of another array: ``fi[idx[i]]``."""
+    _add_param(layout, "int *idx")
+    _coef_param(layout, p, draw, "fi", 0)
+    v = draw(st.sampled_from(_vars(p)))
+    return _add_term(layout, f"fi[idx[{v}]]")
+
+
+def m_coef_subscript(layout, p, draw):
+    """A read-only array subscript outside the accepted forms (a loop variable plus a
+    constant, or a constant): the time variable, a parameter, two loop variables, a scaled
+    variable, or one variable indexing two dimensions."""
+    v, t = _vars(p), p.time_var
+    size = next(iter(dict(p.size_values)), None)
+    choices = [f"fs[{t}]", f"fs[{v[0]} + {v[-1]}]", f"fs[2 * {v[-1]}]",
+               f"fs[{v[0]}][{v[0]}]" if p.ndim > 1 else None,
+               f"fs[{v[0]} + {size}]" if size else None]
+    text = draw(st.sampled_from([c for c in choices if c]))
+    rank = text.count("[")
+    _add_param(layout, f"{p.dtype} (*fs){'[4]' * (rank - 1)}" if rank > 1 else
+               f"{p.dtype} *fs")
+    return _add_term(layout, text)
+
+
+def prepare_levels(p: Program, draw) -> Program:
+    """The level mutations need a rotation through 3 buffers (or 4): ``p`` rotated."""
+    return rotated(p, 3) if p.buffers == 2 else p
+
+
+def m_lag2_neighbour(layout, p, draw):
+    """Level t-1 (lag 2) read away from the cell (only level t may be read there)."""
+    d = draw(st.integers(0, p.ndim - 1))
+    step = draw(st.sampled_from((-1, 1)))
+    subs = [space_subscript(p, x.var, step if k == d else 0) for k, x in enumerate(p.dims)]
+    return _add_term(layout, _centre_read(p, subs, shift=_level_shift(p, 2)))
+
+
+def m_lag3(layout, p, draw):
+    """Level t-2 (lag 3): with 3 buffers the written one read at the cell (it still
+    holds level t-2 there), or with 4 buffers the one three back, at any offset read."""
+    if p.buffers == 4:
+        offset = draw(st.sampled_from(p.offsets()))
+        subs = [space_subscript(p, x.var, o) for x, o in zip(p.dims, offset)]
+        return _add_term(layout, _centre_read(p, subs, shift=_level_shift(p, 3)))
+    return _add_term(layout, _centre_read(p, _vars(p), shift=_level_shift(p, 3)))
+
+
+def m_four_levels(layout, p, draw):
+    """Four time buffers (``A[(t + 1) % 4]``, declared ``A[4]``), reading levels t and
+    t-1 as the program did: refused at the statement's target."""
+    return "statement"
+
+
+#: Mutations that need another valid program first (Program -> Program, drawn).
+PREPARE: dict[str, Callable] = {
+    "lag2_neighbour": prepare_levels,
+    "lag3": lambda p, draw: rotated(p, draw(st.sampled_from((3, 4)))),
+    "four_levels": lambda p, draw: rotated(p, 4),
+}
+
+
 MUTATIONS: dict[str, Callable] = {
     "write_neighbour": m_write_neighbour,
     "nonaffine_subscript": m_nonaffine_subscript,
@@ -1235,6 +1352,12 @@ MUTATIONS: dict[str, Callable] = {
     "drop_loop": m_drop_loop,
     "operator": m_operator,
     "second_array": m_second_array,
+    "coef_out_of_bounds": m_coef_out_of_bounds,
+    "coef_indirect": m_coef_indirect,
+    "coef_subscript": m_coef_subscript,
+    "lag2_neighbour": m_lag2_neighbour,
+    "lag3": m_lag3,
+    "four_levels": m_four_levels,
 }
 
 
@@ -1262,6 +1385,8 @@ class MalformedCase:
 def malformed_cases(draw, kinds: tuple[str, ...] | None = None) -> MalformedCase:
     program = draw(programs())
     kind = draw(st.sampled_from(kinds or tuple(MUTATIONS)))
+    if kind in PREPARE:
+        program = PREPARE[kind](program, draw)
     layout = layout_of(program)
     mark = MUTATIONS[kind](layout, program, draw)
     if mark is None:  # the program lacks what the mutation needs: another program
