@@ -821,8 +821,10 @@ def programs(draw, wild: bool = False, big: bool = False) -> Program:
                                                    write_shift - 1 - buffers)
                                        if r >= -time_start]))
     older: tuple[Read, ...] = ()
-    if draw(st.integers(0, 9)) >= 7:  # 30%: level t-1 read at the cell: w - 2 (mod k),
-        # which with k = 2 is the written buffer itself (a leapfrog update)
+    # Level t-1 read at the cell (w - 2 mod k; with k = 2 the written buffer itself, a
+    # leapfrog update): 30% of the double-buffered programs, 60% of the three-level ones
+    # (what a third buffer is mostly for).
+    if draw(st.integers(0, 9)) >= (4 if buffers == 3 else 7):
         old_shift = draw(st.sampled_from([s for s in (write_shift - 2 + buffers,
                                                       write_shift - 2,
                                                       write_shift - 2 + 2 * buffers)
@@ -1078,7 +1080,7 @@ def m_time_subscript(layout, p, draw):
 
 def m_second_statement(layout, p, draw):
     layout.extra_statement = f"{layout.target} = {_centre_read(p, _vars(p))};"
-    return "statement"
+    return "text:" + layout.extra_statement
 
 
 def m_missing_endscop(layout, p, draw):
@@ -1223,8 +1225,13 @@ def m_operator(layout, p, draw):
 
 
 def m_second_array(layout, p, draw):
-    layout.prelude.insert(0, f"{p.dtype} B[2]" + "".join("[64]" for _ in range(p.ndim)) + ";")
-    return _add_term(layout, _centre_read(p, _vars(p), array="B"))
+    """A second time-buffered array read (``B[t%2][i][j]``): B is never written, so it is
+    a read-only array, whose time dimension makes it one rank too many (refused at its
+    declaration)."""
+    decl = f"{p.dtype} B[2]" + "".join("[64]" for _ in range(p.ndim)) + ";"
+    layout.prelude.insert(0, decl)
+    _add_term(layout, _centre_read(p, _vars(p), array="B"))
+    return "text:" + decl
 
 
 # ---------------------------------------------------------------- read-only arrays and levels
