@@ -4,11 +4,17 @@ Valid cases are programs drawn from the whole accepted language (README "What it
 2D/3D, float/double, asymmetric radii 0-4, star/box/sparse shapes, long expressions with
 literals in every C spelling, casts, scalar parameters and <math.h> calls, the three array
 forms plus local arrays, affine bounds, time loops starting anywhere, tiny grids, 0-25
-steps), each run with several random blocking plans (every legal mode, bT 1-10, tiny block
+steps; in about 30% of the programs each, independently: 1-3 read-only arrays of rank 1 to
+ndim, subscripts following any grid dimensions or constant, in every declaration form; a
+rotation through 3 time buffers; level t-1 read at the cell, a leapfrog update with 2
+buffers), each run with several random blocking plans (every legal mode, bT 1-10, tiny block
 and stream sizes, so remainder degrees and compact kernels run) through
-``an5d verify --backend sim|cuda`` and ``an5d-translate``. Malformed cases are valid
-programs with one structured mutation that makes them invalid; each must be refused with
-``FILE:LINE:COL: error:`` and exit status 2, writing nothing.
+``an5d verify --backend sim|cuda`` (which fills every time buffer and read-only array with
+random values) and ``an5d-translate``. Malformed cases are valid programs with one
+structured mutation that makes them invalid (among them a read-only array read out of
+bounds or at an unaccepted subscript, level t-1 away from the cell, level t-2, four time
+buffers); each must be refused with ``FILE:LINE:COL: error:`` and exit status 2, writing
+nothing.
 
 Programs are hypothesis strategies (:func:`valid_cases`, :func:`malformed_cases`), so a
 finding shrinks to a small program. New input forms extend the generator by adding a
