@@ -4,11 +4,17 @@ Valid cases are programs drawn from the whole accepted language (README "What it
 2D/3D, float/double, asymmetric radii 0-4, star/box/sparse shapes, long expressions with
 literals in every C spelling, casts, scalar parameters and <math.h> calls, the three array
 forms plus local arrays, affine bounds, time loops starting anywhere, tiny grids, 0-25
-steps), each run with several random blocking plans (every legal mode, bT 1-10, tiny block
+steps; in about 30% of the programs each, independently: 1-3 read-only arrays of rank 1 to
+ndim, subscripts following any grid dimensions or constant, in every declaration form; a
+rotation through 3 time buffers; level t-1 read at the cell, a leapfrog update with 2
+buffers), each run with several random blocking plans (every legal mode, bT 1-10, tiny block
 and stream sizes, so remainder degrees and compact kernels run) through
-``an5d verify --backend sim|cuda`` and ``an5d-translate``. Malformed cases are valid
-programs with one structured mutation that makes them invalid; each must be refused with
-``FILE:LINE:COL: error:`` and exit status 2, writing nothing.
+``an5d verify --backend sim|cuda`` (which fills every time buffer and read-only array with
+random values) and ``an5d-translate``. Malformed cases are valid programs with one
+structured mutation that makes them invalid (among them a read-only array read out of
+bounds or at an unaccepted subscript, level t-1 away from the cell, level t-2, four time
+buffers); each must be refused with ``FILE:LINE:COL: error:`` and exit status 2, writing
+nothing.
 
 Programs are hypothesis strategies (:func:`valid_cases`, :func:`malformed_cases`), so a
 finding shrinks to a small program. New input forms extend the generator by adding a
@@ -66,7 +72,20 @@ PREC_SUM, PREC_PRODUCT, PREC_UNARY, PREC_PRIMARY = 1, 2, 3, 4
 @dataclass(frozen=True)
 class Read:
     offset: tuple[int, ...]
-    shift: int  # the time subscript is (t + shift) % 2
+    shift: int  # the time subscript is (t + shift) % k, k the program's time buffers
+
+    def prec(self) -> int:
+        return PREC_PRIMARY
+
+
+@dataclass(frozen=True)
+class CoefRead:
+    """A read of the read-only array ``array``: per subscript (array order) the grid
+    dimension it follows and the constant added (``f[i-1]``), or None and the constant
+    itself (``c[2]``)."""
+
+    array: str
+    subscripts: tuple[tuple[int | None, int], ...]
 
     def prec(self) -> int:
         return PREC_PRIMARY
@@ -124,11 +143,12 @@ class Call:
         return PREC_PRIMARY
 
 
-def reads_of(e) -> list[Read]:
+def leaves_of(e) -> list:
+    """The array reads of ``e`` (grid and read-only), in source order."""
     out, stack = [], [e]
     while stack:
         n = stack.pop()
-        if isinstance(n, Read):
+        if isinstance(n, (Read, CoefRead)):
             out.append(n)
         elif isinstance(n, (Neg, Cast)):
             stack.append(n.operand)
@@ -137,6 +157,16 @@ def reads_of(e) -> list[Read]:
         elif isinstance(n, Call):
             stack += reversed(n.args)
     return out
+
+
+def reads_of(e) -> list[Read]:
+    """The reads of the updated array, in source order."""
+    return [n for n in leaves_of(e) if isinstance(n, Read)]
+
+
+def coef_reads_of(e) -> list[CoefRead]:
+    """The reads of read-only arrays, in source order."""
+    return [n for n in leaves_of(e) if isinstance(n, CoefRead)]
 
 
 def calls_of(e) -> list[str]:
@@ -185,6 +215,23 @@ class Scalar:
 
 
 @dataclass(frozen=True)
+class Coef:
+    """A read-only (coefficient) array. ``dims`` holds, per array dimension (outermost
+    first), the grid dimension its subscripts follow (the extent is that dimension's) or
+    None for a dimension subscripted by constants, whose extent is ``sizes``' entry."""
+
+    name: str
+    dtype: str
+    dims: tuple[int | None, ...]
+    sizes: tuple[int, ...]  # per array dimension: the constant extent (dims[k] is None)
+    form: str  # one of COEF_FORMS
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+
+@dataclass(frozen=True)
 class Program:
     """A valid stencil program; :func:`render` writes it as C."""
 
@@ -207,6 +254,9 @@ class Program:
     dtype_macro: bool = False  # the element type is SB_TYPE, given with -D
     spaced: bool = False  # spaces inside subscripts: A[(t + 1) % 2][i - 1]
     math_header: bool = True
+    buffers: int = 2  # k of A[(t + c) % k]: the time buffers the array rotates through
+    coefs: tuple[Coef, ...] = ()  # read-only arrays, in the order they are declared
+    commuted: bool = False  # time subscripts spelled (1 + t) % k
 
     @property
     def defines(self) -> tuple[tuple[str, str], ...]:
@@ -221,8 +271,20 @@ class Program:
             out[s.name] = s.value
         return out
 
+    def lag(self, read: Read) -> int:
+        """The earlier level ``read`` takes (1: the newest, level t; 2: the one before),
+        as the fuzzer sees it: buffers back from the written one, the written buffer
+        itself (read at the cell) holding the oldest level, ``buffers`` back."""
+        return (self.write_shift - read.shift) % self.buffers or self.buffers
+
+    def history(self) -> int:
+        """How many earlier levels the update reads."""
+        return max(self.lag(r) for r in reads_of(self.update))
+
     def offsets(self) -> list[tuple[int, ...]]:
-        return sorted({r.offset for r in reads_of(self.update)})
+        """The offsets at which the update reads the newest earlier level (what the
+        stencil's shape and reach are made of; older levels are read at the cell)."""
+        return sorted({r.offset for r in reads_of(self.update) if self.lag(r) == 1})
 
     def interior(self) -> tuple[int, ...]:
         values = dict(self.size_values) | {n: dict(self.size_values)[b] + c
@@ -239,12 +301,16 @@ def affine_text(name: str | None, const: int) -> str:
     return f"{name} + {const}" if const > 0 else f"{name} - {-const}"
 
 
-def time_subscript(p: Program, shift: int) -> str:
-    t = p.time_var
+def time_subscript(p: Program, shift: int, buffers: int | None = None) -> str:
+    """``(t + shift) % k`` in the program's spelling: ``t%2``, ``(t + 1) % 3``, and with
+    ``commuted`` ``(1 + t) % 3`` (the frontend takes any affine ``t + c``)."""
+    t, k = p.time_var, buffers or p.buffers
     if shift == 0:
-        return f"{t} % 2" if p.spaced else f"{t}%2"
+        return f"{t} % {k}" if p.spaced else f"{t}%{k}"
+    if p.commuted and shift > 0:
+        return f"({shift} + {t}) % {k}" if p.spaced else f"({shift}+{t})%{k}"
     sign = "+" if shift > 0 else "-"
-    return f"({t} {sign} {abs(shift)}) % 2" if p.spaced else f"({t}{sign}{abs(shift)})%2"
+    return f"({t} {sign} {abs(shift)}) % {k}" if p.spaced else f"({t}{sign}{abs(shift)})%{k}"
 
 
 def space_subscript(p: Program, var: str, off: int) -> str:
@@ -259,9 +325,17 @@ def access_text(p: Program, shift: int, offset: tuple[int, ...], array: str = "A
         f"[{space_subscript(p, d.var, o)}]" for d, o in zip(p.dims, offset))
 
 
+def coef_text(p: Program, e: CoefRead) -> str:
+    return e.array + "".join(
+        f"[{c}]" if d is None else f"[{space_subscript(p, p.dims[d].var, c)}]"
+        for d, c in e.subscripts)
+
+
 def expr_text(p: Program, e, parent: int = 0, right: bool = False) -> str:
     if isinstance(e, Read):
         text = access_text(p, e.shift, e.offset)
+    elif isinstance(e, CoefRead):
+        text = coef_text(p, e)
     elif isinstance(e, Lit):
         text = e.text
     elif isinstance(e, Var):
@@ -361,6 +435,48 @@ class Layout:
         return Rendered("\n".join(lines) + "\n", marks)
 
 
+#: How a read-only array may be declared: parameters ``float f[n][m]``, ``float f[][m]``
+#: (outermost extent open), ``float (*f)[m]`` (``float *f`` in rank 1), a VLA pointer cast
+#: from a flat parameter (``float (*f)[m] = (float (*)[m])f_buf;``), a global or a local.
+COEF_FORMS = ("parameter", "open_parameter", "pointer_parameter", "vla_pointer", "global",
+              "local")
+COEF_PARAMETER_FORMS = ("parameter", "open_parameter", "pointer_parameter")
+#: Forms that leave the outermost extent to the grid dimension the first subscript follows.
+COEF_OPEN_FORMS = ("open_parameter", "pointer_parameter", "vla_pointer")
+#: Forms that need every extent a constant (C has no variably sized globals; the locals
+#: are kept constant as the grid's are).
+COEF_CONSTANT_FORMS = ("global", "local")
+
+
+def coef_extent(p: Program, c: Coef, k: int) -> str:
+    d = c.dims[k]
+    if d is None:
+        return str(c.sizes[k])
+    return affine_text(p.dims[d].extent_param, p.dims[d].extent_const)
+
+
+def coef_declaration(p: Program, c: Coef, where: str = "") -> str:
+    """The declaration of ``c``: a parameter (in the signature), a global (``;``), or in
+    the body the local array or the VLA-pointer cast of its flat ``<name>_buf``; for
+    ``vla_pointer`` in the signature (``where`` empty) the flat parameter itself."""
+    extents = [coef_extent(p, c, k) for k in range(c.rank)]
+    inner = "".join(f"[{e}]" for e in extents[1:])
+    whole = "".join(f"[{e}]" for e in extents)
+    t, name = c.dtype, c.name
+    if c.form == "parameter":
+        return f"{t} {name}{whole}"
+    if c.form == "open_parameter":
+        return f"{t} {name}[]{inner}"
+    if c.form == "pointer_parameter":
+        return f"{t} (*{name}){inner}" if inner else f"{t} *{name}"
+    if c.form == "vla_pointer":
+        if not where:
+            return f"{t} *{name}_buf"
+        return f"{t} (*{name}){inner} = ({t} (*){inner}){name}_buf;" if inner else \
+            f"{t} *{name} = {name}_buf;"
+    return f"{t} {name}{whole};"  # global, local
+
+
 def loop_header(p: Program, var: str, lower: str, upper: str, inclusive: bool,
                 increment: str, declared: bool) -> str:
     op = "<=" if inclusive else "<"
@@ -376,26 +492,32 @@ def layout_of(p: Program) -> Layout:
     size_params = [name for name, _ in p.size_values]
     int_params = size_params + ([p.steps_param] if p.steps_param else [])
     scalar_params = [f"{s.ctype} {s.name}" for s in p.scalars]
+    k = p.buffers
     prelude = []
     if p.math_header:
         prelude.append("#include <math.h>")
     body_head: list[str] = []
     if p.form == "global":
-        prelude.append(f"{elem} A[2]{dims};")
+        prelude.append(f"{elem} A[{k}]{dims};")
+    prelude += [coef_declaration(p, c) for c in p.coefs if c.form == "global"]
     prelude.append("")
     args = [f"int {n}" for n in int_params] + scalar_params
     if p.form == "vla_pointer":
         args.append(f"{elem} *buf")
     elif p.form == "parameter":
-        args.append(f"{elem} A[2]{dims}")
+        args.append(f"{elem} A[{k}]{dims}")
     elif p.form == "pointer_parameter":
         args.append(f"{elem} (*A){dims}")
+    args += [coef_declaration(p, c) for c in p.coefs
+             if c.form in COEF_PARAMETER_FORMS + ("vla_pointer",)]
     for name, base, const in p.derived:
         body_head.append(f"int {name} = {affine_text(base, const)};")
     if p.form == "vla_pointer":
         body_head.append(f"{elem} (*A){dims} = ({elem} (*){dims})buf;")
     elif p.form == "local":
-        body_head.append(f"{elem} A[2]{dims};")
+        body_head.append(f"{elem} A[{k}]{dims};")
+    body_head += [coef_declaration(p, c, "body") for c in p.coefs
+                  if c.form in ("vla_pointer", "local")]
     loop_vars = [p.time_var] + [p.dims[a].var for a in p.loop_order]
     if not p.declare_in_for:
         body_head.append(f"int {', '.join(loop_vars)};")
@@ -416,6 +538,7 @@ def layout_of(p: Program) -> Layout:
     tail = []
     if p.form == "local":  # keep the local array alive for a compiler that would drop it
         tail = ["(void)A;"]
+    tail += [f"(void){c.name};" for c in p.coefs if c.form == "local"]
     return Layout(p, prelude, signature, body_head, loops, target, expr_text(p, p.update),
                   tail)
 
@@ -571,12 +694,24 @@ def wild_factor(draw, reads: list[Read], dtype: str, depth: int = 0):
 
 @st.composite
 def updates(draw, offsets: list[tuple[int, ...]], read_shift: int, dtype: str,
-            scalars: list[Scalar], wild: bool) -> object:
-    """A weighted sum over the reads: every offset is read at least once; each term is a
+            scalars: list[Scalar], wild: bool, buffers: int = 2,
+            older: tuple[Read, ...] = (), coef_reads: tuple[CoefRead, ...] = ()) -> object:
+    """A weighted sum over the reads: every offset of the newest level (``read_shift``,
+    spelled also ``read_shift + buffers``) is read at least once, and so is every read of
+    ``older`` (earlier levels) and ``coef_reads`` (read-only arrays); each term is a
     coefficient times a factor. Tame weights sum to about 1 (an averaging stencil), as
-    decimals or as integers over their sum (``(2*a + b) / 3``)."""
-    all_reads = [Read(o, read_shift + draw(st.sampled_from((0, 0, 0, 2))) if read_shift >= 0
-                      else read_shift) for o in offsets]
+    decimals or as integers over their sum (``(2*a + b) / 3``). A read-only array's value
+    (in [0.5, 1.5) as verify fills them) is a term of its own, or scales one term by at
+    most 0.9 (``0.6 * f[i][j] * term``), so the update stays an average."""
+    all_reads = [Read(o, read_shift + draw(st.sampled_from((0, 0, 0, buffers)))
+                      if read_shift >= 0 else read_shift) for o in offsets]
+    all_reads += older
+    scaling = []
+    for c in coef_reads:
+        if not wild and draw(st.booleans()):
+            scaling.append(c)
+        else:
+            all_reads.append(c)
     order = draw(st.permutations(range(len(all_reads))))
     pending = [all_reads[k] for k in order]
     factor = wild_factor if wild else tame_factor
@@ -587,10 +722,16 @@ def updates(draw, offsets: list[tuple[int, ...]], read_shift: int, dtype: str,
         f = group[0] if len(group) == 1 or draw(st.booleans()) else None
         if f is None or len(group) > 1:
             f = draw(factor(group, dtype))
-            missing = [r for r in group if r not in reads_of(f)]
+            missing = [r for r in group if r not in leaves_of(f)]
             if missing:  # the factor skipped some of its reads: add them as plain terms
                 factors += missing
         factors.append(f)
+    for c in scaling:
+        q = draw(st.integers(0, len(factors) - 1))
+        scale = Bin("*", literal(draw, 0.6, dtype), c) if draw(st.booleans()) else \
+            Bin("*", c, literal(draw, 0.6, dtype))
+        factors[q] = Bin("*", scale, factors[q]) if draw(st.booleans()) else \
+            Bin("*", factors[q], scale)
     integer_weights = draw(st.booleans()) and len(factors) > 1
     raw = [draw(st.integers(1, 9)) for _ in factors]
     negative = [draw(st.integers(0, 9)) == 0 for _ in factors]
@@ -677,12 +818,31 @@ def programs(draw, wild: bool = False, big: bool = False) -> Program:
             size_values.append((param, extents[d] - extra))
         dims.append(Dim(names[d], param, const, lower[d], margin[d], inclusive, increment))
     time_start = draw(st.sampled_from((0, 0, 0, 1, 2, 3, 5)))
-    # Write (t + w) % 2 and read (t + r) % 2 with r of the other parity; both >= 0 for t >= t0.
+    # k = 3 time buffers (a three-level rotation) in 30% of the programs. Write
+    # (t + w) % k and read level t as (t + r) % k with r = w - 1 (mod k); every time
+    # subscript >= 0 for t >= t0 (C's % keeps the sign).
+    buffers = 3 if draw(st.integers(0, 9)) >= 7 else 2
     write_shift = draw(st.sampled_from([w for w in (1, 1, 0, 2, 3, -1) if w >= -time_start]))
-    read_shift = draw(st.sampled_from([r for r in (write_shift - 1, write_shift + 1,
-                                                   write_shift - 3) if r >= -time_start]))
+    read_shift = draw(st.sampled_from([r for r in (write_shift - 1, write_shift - 1 + buffers,
+                                                   write_shift - 1 - buffers)
+                                       if r >= -time_start]))
+    older: tuple[Read, ...] = ()
+    # Level t-1 read at the cell (w - 2 mod k; with k = 2 the written buffer itself, a
+    # leapfrog update): 30% of the double-buffered programs, 60% of the three-level ones
+    # (what a third buffer is mostly for).
+    if draw(st.integers(0, 9)) >= (4 if buffers == 3 else 7):
+        old_shift = draw(st.sampled_from([s for s in (write_shift - 2 + buffers,
+                                                      write_shift - 2,
+                                                      write_shift - 2 + 2 * buffers)
+                                          if s >= -time_start]))
+        older = (Read((0,) * ndim, old_shift),)
+    coefs: tuple[Coef, ...] = ()
+    coef_reads: tuple[CoefRead, ...] = ()
+    if draw(st.integers(0, 9)) >= 7:  # 30%: 1-3 read-only arrays
+        coefs, coef_reads = draw(coefficient_arrays(dims, size_style == "constant"))
     scalars = scalar_coefficients(draw(st.integers(0, 2)) if draw(st.booleans()) else 0)
-    update = draw(updates(offsets, read_shift, dtype, list(scalars), wild))
+    update = draw(updates(offsets, read_shift, dtype, list(scalars), wild, buffers, older,
+                          coef_reads))
     used = {n for n in _vars_of(update)}
     scalars = tuple(s for s in scalars if s.name in used)
     if draw(st.integers(0, 7)) == 0:  # an int parameter: (u * ik) / ik
@@ -700,7 +860,43 @@ def programs(draw, wild: bool = False, big: bool = False) -> Program:
         scalars=scalars, size_values=tuple(size_values), derived=tuple(derived),
         declare_in_for=draw(st.booleans()), dtype_macro=draw(st.integers(0, 3)) == 0,
         spaced=draw(st.booleans()),
-        math_header=bool(calls_of(update)) or draw(st.booleans()))
+        math_header=bool(calls_of(update)) or draw(st.booleans()),
+        buffers=buffers, coefs=coefs, commuted=draw(st.integers(0, 3)) == 3)
+
+
+#: Names of read-only arrays: none is a loop variable (VAR_NAMES), a parameter or a name
+#: a mutation adds.
+COEF_NAMES = ("f", "kap", "cz", "wgt", "rhs", "vel")
+
+
+@st.composite
+def coefficient_arrays(draw, dims: list[Dim], constant_sizes: bool
+                       ) -> tuple[tuple[Coef, ...], tuple[CoefRead, ...]]:
+    """1-3 read-only arrays and their reads: each of rank 1 to ndim, float or double, its
+    dimensions following distinct grid dimensions in any order (``f[j][i]``) or, one in
+    four, subscripted by constants (``c[2][j]``, extent 1-4); each read 1-2 times at offsets
+    that stay inside the array for every interior cell (-lower .. margin, at most 2)."""
+    ndim = len(dims)
+    names = draw(st.permutations(COEF_NAMES))[:draw(st.integers(1, 3))]
+    coefs, reads = [], []
+    for name in names:
+        rank = draw(st.integers(1, ndim))
+        followed = tuple(None if draw(st.integers(0, 3)) == 3 else d
+                         for d in draw(st.permutations(range(ndim)))[:rank])
+        sizes = tuple(0 if d is not None else draw(st.integers(1, 4)) for d in followed)
+        # an open outermost extent is taken from the grid dimension the first subscript
+        # follows; globals and locals need constant extents
+        forms = [f for f in COEF_FORMS
+                 if (f not in COEF_OPEN_FORMS or followed[0] is not None)
+                 and (f not in COEF_CONSTANT_FORMS or constant_sizes)]
+        coefs.append(Coef(name, draw(st.sampled_from(("float", "double"))), followed, sizes,
+                          draw(st.sampled_from(forms))))
+        for _ in range(draw(st.integers(1, 2))):
+            reads.append(CoefRead(name, tuple(
+                (None, draw(st.integers(0, size - 1))) if d is None else
+                (d, draw(st.integers(-min(2, dims[d].lower), min(2, dims[d].margin))))
+                for d, size in zip(followed, sizes))))
+    return tuple(coefs), tuple(reads)
 
 
 def _vars_of(e) -> list[str]:
@@ -820,7 +1016,24 @@ def _vars(p: Program) -> list[str]:
 
 
 def _read_shift(p: Program) -> int:
-    return reads_of(p.update)[0].shift
+    """The time subscript's constant of a read of the newest level (level t)."""
+    return next(r.shift for r in reads_of(p.update) if p.lag(r) == 1)
+
+
+def _level_shift(p: Program, lag: int, buffers: int | None = None) -> int:
+    """The smallest constant ``c >= w - lag`` of ``(t + c) % k`` that selects the buffer of
+    level ``t + 1 - lag`` and is never negative (``c >= -t0``)."""
+    k = buffers or p.buffers
+    c = p.write_shift - lag
+    while c < -p.time_start:
+        c += k
+    return c
+
+
+def rotated(p: Program, buffers: int) -> Program:
+    """``p`` rotating through ``buffers`` time buffers, each read taking the level it took."""
+    return replace(p, buffers=buffers, update=_map_reads(
+        p.update, lambda r: replace(r, shift=_level_shift(p, p.lag(r), buffers))))
 
 
 def _add_term(layout: Layout, text: str) -> str:
@@ -865,14 +1078,15 @@ def m_indirect_subscript(layout, p, draw):
 
 def m_time_subscript(layout, p, draw):
     t, v = p.time_var, _vars(p)
-    bad = draw(st.sampled_from((f"{t} % 3", f"{t}", f"(2 * {t}) % 2", f"({t} + {v[0]}) % 2",
-                                f"({t} + 1) % 4", "0", f"{t} / 2")))
+    other = 5 - p.buffers  # a modulus the other accesses do not use (2 <-> 3)
+    bad = draw(st.sampled_from((f"{t} % {other}", f"{t}", f"(2 * {t}) % 2",
+                                f"({t} + {v[0]}) % 2", f"({t} + 1) % 4", "0", f"{t} / 2")))
     return _add_term(layout, f"A[{bad}]" + "".join(f"[{x}]" for x in v))
 
 
 def m_second_statement(layout, p, draw):
     layout.extra_statement = f"{layout.target} = {_centre_read(p, _vars(p))};"
-    return "statement"
+    return "text:" + layout.extra_statement
 
 
 def m_missing_endscop(layout, p, draw):
@@ -970,7 +1184,7 @@ def m_nonaffine_bound(layout, p, draw):
 def m_negative_time(layout, p, draw):
     r = _read_shift(p)
     low = -p.time_start - 1
-    shift = low if (low - r) % 2 == 0 else low - 1
+    shift = low - (low - r) % p.buffers  # level t's buffer, but -1 or less at t = t0
     return _add_term(layout, _centre_read(p, _vars(p), shift=shift))
 
 
@@ -1017,8 +1231,112 @@ def m_operator(layout, p, draw):
 
 
 def m_second_array(layout, p, draw):
-    layout.prelude.insert(0, f"{p.dtype} B[2]" + "".join("[64]" for _ in range(p.ndim)) + ";")
-    return _add_term(layout, _centre_read(p, _vars(p), array="B"))
+    """A second time-buffered array read (``B[t%2][i][j]``): B is never written, so it is
+    a read-only array, whose time dimension makes it one rank too many (refused at its
+    declaration)."""
+    decl = f"{p.dtype} B[2]" + "".join("[64]" for _ in range(p.ndim)) + ";"
+    layout.prelude.insert(0, decl)
+    _add_term(layout, _centre_read(p, _vars(p), array="B"))
+    return "text:" + decl
+
+
+# ---------------------------------------------------------------- read-only arrays and levels
+
+
+def _coef_param(layout: Layout, p: Program, draw, name: str, followed: int | None
+                ) -> str:
+    """Declare a rank-1 read-only array ``name`` (a parameter of the element type of
+    ``p``'s grid or the other one): ``float *name`` when its subscript follows a grid
+    dimension (the extent is that dimension's), ``float name[3]`` when it is a constant.
+    Returns the declaration."""
+    dtype = draw(st.sampled_from(("float", "double")))
+    decl = f"{dtype} *{name}" if followed is not None else f"{dtype} {name}[3]"
+    _add_param(layout, decl)
+    return decl
+
+
+def m_coef_out_of_bounds(layout, p, draw):
+    """A read-only array read outside its extent at some interior cell: one past the
+    grid dimension its subscript follows (or before it), or a constant subscript past a
+    constant extent; an existing read-only array of the program, or a new one."""
+    followed = [(c, k) for c in p.coefs for k, d in enumerate(c.dims) if d is not None]
+    if followed and draw(st.booleans()):
+        c, k = draw(st.sampled_from(followed))
+        d = c.dims[k]
+        dim = p.dims[d]
+        off = dim.margin + 1 if draw(st.booleans()) else -(dim.lower + 1)
+        subs = tuple((d_, 0) if d_ is not None else (None, 0) for d_ in c.dims)
+        read = CoefRead(c.name, subs[:k] + ((d, off),) + subs[k + 1:])
+        return _add_term(layout, coef_text(p, read))
+    if draw(st.integers(0, 2)):
+        d = draw(st.integers(0, p.ndim - 1))
+        dim = p.dims[d]
+        _coef_param(layout, p, draw, "fo", d)
+        off = dim.margin + 1 if draw(st.booleans()) else -(dim.lower + 1)
+        return _add_term(layout, f"fo[{space_subscript(p, dim.var, off)}]")
+    _coef_param(layout, p, draw, "fo", None)
+    return _add_term(layout, f"fo[{draw(st.sampled_from((3, 4, 7)))}]")
+
+
+def m_coef_indirect(layout, p, draw):
+    """A read-only array subscripted by the value of another array: ``fi[idx[i]]``."""
+    _add_param(layout, "int *idx")
+    _coef_param(layout, p, draw, "fi", 0)
+    v = draw(st.sampled_from(_vars(p)))
+    return _add_term(layout, f"fi[idx[{v}]]")
+
+
+def m_coef_subscript(layout, p, draw):
+    """A read-only array subscript outside the accepted forms (a loop variable plus a
+    constant, or a constant): the time variable, a parameter, two loop variables, a scaled
+    variable, or one variable indexing two dimensions."""
+    v, t = _vars(p), p.time_var
+    size = next(iter(dict(p.size_values)), None)
+    choices = [f"fs[{t}]", f"fs[{v[0]} + {v[-1]}]", f"fs[2 * {v[-1]}]",
+               f"fs[{v[0]}][{v[0]}]" if p.ndim > 1 else None,
+               f"fs[{v[0]} + {size}]" if size else None]
+    text = draw(st.sampled_from([c for c in choices if c]))
+    rank = text.count("[")
+    _add_param(layout, f"{p.dtype} (*fs){'[4]' * (rank - 1)}" if rank > 1 else
+               f"{p.dtype} *fs")
+    return _add_term(layout, text)
+
+
+def prepare_levels(p: Program, draw) -> Program:
+    """The level mutations need a rotation through 3 buffers (or 4): ``p`` rotated."""
+    return rotated(p, 3) if p.buffers == 2 else p
+
+
+def m_lag2_neighbour(layout, p, draw):
+    """Level t-1 (lag 2) read away from the cell (only level t may be read there)."""
+    d = draw(st.integers(0, p.ndim - 1))
+    step = draw(st.sampled_from((-1, 1)))
+    subs = [space_subscript(p, x.var, step if k == d else 0) for k, x in enumerate(p.dims)]
+    return _add_term(layout, _centre_read(p, subs, shift=_level_shift(p, 2)))
+
+
+def m_lag3(layout, p, draw):
+    """Level t-2 (lag 3): with 3 buffers the written one read at the cell (it still
+    holds level t-2 there), or with 4 buffers the one three back, at any offset read."""
+    if p.buffers == 4:
+        offset = draw(st.sampled_from(p.offsets()))
+        subs = [space_subscript(p, x.var, o) for x, o in zip(p.dims, offset)]
+        return _add_term(layout, _centre_read(p, subs, shift=_level_shift(p, 3)))
+    return _add_term(layout, _centre_read(p, _vars(p), shift=_level_shift(p, 3)))
+
+
+def m_four_levels(layout, p, draw):
+    """Four time buffers (``A[(t + 1) % 4]``, declared ``A[4]``), reading levels t and
+    t-1 as the program did: refused at the statement's target."""
+    return "statement"
+
+
+#: Mutations that need another valid program first (Program -> Program, drawn).
+PREPARE: dict[str, Callable] = {
+    "lag2_neighbour": prepare_levels,
+    "lag3": lambda p, draw: rotated(p, draw(st.sampled_from((3, 4)))),
+    "four_levels": lambda p, draw: rotated(p, 4),
+}
 
 
 MUTATIONS: dict[str, Callable] = {
@@ -1047,6 +1365,12 @@ MUTATIONS: dict[str, Callable] = {
     "drop_loop": m_drop_loop,
     "operator": m_operator,
     "second_array": m_second_array,
+    "coef_out_of_bounds": m_coef_out_of_bounds,
+    "coef_indirect": m_coef_indirect,
+    "coef_subscript": m_coef_subscript,
+    "lag2_neighbour": m_lag2_neighbour,
+    "lag3": m_lag3,
+    "four_levels": m_four_levels,
 }
 
 
@@ -1074,6 +1398,8 @@ class MalformedCase:
 def malformed_cases(draw, kinds: tuple[str, ...] | None = None) -> MalformedCase:
     program = draw(programs())
     kind = draw(st.sampled_from(kinds or tuple(MUTATIONS)))
+    if kind in PREPARE:
+        program = PREPARE[kind](program, draw)
     layout = layout_of(program)
     mark = MUTATIONS[kind](layout, program, draw)
     if mark is None:  # the program lacks what the mutation needs: another program
