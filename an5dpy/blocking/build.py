@@ -116,7 +116,9 @@ def _with_load(ops: list[Op], load: Load | None) -> list[Op]:
         return ops
     at = 0
     for i, op in enumerate(ops):
-        reads_level0 = getattr(op, "prev", None) is not None or getattr(op, "hist", None)
+        # level 2 reads level 0 of its own plane where it copies a boundary value (prev)
+        # or reads level T-2 (hist)
+        reads_level0 = any(getattr(op, name, None) is not None for name in ("prev", "hist"))
         if op.level == 1 or (op.level == 2 and reads_level0):
             at = i + 1
     return ops[:at] + [load] + ops[at:]
