@@ -15,20 +15,15 @@ from an5dpy.errors import UnsupportedInput
 from an5dpy.frontend import read_program_text
 from an5dpy.ir import Access, Read, walk
 
+from levels_support import level_source
+
 
 def analysed(written: str, update: str, buffers: int = 3, ndim: int = 2, start: str = "0",
              extra: str = ""):
     """``A[written][i][j] = update`` in a time loop from ``start``, ``A`` declared
     ``[buffers]``; ``extra``: more parameters."""
-    loops = ["i", "j", "k"][:ndim]
-    space = "".join("[n]" for _ in loops)
-    nest = "".join(f"{'  ' * (d + 2)}for (int {v} = 1; {v} < n - 1; {v}++)\n"
-                   for d, v in enumerate(loops))
-    cell = "".join(f"[{v}]" for v in loops)
-    text = (f"void f(int n, int T, float A[{buffers}]{space}{extra})\n{{\n#pragma scop\n"
-            f"  for (int t = {start}; t < T; t++)\n{nest}"
-            f"      A[{written}]{cell} = {update};\n#pragma endscop\n}}\n")
-    return analyze(read_program_text(text, "levels.c"))
+    return analyze(read_program_text(level_source(written, update, buffers, ndim, start, extra),
+                                     "levels.c"))
 
 
 def reads(info) -> list[tuple[tuple[int, ...], int]]:

@@ -12,21 +12,16 @@ from an5dpy.errors import UnsupportedInput
 from an5dpy.frontend import read_program_text
 from an5dpy.ir import Access, Affine, walk
 
+from levels_support import level_source
+
 T = Affine.var("t")
 
 
 def program(written: str, update: str, buffers: int = 3, ndim: int = 2,
             start: str = "0", extra: str = ""):
     """A scop writing ``A[written][i][j](...)``, with the array declared ``[buffers]``."""
-    loops = ["i", "j", "k"][:ndim]
-    space = "".join("[n]" for _ in loops)
-    nest = "".join(f"{'  ' * (d + 2)}for (int {v} = 1; {v} < n - 1; {v}++)\n"
-                   for d, v in enumerate(loops))
-    cell = "".join(f"[{v}]" for v in loops)
-    text = (f"void f(int n, int T, float A[{buffers}]{space}{extra})\n{{\n#pragma scop\n"
-            f"  for (int t = {start}; t < T; t++)\n{nest}"
-            f"      A[{written}]{cell} = {update};\n#pragma endscop\n}}\n")
-    return read_program_text(text, "levels.c")
+    return read_program_text(level_source(written, update, buffers, ndim, start, extra),
+                             "levels.c")
 
 
 def grid_accesses(prog) -> list[Access]:
