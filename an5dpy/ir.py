@@ -15,6 +15,7 @@ every backend evaluates exactly the operations C evaluates, in C's order and C's
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Mapping
 
@@ -647,6 +648,14 @@ class AssocForm:
 
     def planes(self) -> tuple[int, ...]:
         return tuple(sorted({dz for dz, _ in self.terms}))
+
+
+def array_shape(extents: tuple[Affine, ...], params: Mapping[str, int | float]
+                ) -> tuple[int, ...]:
+    """The values of an array's spatial ``extents`` for these parameter values (the
+    integer ones; floating-point scalars never size an array)."""
+    env = {k: int(v) for k, v in params.items() if isinstance(v, numbers.Integral)}
+    return tuple(extent.evaluate(env) for extent in extents)
 
 
 @dataclass(frozen=True)

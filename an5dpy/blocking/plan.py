@@ -469,6 +469,13 @@ class LevelRun:
     launches: tuple[LevelLaunch, ...]
     placements: tuple[tuple[int, int], ...]
 
+    def place(self, pool, dims: tuple[DimExtent, ...]) -> None:
+        """Carry out the placements on ``pool`` (a numpy or cupy array, indexed by buffer
+        first), copying the interior cells of ``dims``."""
+        interior = tuple(slice(d.lower, d.upper + 1) for d in dims)
+        for src, dst in self.placements:
+            pool[(dst, *interior)] = pool[(src, *interior)]
+
 
 def level_launch_degrees(steps: int, bt: int, buffers: int) -> tuple[int, ...]:
     """Temporal degrees of a rotating program's launches: full launches of degree ``bt``,

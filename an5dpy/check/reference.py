@@ -309,7 +309,8 @@ class ReferenceKernel:
 
     def grid_shape(self, params: Mapping[str, int | float]) -> tuple[int, ...]:
         """``(k, *extents)``: the array's ``k`` time buffers (``program.time_buffers``)."""
-        return (self.program.time_buffers,) + array_shape(self.program.array, params)
+        return ((self.program.time_buffers,)
+                + ir.array_shape(self.program.array.extents, params))
 
     def run(self, grid: np.ndarray, params: Mapping[str, int | float],
             read_only: tuple[np.ndarray, ...] = ()) -> None:
@@ -343,7 +344,7 @@ class ReferenceKernel:
         buffers = []
         for array, decl in zip(arrays, expected):
             dtype = np.dtype(_NUMPY_DTYPES[decl.elem_type])
-            shape = array_shape(decl, values)
+            shape = ir.array_shape(decl.extents, values)
             if not isinstance(array, np.ndarray) or array.dtype != dtype \
                     or tuple(array.shape) != shape or not array.flags.c_contiguous:
                 raise UsageError(f"read-only array '{decl.name}' must be a C-contiguous numpy "
@@ -352,10 +353,6 @@ class ReferenceKernel:
         return buffers
 
 
-def array_shape(array: ir.ArrayDecl, params: Mapping[str, int | float]) -> tuple[int, ...]:
-    """The spatial extents of ``array`` for these parameter values."""
-    env = {k: int(v) for k, v in params.items() if isinstance(v, (int, np.integer))}
-    return tuple(extent.evaluate(env) for extent in array.extents)
 
 
 _CACHE: dict[str, ReferenceKernel] = {}
@@ -366,7 +363,8 @@ def _cache_key(program: StencilProgram, cc: str) -> str:
     parts = [cc, program.scop.preprocessed_text, program.scop.pragma_start.file,
              str(program.scop.pragma_start.line), array.name, array.elem_type,
              repr(array.extents),
-             repr([(a.name, a.elem_type, a.extents) for a in program.arrays[1:]]), repr([(p.name, p.ctype) for p in program.params]),
+             repr([(a.name, a.elem_type, a.extents) for a in program.arrays[1:]]),
+             repr([(p.name, p.ctype) for p in program.params]),
              repr([(loop.var, loop.declared_in_init)
                    for loop in (program.time_loop,) + tuple(program.space_loops)])]
     return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()

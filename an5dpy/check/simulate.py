@@ -69,9 +69,7 @@ def simulate(info: StencilInfo, plan: BlockingPlan, grid: np.ndarray,
     run = level_run(steps, plan.bt, start, plan.levels)
     for launch in run.launches:
         run_launch(kernels, schedule.kernel(launch.degree), dims, pool, launch)
-    interior = tuple(slice(d.lower, d.upper + 1) for d in dims)
-    for src, dst in run.placements:
-        pool[(dst, *interior)] = pool[(src, *interior)]
+    run.place(pool, dims)
     return pool[:k].copy()
 
 

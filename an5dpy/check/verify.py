@@ -43,7 +43,7 @@ import numpy as np
 
 from an5dpy.errors import UsageError
 from an5dpy.check.evaluate import is_exact
-from an5dpy.ir import StencilInfo, WORD_BYTES
+from an5dpy.ir import StencilInfo, WORD_BYTES, array_shape
 from an5dpy.blocking.plan import BlockingPlan, Mode
 
 UNIT_ROUNDOFF = {"float": 2.0 ** -24, "double": 2.0 ** -53}
@@ -182,8 +182,7 @@ def random_grid(shape: tuple[int, ...], dtype: str, seed: int | tuple[int, ...])
 def random_read_only(program, env: Mapping[str, int], seed: int) -> tuple[np.ndarray, ...]:
     """Random values for each read-only array of ``program`` (``program.arrays`` order),
     each from a seed of its own, in the range of the grid's values."""
-    from an5dpy.check.reference import array_shape
-    return tuple(random_grid(array_shape(a, env), a.elem_type, (seed, k))
+    return tuple(random_grid(array_shape(a.extents, env), a.elem_type, (seed, k))
                  for k, a in enumerate(program.arrays[1:], 1))
 
 

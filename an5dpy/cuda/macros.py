@@ -128,24 +128,20 @@ def plane_macros(dtype: str, reach: tuple[int, int], levels: TimeLevels = TimeLe
                   f"{out} = an5d_in_array ? an5d_p_ld[AN5D_PLANE({q})] : ({dtype})0"),
         LineMacro("LOAD_BOUNDARY", (out, q),
                   f"{out} = an5d_in_array ? {be}[AN5D_PLANE({q})] : ({dtype})0"))
+    # an interior plane's load: level 0, with level -1 where the update reads it
     if levels.history == 2:
-        loads += (
-            # only level 1's window reads level -1 (at its own cell): the halo loads nothing
-            LineMacro("LOAD_LEVELS", (out, old, q),
-                      f"do {{ LOAD({out}, {q}); {old} = (an5d_act & 2u) ? "
-                      f"an5d_p_old[AN5D_PLANE({q})] : ({dtype})0; }} while (0)"),
-            LineMacro("G_LOAD", (out, old, q),
-                      f"do {{ if ({LOADS.c_text(f'({q})', reach)}) "
-                      f"{{ if ({BOUNDARY_PLANE.call(q)}) LOAD_BOUNDARY({out}, {q}); "
-                      f"else LOAD_LEVELS({out}, {old}, {q}); }} "
-                      "} while (0)"))
+        # only level 1's window reads level -1 (at its own cell): the halo loads nothing
+        loads += (LineMacro("LOAD_LEVELS", (out, old, q),
+                            f"do {{ LOAD({out}, {q}); {old} = (an5d_act & 2u) ? "
+                            f"an5d_p_old[AN5D_PLANE({q})] : ({dtype})0; }} while (0)"),)
+        name, regs = "LOAD_LEVELS", (out, old)
     else:
-        loads += (
-            LineMacro("G_LOAD", (out, q),
-                      f"do {{ if ({LOADS.c_text(f'({q})', reach)}) "
-                      f"{{ if ({BOUNDARY_PLANE.call(q)}) LOAD_BOUNDARY({out}, {q}); "
-                      f"else LOAD({out}, {q}); }} "
-                      "} while (0)"),)
+        name, regs = "LOAD", (out,)
+    loads += (LineMacro("G_LOAD", (*regs, q),
+                        f"do {{ if ({LOADS.c_text(f'({q})', reach)}) "
+                        f"{{ if ({BOUNDARY_PLANE.call(q)}) LOAD_BOUNDARY({out}, {q}); "
+                        f"else {name}({', '.join(regs)}, {q}); }} "
+                        "} while (0)"),)
     return (
         predicate_macro(STORES, reach, "planes the block stores, and streaming-boundary "
                                        "planes (guards of the tail)"),

@@ -37,7 +37,7 @@ import numpy as np
 from an5dpy.cuda.render_model import NAIVE_BLOCK, PLANE_CELLS_MAX, STATIC_SMEM_LIMIT, Signature
 from an5dpy.cuda.kernels import Kernels, generate
 from an5dpy.errors import CudaCompileError, InternalError, UsageError
-from an5dpy.ir import StencilInfo
+from an5dpy.ir import StencilInfo, array_shape
 from an5dpy.blocking.plan import (WORK_BUFFERS, BlockingPlan, DimExtent, LaunchGeometry,
                                   grid_extents, launch_plan, level_run)
 
@@ -200,8 +200,7 @@ def check_plane_cells(dims: Sequence[DimExtent]) -> None:
 def coefficient_shape(info: StencilInfo, name: str, env: Mapping[str, int | float]
                       ) -> tuple[int, ...]:
     """The shape of read-only array ``name`` for these parameter values."""
-    ints = {k: int(v) for k, v in env.items() if isinstance(v, (int, np.integer))}
-    return tuple(e.evaluate(ints) for e in info.coefficient(name).extents)
+    return array_shape(info.coefficient(name).extents, env)
 
 
 def device_read_only(info: StencilInfo, env: Mapping[str, int | float],
@@ -324,9 +323,7 @@ class CupyRunner:
             buffers = [pool[b] for b in (*launch.reads, *launch.writes, *launch.boundary)]
             self.kernel(launch.degree)((geo.nblocks,), self.block, (*buffers, *sizes),
                                        shared_mem=shared)
-        interior = tuple(slice(d.lower, d.upper + 1) for d in dims)
-        for src, dst in run.placements:
-            pool[(dst, *interior)] = pool[(src, *interior)]
+        run.place(pool, dims)
         grid[...] = pool[:k]
 
     def run_numpy(self, grid: np.ndarray, env: Mapping[str, int | float],
