@@ -311,10 +311,12 @@ class _Analysis:
         # An update that reads a read-only array is not treated as associative for now:
         # the associative mode's partial sums would need the coefficient of each input
         # plane's output cell, which neither the schedule nor the simulator provides yet.
-        # Nor is one that reads an older level than the newest: the partial sums run over
-        # the newest level's planes only.
-        older = any(lag_of(acc) > 1 for acc in reads)
-        assoc = None if coefficients or older else assoc_form(update, prog.array.elem_type)
+        # Nor is one whose array rotates (reads an older level than the newest, or more
+        # than two time buffers): the partial sums run over the newest level's planes
+        # only, and a rotating launch also stores its level d-1, which the finished sums
+        # no longer hold (an5dpy/blocking/plan.TimeLevels).
+        rotating = buffers != 2 or any(lag_of(acc) > 1 for acc in reads)
+        assoc = None if coefficients or rotating else assoc_form(update, prog.array.elem_type)
         associative = assoc is not None
         opt = "nondiag" if diag_free else ("assoc" if associative else "none")
         return StencilInfo(

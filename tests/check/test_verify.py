@@ -193,3 +193,29 @@ def test_rotating_programs_pass_on_the_simulator_and_the_proof(backend, path, bt
     report = verify.verify_file(path, driver.Options(bt=bt, bs="12x12" if path == LEAPFROG
                                                      else "16"), backend, params)
     assert report.lines()[0] == "PASS", report.lines()
+
+
+BOX_THREE_BUFFERS = """\
+void f(int n, int T, float A[3][n][n])
+{
+#pragma scop
+  for (int t = 0; t < T; t++)
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        A[(t+2)%3][i][j] = 0.1f * A[(t+1)%3][i-1][j-1] + 0.2f * A[(t+1)%3][i][j]
+                         + 0.3f * A[(t+1)%3][i+1][j+1];
+#pragma endscop
+}
+"""
+
+
+@pytest.mark.parametrize("steps", [1, 2, 5, 6])
+def test_a_three_buffer_sum_of_plane_terms_is_verified_in_its_default_mode(tmp_path, steps):
+    """A box-shaped sum over three buffers: the default mode once was assoc, whose last
+    level's store leaves level d-1 unwritten, so every rotating launch of degree >= 2
+    placed NaN into the program's buffer of level T-1."""
+    path = tmp_path / "box3.c"
+    path.write_text(BOX_THREE_BUFFERS)
+    report = verify.verify_file(str(path), driver.Options(bt=3, bs="16"), "sim",
+                                {"n": "12", "T": str(steps)})
+    assert report.plan.mode.value == "none" and report.lines()[0] == "PASS", report.lines()
