@@ -716,8 +716,9 @@ class StencilInfo:
 
     @property
     def history(self) -> int:
-        """How many earlier time levels the update reads (the largest ``Read.lag``): 1 for
-        the double-buffered form, 2 where it also reads the level before the newest."""
+        """How many earlier time levels the update reads back (the largest ``Read.lag``):
+        1 for the double-buffered form, 2 where it also reads the level before the newest,
+        and so on."""
         return max((e.lag for e in walk(self.update) if isinstance(e, Read)), default=1)
 
     def offsets_of_level(self, lag: int) -> tuple[tuple[int, ...], ...]:

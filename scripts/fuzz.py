@@ -283,7 +283,8 @@ class Program:
 
     def offsets(self) -> list[tuple[int, ...]]:
         """The offsets at which the update reads the newest earlier level (what the
-        stencil's shape and reach are made of; older levels are read at the cell)."""
+        stencil's shape is made of; the generator reads older levels at some of them, so
+        they also make its reach)."""
         return sorted({r.offset for r in reads_of(self.update) if self.lag(r) == 1})
 
     def interior(self) -> tuple[int, ...]:
@@ -818,31 +819,39 @@ def programs(draw, wild: bool = False, big: bool = False) -> Program:
             size_values.append((param, extents[d] - extra))
         dims.append(Dim(names[d], param, const, lower[d], margin[d], inclusive, increment))
     time_start = draw(st.sampled_from((0, 0, 0, 1, 2, 3, 5)))
-    # k = 3 time buffers (a three-level rotation) in 30% of the programs. Write
-    # (t + w) % k and read level t as (t + r) % k with r = w - 1 (mod k); every time
+    # k = 3 time buffers (a three-level rotation) in 20% of the programs, k = 4 in 10%.
+    # Write (t + w) % k and read level t as (t + r) % k with r = w - 1 (mod k); every time
     # subscript >= 0 for t >= t0 (C's % keeps the sign).
-    buffers = 3 if draw(st.integers(0, 9)) >= 7 else 2
+    buffers = {7: 3, 8: 3, 9: 4}.get(draw(st.integers(0, 9)), 2)
     write_shift = draw(st.sampled_from([w for w in (1, 1, 0, 2, 3, -1) if w >= -time_start]))
     read_shift = draw(st.sampled_from([r for r in (write_shift - 1, write_shift - 1 + buffers,
                                                    write_shift - 1 - buffers)
                                        if r >= -time_start]))
-    older: tuple[Read, ...] = ()
-    # Level t-1 read at the cell (w - 2 mod k; with k = 2 the written buffer itself, a
-    # leapfrog update): 30% of the double-buffered programs, 60% of the three-level ones
-    # (what a third buffer is mostly for).
-    if draw(st.integers(0, 9)) >= (4 if buffers == 3 else 7):
-        old_shift = draw(st.sampled_from([s for s in (write_shift - 2 + buffers,
-                                                      write_shift - 2,
-                                                      write_shift - 2 + 2 * buffers)
-                                          if s >= -time_start]))
-        older = (Read((0,) * ndim, old_shift),)
+    older: list[Read] = []
+    # Older levels: with k = 2 level t-1 at the cell, from the written buffer itself (a
+    # leapfrog update), in 30% of the programs. With k >= 3 (what more buffers are mostly
+    # for) each level t-1 .. t-k+2 in 60% of them, at one to three of the newest level's
+    # offsets (so the reach stays), and the oldest, t-k+1, from the written buffer at the
+    # cell in 30%.
+    def older_shift(lag: int) -> int:
+        return draw(st.sampled_from([s for s in (write_shift - lag + buffers,
+                                                 write_shift - lag,
+                                                 write_shift - lag + 2 * buffers)
+                                     if s >= -time_start]))
+    for lag in range(2, buffers):
+        if draw(st.integers(0, 9)) >= 4:
+            cells = draw(st.lists(st.sampled_from(offsets), min_size=1, max_size=3,
+                                  unique=True))
+            older += [Read(o, older_shift(lag)) for o in cells]
+    if draw(st.integers(0, 9)) >= 7:
+        older.append(Read((0,) * ndim, older_shift(buffers)))
     coefs: tuple[Coef, ...] = ()
     coef_reads: tuple[CoefRead, ...] = ()
     if draw(st.integers(0, 9)) >= 7:  # 30%: 1-3 read-only arrays
         coefs, coef_reads = draw(coefficient_arrays(dims, size_style == "constant"))
     scalars = scalar_coefficients(draw(st.integers(0, 2)) if draw(st.booleans()) else 0)
-    update = draw(updates(offsets, read_shift, dtype, list(scalars), wild, buffers, older,
-                          coef_reads))
+    update = draw(updates(offsets, read_shift, dtype, list(scalars), wild, buffers,
+                          tuple(older), coef_reads))
     used = {n for n in _vars_of(update)}
     scalars = tuple(s for s in scalars if s.name in used)
     if draw(st.integers(0, 7)) == 0:  # an int parameter: (u * ik) / ik
@@ -1302,40 +1311,15 @@ def m_coef_subscript(layout, p, draw):
     return _add_term(layout, text)
 
 
-def prepare_levels(p: Program, draw) -> Program:
-    """The level mutations need a rotation through 3 buffers (or 4): ``p`` rotated."""
-    return rotated(p, 3) if p.buffers == 2 else p
-
-
-def m_lag2_neighbour(layout, p, draw):
-    """Level t-1 (lag 2) read away from the cell (only level t may be read there)."""
-    d = draw(st.integers(0, p.ndim - 1))
-    step = draw(st.sampled_from((-1, 1)))
-    subs = [space_subscript(p, x.var, step if k == d else 0) for k, x in enumerate(p.dims)]
-    return _add_term(layout, _centre_read(p, subs, shift=_level_shift(p, 2)))
-
-
-def m_lag3(layout, p, draw):
-    """Level t-2 (lag 3): with 3 buffers the written one read at the cell (it still
-    holds level t-2 there), or with 4 buffers the one three back, at any offset read."""
-    if p.buffers == 4:
-        offset = draw(st.sampled_from(p.offsets()))
-        subs = [space_subscript(p, x.var, o) for x, o in zip(p.dims, offset)]
-        return _add_term(layout, _centre_read(p, subs, shift=_level_shift(p, 3)))
-    return _add_term(layout, _centre_read(p, _vars(p), shift=_level_shift(p, 3)))
-
-
-def m_four_levels(layout, p, draw):
-    """Four time buffers (``A[(t + 1) % 4]``, declared ``A[4]``), reading levels t and
-    t-1 as the program did: refused at the statement's target."""
+def m_too_many_levels(layout, p, draw):
+    """Nine time buffers (``A[(t + 1) % 9]``, declared ``A[9]``; an5dpy keeps at most 8),
+    reading the levels the program read: refused at the statement's target."""
     return "statement"
 
 
 #: Mutations that need another valid program first (Program -> Program, drawn).
 PREPARE: dict[str, Callable] = {
-    "lag2_neighbour": prepare_levels,
-    "lag3": lambda p, draw: rotated(p, draw(st.sampled_from((3, 4)))),
-    "four_levels": lambda p, draw: rotated(p, 4),
+    "too_many_levels": lambda p, draw: rotated(p, 9),
 }
 
 
@@ -1368,9 +1352,7 @@ MUTATIONS: dict[str, Callable] = {
     "coef_out_of_bounds": m_coef_out_of_bounds,
     "coef_indirect": m_coef_indirect,
     "coef_subscript": m_coef_subscript,
-    "lag2_neighbour": m_lag2_neighbour,
-    "lag3": m_lag3,
-    "four_levels": m_four_levels,
+    "too_many_levels": m_too_many_levels,
 }
 
 

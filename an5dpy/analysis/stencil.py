@@ -116,14 +116,15 @@ def format_access(acc: Access) -> str:
 # the right-hand side before it stores: lag k, a leapfrog update in two buffers), and at any
 # other cell a value the loop may already have replaced by level t+1 (in place: refused).
 #
-# The limits of this release are the constants below and check_time_levels: what the
-# blocked schedule can keep (an5dpy/blocking/plan.TimeLevels; level t-1 at the cell itself
-# is the register ring of level T-2).
+# Every earlier level the buffers keep may be read at constant offsets: the blocked schedule
+# keeps each level's recent planes in its register ring and stages the planes read at
+# in-plane neighbours in shared memory (an5dpy/blocking/plan.TimeLevels). The one limit is
+# MAX_TIME_BUFFERS, checked in check_time_levels.
 
-#: The most time buffers an array may rotate through (``k`` of ``A[(t + c) % k]``).
-MAX_TIME_BUFFERS = 3
-#: The oldest level an update may read, as a lag: levels t (lag 1) and t-1 (lag 2).
-MAX_LAG = 2
+#: The most time buffers an array may rotate through (``k`` of ``A[(t + c) % k]``): a launch
+#: keeps k-1 older levels in registers and the run 2(k-1) work buffers on the device, so
+#: more would leave no plan with useful degrees.
+MAX_TIME_BUFFERS = 8
 
 
 def level_name(time_var: str, lag: int) -> str:
@@ -144,43 +145,27 @@ def read_lag(write_shift: int, read_shift: int, buffers: int, at_cell: bool) -> 
 
 def check_time_levels(target: Access, reads: list[tuple[Access, tuple[int, ...]]],
                       write_shift: int, time_var: str) -> None:
-    """Refuse, at the first read (source order) that breaks one, the reads this release
-    cannot block: a read of the written buffer at a neighbour (in place), a level older
-    than :data:`MAX_LAG`, a level before the newest read away from the cell (its offset
-    not 0); then an array rotating through more than :data:`MAX_TIME_BUFFERS` buffers.
-    ``reads``: each read of the array with its offset from the written cell."""
+    """Refuse, at the first read (source order) that breaks one, the reads the blocked
+    schedule cannot respect: a read of the written buffer at a neighbour (in place); then
+    an array rotating through more than :data:`MAX_TIME_BUFFERS` buffers. ``reads``: each
+    read of the array with its offset from the written cell."""
     k = target.modulus
     written, array = format_access(target), target.array
     for acc, offset in reads:
-        at_cell = not any(offset)
-        lag = read_lag(write_shift, acc.time.const, k, at_cell)
-        text = format_access(acc)
+        lag = read_lag(write_shift, acc.time.const, k, not any(offset))
         if lag is None:
             raise UnsupportedInput(
-                f"in-place update: {text} reads the buffer it writes ({written}) at offset "
-                f"{list(offset)}, a neighbour that the loop may already have given level "
-                f"{time_var}+1, so a cell's new value would depend on the order cells are "
-                f"updated in; a read of the written buffer is allowed only at the cell "
-                f"itself (it holds the oldest level there), every other read must use an "
-                f"earlier level's buffer", acc.coord)
-        if lag > MAX_LAG:
-            held = (f" (the buffer it writes, read at the cell before the store, still holds "
-                    f"level {level_name(time_var, lag)})" if lag == k else "")
-            raise UnsupportedInput(
-                f"{text} reads level {level_name(time_var, lag)} of '{array}'{held}: "
-                f"an5dpy supports reads of the two newest earlier levels "
-                f"({level_name(time_var, 1)} and {level_name(time_var, 2)}) only", acc.coord)
-        if lag > 1 and not at_cell:
-            raise UnsupportedInput(
-                f"{text} reads level {level_name(time_var, lag)} of '{array}' at offset "
-                f"{list(offset)}: the level before the newest can be read only at the cell "
-                f"itself (offset 0); level {level_name(time_var, 1)} may be read at any "
-                f"offset", acc.coord)
+                f"in-place update: {format_access(acc)} reads the buffer it writes "
+                f"({written}) at offset {list(offset)}, a neighbour that the loop may "
+                f"already have given level {time_var}+1, so a cell's new value would depend "
+                f"on the order cells are updated in; a read of the written buffer is allowed "
+                f"only at the cell itself (it holds the oldest level there), every other read "
+                f"must use an earlier level's buffer", acc.coord)
     if k > MAX_TIME_BUFFERS:
         raise UnsupportedInput(
             f"{written} rotates '{array}' through {k} time buffers: an5dpy supports at most "
-            f"{MAX_TIME_BUFFERS} time buffers (updates reading levels {level_name(time_var, 1)} "
-            f"and {level_name(time_var, 2)})", target.coord)
+            f"{MAX_TIME_BUFFERS} (each launch keeps every older level in registers)",
+            target.coord)
 
 
 # =========================================================================== isl helpers
@@ -276,11 +261,12 @@ class _Analysis:
         coef_index = {(acc.array, acc.indices): self._coef_index(acc, perm)
                       for acc in coef_reads}
 
-        # the shape of the stencil is that of its reads of the newest level: older levels
-        # are read at the cell itself only (check_time_levels)
+        # the shape of the stencil is that of its reads of the newest level; its reach and
+        # radius cover the older levels' reads too (the blocks' halos hold them)
         offsets = tuple(sorted({offset_of[acc.indices] for acc in newest}))
-        reach_lo = [max([0] + [-o[d] for o in offsets]) for d in range(self.ndim)]
-        reach_hi = [max([0] + [o[d] for o in offsets]) for d in range(self.ndim)]
+        every = offsets + tuple(offset_of[acc.indices] for acc in reads)
+        reach_lo = [max([0] + [-o[d] for o in every]) for d in range(self.ndim)]
+        reach_hi = [max([0] + [o[d] for o in every]) for d in range(self.ndim)]
         dims = tuple(
             SpaceDim(var=self.loops[perm[d]].var, lower=self.loops[perm[d]].lower,
                      upper=self.loops[perm[d]].upper, extent=prog.array.extents[d],

@@ -28,7 +28,7 @@ class _Builder:
         self.mode = plan.mode
         self.d = degree
         self.r = plan.stream_radius
-        self.ring = plan.ring
+        self.ring = plan.slots(degree)
         self.reach_lo = plan.reach[0]
         self.levels = plan.levels
 
@@ -50,12 +50,14 @@ class _Builder:
         the consume/complete flags through :meth:`assoc_op`. Buffers are filled in later.
         """
         d = self.d
-        # the update's read of level T-2 at the cell: that level's ring (level -1, which the
-        # loads bring along, for T = 1)
-        hist = self.reg(level - 2, plane) if self.levels.history == 2 else None
+        # the update's reads of older levels: level T-lag's ring at plane + dz (the loaded
+        # levels -1, -2, .. for T < lag)
+        hist = tuple(self.reg(level - o.lag, plane + o.dz) for o in self.levels.older)
         if level == d:
-            return Store(d, self.window(d - 1, plane), plane, -1, hist,
-                         self.levels.stores_older(d))
+            # a rotating launch also stores its levels d-1, d-2, .. of the plane
+            also = tuple(self.reg(d - m, plane)
+                         for m in range(1, self.levels.stored_levels(d)))
+            return Store(d, self.window(d - 1, plane), plane, -1, hist, also)
         # boundary cells of level T >= 2 copy level T-2's value where the two share a
         # buffer (two time buffers); with three, each level loads its own
         shares_buffer = level >= 2 and self.levels.buffers == 2
@@ -66,10 +68,14 @@ class _Builder:
                     prev, hist)
 
     def load(self, plane: int, boundary: bool = False) -> Load:
-        """Level 0 of ``plane`` (and level -1 where the update reads it: not on a
-        streaming-boundary plane, whose level 1 is a boundary value)."""
-        old = Reg(-1, self.slot(plane)) if self.levels.history == 2 and not boundary else None
-        return Load(self.reg(0, plane), plane, boundary, old)
+        """Level 0 of ``plane`` and the older levels -1, -2, .. where the update reads them;
+        on a streaming-boundary plane only where some update reads them away from the
+        cell (level 1 at a boundary plane is a boundary value, and no other read there)."""
+        levels = self.levels
+        older = ()
+        if not boundary or levels.offset_reads:
+            older = tuple(Reg(-m, self.slot(plane)) for m in range(1, levels.loaded + 1))
+        return Load(self.reg(0, plane), plane, boundary, older)
 
     def assoc_op(self, level: int, plane: int, consume: bool, complete: str | None) -> Op | None:
         store = level == self.d and complete == "calc"
@@ -108,18 +114,19 @@ def _with_buf(op: Op, buf: int) -> Op:
 
 
 def _with_load(ops: list[Op], load: Load | None) -> list[Op]:
-    """Place the load of the next plane after the last op that reads the ring slot it
-    overwrites (level 0's plane h - 2r): level 1's window, and level 2's boundary copy
-    (``prev``) when it has one. The levels after it hide the load's latency: each step's
-    plane is loaded one step before its first use."""
+    """Place the load of the next plane after the last op that reads a register it
+    overwrites (the oldest plane of level 0's ring, and of the loaded older levels'):
+    level 1's window; level 2's boundary copy (``prev``) or its read of level 0; any
+    level's read of a loaded older level. The levels after it hide the load's latency:
+    each step's plane is loaded one step before its first use."""
     if load is None:
         return ops
+    overwritten = set(load.registers())
     at = 0
     for i, op in enumerate(ops):
-        # level 2 reads level 0 of its own plane where it copies a boundary value (prev)
-        # or reads level T-2 (hist)
-        reads_level0 = any(getattr(op, name, None) is not None for name in ("prev", "hist"))
-        if op.level == 1 or (op.level == 2 and reads_level0):
+        # level 1's op reads the overwritten plane in the steady state; in a head it may be
+        # a boundary op that does not, but the load stays after it all the same
+        if op.level == 1 or overwritten & set(op.registers()):
             at = i + 1
     return ops[:at] + [load] + ops[at:]
 
@@ -138,7 +145,7 @@ def build_kernel_schedule(plan: BlockingPlan, degree: int, static_heads: bool = 
     and for stencils whose expression is so large that unrolled heads make nvcc slow.
     """
     b = _Builder(plan, degree)
-    d, r, ring = degree, plan.stream_radius, plan.ring
+    d, r, ring = degree, plan.stream_radius, plan.slots(degree)
     unroll = chunk_steps(d, ring) if static_heads else ring
     closing_sync = not static_heads and (ring * d) % 2 == 1
     assoc = plan.mode is Mode.ASSOC
@@ -212,7 +219,7 @@ def static_head_degrees(plan: BlockingPlan, flops_per_cell: int) -> frozenset[in
     """Degrees whose kernel gets unrolled heads: the plan's own degree (the launches that
     do nearly all the work) unless its heads would be huge. Remainder degrees run once or
     twice per run and get compact kernels."""
-    d, r, ring = plan.bt, plan.stream_radius, plan.ring
+    d, r, ring = plan.bt, plan.stream_radius, plan.slots()
     unroll = chunk_steps(d, ring)
     head_steps = sum(head_length(k, d, r, unroll) for k in ("lowermost", "middle"))
     size = head_steps * d * max(1, flops_per_cell)

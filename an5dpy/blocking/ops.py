@@ -58,8 +58,9 @@ class Reg:
 
     def __str__(self) -> str:
         # prefixed like every name of the generated code, which the frontend reserves;
-        # level -1 is the older level a rotating program's loads bring along
-        level = "old" if self.level < 0 else self.level
+        # levels -1, -2, .. are the older levels a rotating program's loads bring along
+        level = "old" if self.level == -1 else f"old{-self.level}" if self.level < 0 \
+            else self.level
         return f"an5d_reg_{level}_{self.slot}"
 
 
@@ -69,16 +70,16 @@ class Load:
 
     Interior cells come from the source buffer, boundary cells from the buffer that holds
     the boundary values of even levels; ``boundary`` marks a streaming-boundary plane
-    (all its cells are boundary cells). ``old``: where the update reads the level before
-    the newest (:attr:`~an5dpy.blocking.plan.TimeLevels.history` 2), the register that
-    receives level -1 of the same plane, which level 1 reads (not on boundary planes,
-    whose level-1 values are boundary values).
+    (all its cells are boundary cells). ``older``: where the update reads levels before
+    the newest (:attr:`~an5dpy.blocking.plan.TimeLevels.older`), the registers that
+    receive levels -1, -2, .. of the same plane, which the first levels read (on
+    boundary planes only where some level reads them away from the cell).
     """
 
     out: Reg
     plane: int
     boundary: bool = False
-    old: Reg | None = None
+    older: tuple[Reg, ...] = ()
 
     level = 0
     barrier = False
@@ -86,11 +87,11 @@ class Load:
     @property
     def name(self) -> str:
         if self.boundary:
-            return "LOAD_BOUNDARY"
-        return "LOAD_LEVELS" if self.old is not None else "LOAD"
+            return "LOAD_BOUNDARY_LEVELS" if self.older else "LOAD_BOUNDARY"
+        return "LOAD_LEVELS" if self.older else "LOAD"
 
     def registers(self) -> tuple[Reg, ...]:
-        return (self.out,) + ((self.old,) if self.old is not None else ())
+        return (self.out, *self.older)
 
 
 @dataclass(frozen=True)
@@ -104,9 +105,9 @@ class Calc:
     buffers levels T and T-2 have different buffers, so ``prev`` is None and every
     level's boundary values are loaded from the buffer of its level modulo 3.
 
-    ``hist`` is the register holding level T-2 of the same plane where the update reads
-    that level (history 2): the same register as ``prev`` for T >= 2, the loaded level -1
-    for T = 1.
+    ``hist`` holds, for each entry of :attr:`~an5dpy.blocking.plan.TimeLevels.older`
+    (lag, dz), the register of level T-lag at plane ``plane + dz`` that the update
+    reads: that level's ring, or a loaded older level's for T < lag.
     """
 
     level: int
@@ -115,7 +116,7 @@ class Calc:
     plane: int
     buf: int
     prev: Reg | None = None  # level T-2's register of the same plane (T >= 2)
-    hist: Reg | None = None  # level T-2's register of the same plane, read by the update
+    hist: tuple[Reg, ...] = ()  # the older levels' registers the update reads
 
     barrier = True
 
@@ -124,7 +125,7 @@ class Calc:
         return f"CALC{self.level}"
 
     def registers(self) -> tuple[Reg, ...]:
-        return (self.out, *self.ins) + tuple(r for r in (self.prev, self.hist) if r)
+        return (self.out, *self.ins, *((self.prev,) if self.prev else ()), *self.hist)
 
 
 @dataclass(frozen=True)
@@ -151,25 +152,26 @@ class Boundary:
 class Store:
     """Compute the launch's last level at ``plane`` from ``ins`` and store it.
 
-    ``hist`` as for :class:`Calc`. ``both``: a rotating program's launch of degree 2 or more
-    also stores level ``degree - 1`` of the plane, which is ``ins``' centre register (the
-    next launch reads the two newest levels)."""
+    ``hist`` as for :class:`Calc`. ``also``: a rotating program's launch also stores its
+    levels ``degree - 1``, ``degree - 2``, .. of the plane, from these registers (the
+    first is ``ins``' centre), as many as the next launch reads
+    (:meth:`~an5dpy.blocking.plan.TimeLevels.stored_levels`)."""
 
     level: int
     ins: tuple[Reg, ...]
     plane: int
     buf: int
-    hist: Reg | None = None
-    both: bool = False
+    hist: tuple[Reg, ...] = ()
+    also: tuple[Reg, ...] = ()
 
     barrier = True
 
     @property
     def name(self) -> str:
-        return "STORE_LEVELS" if self.both else "STORE"
+        return "STORE_LEVELS" if self.also else "STORE"
 
     def registers(self) -> tuple[Reg, ...]:
-        return self.ins + ((self.hist,) if self.hist else ())
+        return (*self.ins, *self.hist, *self.also)
 
 
 @dataclass(frozen=True)

@@ -75,34 +75,96 @@ class DeviceLimits:
 HOPPER_LIMITS = DeviceLimits()
 
 
+@dataclass(frozen=True, order=True)
+class OlderRead:
+    """Where the update reads a level older than the newest: level ``T - lag`` (lag >= 2)
+    at streaming offset ``dz`` from the plane it computes, at the thread's own column and,
+    where ``shared``, at in-plane neighbours too (so the plane is staged in shared memory
+    beside level T-1's)."""
+
+    lag: int
+    dz: int
+    shared: bool = False
+
+
 @dataclass(frozen=True)
 class TimeLevels:
     """How the updated array keeps its time levels, as the schedule needs to know it.
 
-    ``buffers`` is the array's time extent k (``A[(t + c) % k]``) and ``history`` how many
-    earlier levels the update reads (2 for a three-level or leapfrog update, which reads
-    the level before the newest at the cell itself). The double-buffered form (2, 1) runs
-    in two buffers, each launch reading one and writing the other (:class:`Launch`). Every
-    other form is *rotating*: the data moves through pairs of work buffers, each launch
-    reading the two newest levels and writing its last two (:class:`LevelLaunch`).
+    ``buffers`` is the array's time extent k (``A[(t + c) % k]``), ``history`` how many
+    earlier levels the update reads (its largest lag) and ``older`` the planes of levels
+    before the newest that it reads (one entry per lag and streaming offset). The
+    double-buffered form (2, 1) runs in two buffers, each launch reading one and writing
+    the other (:class:`Launch`). Every other form is *rotating*: the data moves through
+    work buffers, each launch reading the :attr:`tracked` newest levels and writing its
+    last ones (:class:`LevelLaunch`).
     """
 
     buffers: int = 2
     history: int = 1
+    older: tuple[OlderRead, ...] = ()
 
     @property
     def rotating(self) -> bool:
         return self.buffers != 2 or self.history != 1
 
-    def stores_older(self, degree: int) -> bool:
-        """Whether a launch of ``degree`` also stores its level ``degree - 1``: a rotating
-        launch of degree 2 or more (of degree 1, that level is level 0, which stays where
-        the launch read it; :class:`LevelLaunch`)."""
-        return self.rotating and degree >= 2
+    @property
+    def tracked(self) -> int:
+        """Levels a launch hands to the next (M): the k-1 before the newest that the C
+        program keeps besides it, or more where the update reads further back (leapfrog
+        reads level t-1 from the buffer it writes)."""
+        return max(self.buffers - 1, self.history)
+
+    @property
+    def work_buffers(self) -> int:
+        """Work buffers of a rotating run besides the program's own k: a launch reads M
+        and writes M others (none for the double-buffered form)."""
+        return 2 * self.tracked if self.rotating else 0
+
+    def stored_levels(self, degree: int) -> int:
+        """Levels a launch of ``degree`` stores, newest first: a rotating launch its last
+        ``min(degree, M)`` (the older ones the next launch needs stay where this launch
+        read them), a double-buffered launch its last."""
+        return min(degree, self.tracked) if self.rotating else 1
+
+    @property
+    def loaded(self) -> int:
+        """Levels before level 0 the loads bring along (levels -1 .. -loaded)."""
+        return self.history - 1
+
+    @property
+    def offset_reads(self) -> bool:
+        """Whether some older level is read away from the cell: its loads then cover
+        boundary cells and streaming-boundary planes, from those levels' buffers."""
+        return any(o.dz or o.shared for o in self.older)
+
+    @property
+    def shared_older(self) -> tuple[OlderRead, ...]:
+        """The older planes staged in shared memory, in :attr:`older` order."""
+        return tuple(o for o in self.older if o.shared)
+
+    def first_reader(self, loaded: int) -> int:
+        """The lowest level whose update reads the loaded level ``-loaded``."""
+        return min(o.lag - loaded for o in self.older if o.lag > loaded)
+
+    def slots(self, radius: int, degree: int) -> int:
+        """Register slots per level ring in a kernel of ``degree``: 2r+1 for level T's
+        window, more where level T reads level T-j at plane offset dz (level T-j is j*r
+        planes ahead then) or a launch stores level d-m (m*r planes ahead)."""
+        need = [2 * radius + 1, (self.stored_levels(degree) - 1) * radius + 1]
+        need += [min(o.lag, degree) * radius + 1 - o.dz for o in self.older]
+        return max(need)
 
     @staticmethod
     def of(info: StencilInfo) -> "TimeLevels":
-        return TimeLevels(info.time.buffers, info.history)
+        older: dict[tuple[int, int], bool] = {}
+        for lag in range(2, info.history + 1):
+            for offset in info.offsets_of_level(lag):
+                key = (lag, offset[0])
+                older[key] = older.get(key, False) or any(offset[1:])
+        return TimeLevels(info.time.buffers, info.history,
+                          tuple(OlderRead(lag, dz, shared)
+                                for (lag, dz), shared in sorted(older.items())))
 
 
 @dataclass(frozen=True)
@@ -150,22 +212,28 @@ class BlockingPlan:
 
     @property
     def ring(self) -> int:
-        """Register slots per time level: 2r + 1."""
+        """Planes of a level's window: 2r + 1 (a level's ring has that many register slots
+        unless the update reads older levels away from their newest plane, :meth:`slots`)."""
         return 2 * self.stream_radius + 1
+
+    def slots(self, degree: int | None = None) -> int:
+        """Register slots per level ring in the kernel of ``degree`` (:meth:`TimeLevels.slots`)."""
+        return self.levels.slots(self.stream_radius, self.bt if degree is None else degree)
 
     def registers_per_thread(self, degree: int | None = None) -> int:
         """Plane registers the schedule allocates (not counting nvcc's temporaries)."""
         d = self.bt if degree is None else degree
         if self.mode is Mode.ASSOC:
             return 1 + d * self.ring  # one loaded plane, an accumulator ring per level
-        # rings of levels 0 .. d-1 (level d is stored directly), and of the older level
-        # the loads bring along for level 1 when the update reads it
-        return (d + self.levels.history - 1) * self.ring
+        # rings of levels 0 .. d-1 (level d is stored directly), and of the older levels
+        # the loads bring along where the update reads them
+        return (d + self.levels.loaded) * self.slots(d)
 
     @property
     def smem_planes(self) -> int:
-        """Planes per shared buffer: the centre plane, or all 2r+1 inputs in mode none."""
-        return self.ring if self.mode is Mode.NONE else 1
+        """Planes per shared buffer: the centre plane, or all 2r+1 inputs in mode none;
+        then the older levels' planes that the update reads at in-plane neighbours."""
+        return (self.ring if self.mode is Mode.NONE else 1) + len(self.levels.shared_older)
 
     @property
     def smem_row_shape(self) -> tuple[int, ...]:
@@ -186,10 +254,10 @@ class BlockingPlan:
     def register_estimate(self, degree: int | None = None) -> int:
         """The paper's empirical lower bound on registers per thread (section 6.3)."""
         d = self.bt if degree is None else degree
-        old = (self.levels.history - 1) * self.ring  # the older level's ring, if loaded
+        rings = (d + self.levels.loaded) * self.slots(d)  # with the loaded older levels'
         if self.dtype == "double":
-            return 2 * (d * self.ring + old) + d + 30
-        return d * self.ring + old + d + 20
+            return 2 * rings + d + 30
+        return rings + d + 20
 
     def describe(self) -> str:
         sl = "off" if self.sl is None else str(self.sl)
@@ -419,7 +487,7 @@ def run_degrees(steps: int, bt: int, levels: "TimeLevels") -> tuple[int, ...]:
     """The degrees of the launches of ``steps`` time steps, in order, for either kind of
     program (:func:`launch_degrees`, :func:`level_launch_degrees`)."""
     if levels.rotating:
-        return level_launch_degrees(steps, bt, levels.buffers)
+        return level_launch_degrees(steps, bt, levels)
     return launch_degrees(steps, bt)
 
 
@@ -433,30 +501,27 @@ def degrees_needed(bt: int, levels: TimeLevels = TimeLevels()) -> tuple[int, ...
 
 # --------------------------------------------------------------------------- rotating levels
 
-#: Work buffers of a rotating program besides its own k time buffers: a launch reads two
-#: and writes two others, so four always leave two to write.
-WORK_BUFFERS = 4
-
 
 @dataclass(frozen=True)
 class LevelLaunch:
     """One launch of a rotating program (:attr:`TimeLevels.rotating`): ``degree`` steps.
 
     Buffers are numbered over the program's own k time buffers (0 .. k-1, the *home*
-    buffers, as the C program has them) followed by :data:`WORK_BUFFERS` work buffers.
-    The launch reads level 0 (the newest) from ``reads[0]`` and, when the update reads
-    it, level -1 from ``reads[1]``, and stores its level ``degree`` into ``writes[0]`` and,
-    for a degree of 2 or more, level ``degree - 1`` into ``writes[1]`` (interior cells
-    only): the next launch reads both levels. A launch of degree 1 leaves its level 0
-    where it is, and the next launch reads it there. Writing to other buffers than the
-    launch reads keeps other blocks' reads race-free. ``boundary[j]`` is the home buffer holding the boundary values of the
-    launch's levels T with ``T % k == j``: boundary cells are never written, so the C
-    program's time level ``tau`` sees those of buffer ``(start + tau) % k``.
+    buffers, as the C program has them) followed by :attr:`TimeLevels.work_buffers` work
+    buffers. ``reads[j]`` holds the launch's level ``-j`` (M = :attr:`TimeLevels.tracked`
+    of them, level 0 the newest); the kernel loads those the update reads. The launch
+    stores its level ``degree - j`` into ``writes[j]`` for j below
+    :meth:`TimeLevels.stored_levels` (interior cells only); the next launch reads them,
+    and the older levels it needs where this launch read them. Writing to other buffers
+    than the launch reads keeps other blocks' reads race-free. ``boundary[j]`` is the
+    home buffer holding the boundary values of the launch's levels T with ``T % k == j``:
+    boundary cells are never written, so the C program's time level ``tau`` sees those of
+    buffer ``(start + tau) % k``.
     """
 
     degree: int
-    reads: tuple[int, int]
-    writes: tuple[int, int]
+    reads: tuple[int, ...]
+    writes: tuple[int, ...]
     boundary: tuple[int, ...]
 
 
@@ -477,19 +542,25 @@ class LevelRun:
             pool[(dst, *interior)] = pool[(src, *interior)]
 
 
-def level_launch_degrees(steps: int, bt: int, buffers: int) -> tuple[int, ...]:
-    """Temporal degrees of a rotating program's launches: full launches of degree ``bt``,
-    then the remainder (no parity constraint: the data moves through work buffers).
+def last_degree_limit(levels: TimeLevels) -> int | None:
+    """The largest degree of a rotating run's last launch, or None (any).
 
-    After the run the C program's k buffers hold the last k levels. A launch leaves its
-    last two levels in its writes and its first two in its reads, so with k = 3 the
-    last launch may be of degree 2 at most (level T-2 is then its level 0 or -1): a
-    longer one is split into one of degree ``d - 1`` and one of degree 1.
-    """
+    After the run the C program's k buffers hold the last k levels. A launch of degree d
+    leaves its last ``min(d, M)`` levels in its writes and its levels 0 .. -(M-1) in its
+    reads: all k are in reach for d <= M, or for any d where M >= k (leapfrog)."""
+    return levels.tracked if levels.buffers > levels.tracked else None
+
+
+def level_launch_degrees(steps: int, bt: int, levels: TimeLevels) -> tuple[int, ...]:
+    """Temporal degrees of a rotating program's launches: full launches of degree ``bt``,
+    then the remainder (no parity constraint: the data moves through work buffers). A
+    last launch longer than :func:`last_degree_limit` is split into one of degree
+    ``d - 1`` and one of degree 1."""
     if steps < 0 or bt < 1:
         raise ValueError("steps must be >= 0 and bt >= 1")
     degrees = [bt] * (steps // bt) + ([steps % bt] if steps % bt else [])
-    if buffers > 2 and degrees and degrees[-1] > buffers - 1:
+    limit = last_degree_limit(levels)
+    if limit is not None and degrees and degrees[-1] > limit:
         last = degrees.pop()
         degrees += [last - 1, 1]
     return tuple(degrees)
@@ -498,26 +569,28 @@ def level_launch_degrees(steps: int, bt: int, buffers: int) -> tuple[int, ...]:
 def level_run(steps: int, bt: int, start: int, levels: TimeLevels) -> LevelRun:
     """The launches of ``steps`` time steps of a rotating program whose first step reads
     its newest level from home buffer ``start``, and the placements after them. Each
-    launch writes into the first two work buffers it does not read (the generated host
+    launch writes into the first M work buffers it does not read (the generated host
     code picks them the same way)."""
-    k = levels.buffers
-    reads = (start, (start - 1) % k)  # the first launch reads the home buffers themselves
+    k, m = levels.buffers, levels.tracked
+    # the first launch reads the home buffers themselves (leapfrog: level -1 is in the
+    # buffer it writes, k = 2 < M + 1)
+    reads = tuple((start - j) % k for j in range(m))
     launches, time = [], 0
-    for d in level_launch_degrees(steps, bt, k):
-        free = [b for b in range(k, k + WORK_BUFFERS) if b not in reads]
-        writes = (free[0], free[1])
+    for d in level_launch_degrees(steps, bt, levels):
+        writes = tuple([b for b in range(k, k + levels.work_buffers) if b not in reads][:m])
         launches.append(LevelLaunch(d, reads, writes, tuple((start + time + j) % k
                                                               for j in range(k))))
-        reads = (writes[0], writes[1] if levels.stores_older(d) else reads[0])
+        stored = levels.stored_levels(d)
+        reads = writes[:stored] + reads[:m - stored]
         time += d
     if not launches:
         return LevelRun((), ())
     last = launches[-1]
-    # where level T - j is at the end: the last launch's reads hold levels T-d and T-d-1,
-    # its writes level T and, for d >= 2, T-1
-    holder = {last.degree: last.reads[0], last.degree + 1: last.reads[1], 0: last.writes[0]}
-    if levels.stores_older(last.degree):
-        holder[1] = last.writes[1]
+    # where level T - j is at the end: the last launch's writes hold levels T .. T-s+1,
+    # its reads levels T-d .. T-d-M+1
+    stored = levels.stored_levels(last.degree)
+    holder = {j: last.writes[j] for j in range(stored)}
+    holder.update({last.degree + j: b for j, b in enumerate(last.reads)})
     placements = []
     for j in range(k):
         dst = (start + steps - j) % k

@@ -25,15 +25,18 @@ def format_op(op: Op, relative: bool = False) -> str:
         case Sync():
             return "SYNC()"
         case Load():
-            return f"{op.name}({op.out}, {q})"
+            older = "".join(f", {reg}" for reg in op.older)
+            return f"{op.name}({op.out}{older}, {q})"
         case Boundary():
             return f"{op.name}({op.out}, {op.prev if op.prev else q})"
         case Calc():
             ins = ", ".join(map(str, op.ins))
             prev = f", boundary from {op.prev}" if op.prev else ""
-            return f"{op.name}({op.out}, {ins}, {q}, buf {op.buf}{prev})"
+            return f"{op.name}({op.out}, {ins}{_older(op.hist)}, {q}, buf {op.buf}{prev})"
         case Store():
-            return f"{op.name}({q}, {', '.join(map(str, op.ins))}, buf {op.buf})"
+            also = f", also {', '.join(map(str, op.also))}" if op.also else ""
+            return (f"{op.name}({q}, {', '.join(map(str, op.ins))}{_older(op.hist)}, "
+                    f"buf {op.buf}{also})")
         case Accumulate():
             flags = []
             if op.consume:
@@ -45,6 +48,10 @@ def format_op(op: Op, relative: bool = False) -> str:
             accs = ", ".join(map(str, op.accs))
             return f"{op.name}({q}; accs {accs}; {'; '.join(flags)}; buf {op.buf})"
     raise TypeError(f"not an op: {op!r}")
+
+
+def _older(hist) -> str:
+    return f"; older {', '.join(map(str, hist))}" if hist else ""
 
 
 def format_schedule(schedule: Schedule) -> str:

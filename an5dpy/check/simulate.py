@@ -25,7 +25,7 @@ import numpy as np
 from an5dpy.errors import InternalError
 from an5dpy.check.evaluate import compile_expr, numpy_type
 from an5dpy.ir import Cast, CoefRead, Read, StencilInfo
-from an5dpy.blocking.plan import (WORK_BUFFERS, BlockingPlan, DimExtent, Launch,
+from an5dpy.blocking.plan import (BlockingPlan, DimExtent, Launch,
                                   LaunchGeometry, LevelLaunch, Mode, grid_extents, launch_plan,
                                   level_run)
 from an5dpy.blocking.build import build_schedule
@@ -65,7 +65,8 @@ def simulate(info: StencilInfo, plan: BlockingPlan, grid: np.ndarray,
             run_launch(kernels, schedule.kernel(launch.degree), dims, out, launch)
         return out
     k = plan.levels.buffers
-    pool = np.concatenate([out, np.full((WORK_BUFFERS, *out.shape[1:]), np.nan, out.dtype)])
+    pool = np.concatenate([out, np.full((plan.levels.work_buffers, *out.shape[1:]), np.nan,
+                                        out.dtype)])
     run = level_run(steps, plan.bt, start, plan.levels)
     for launch in run.launches:
         run_launch(kernels, schedule.kernel(launch.degree), dims, pool, launch)
@@ -224,13 +225,12 @@ class _Group:
         self.t = threads
         self.grid = grid
         if isinstance(launch, LevelLaunch):
-            self.src, self.src_old = launch.reads
-            self.dst, self.dst_old = launch.writes
+            self.reads, self.writes_to = launch.reads, launch.writes  # levels 0, -1, ..
             self.bnd = launch.boundary  # by level modulo the time buffers
         else:
-            self.src, self.src_old = launch.source, None
-            self.dst, self.dst_old = launch.source ^ 1, None
+            self.reads, self.writes_to = (launch.source,), (launch.source ^ 1,)
             self.bnd = (launch.boundary_even, launch.boundary_even ^ 1)  # by level parity
+        self.src, self.dst = self.reads[0], self.writes_to[0]
         self.bases = bases
         self.writes = writes
         self.shape = (len(bases), *threads.shape)
@@ -264,14 +264,31 @@ class _Group:
         values[:, ~self.t.in_array] = np.nan
         return values
 
-    def load_level0(self, op: Load) -> np.ndarray:
-        """Interior cells from the data (source) buffer, boundary cells by parity."""
-        if op.boundary:
-            return self.boundary_value(0, op.plane)
-        values = self.load(self.src, op.plane)
-        if self.bnd[0] != self.src and self.t.boundary.any():
-            values = np.where(self.t.boundary, self.load(self.bnd[0], op.plane), values)
+    def load_level(self, level: int, plane: int, boundary: bool) -> np.ndarray:
+        """Level ``level`` (0, -1, ..) of ``plane``: interior cells from the buffer the
+        launch reads it from, boundary cells (all of a streaming-boundary plane) from the
+        level's boundary buffer."""
+        if boundary:
+            return self.boundary_value(level, plane)
+        values = self.load(self.reads[-level], plane)
+        if self.bnd[level % len(self.bnd)] != self.reads[-level] and self.t.boundary.any():
+            values = np.where(self.t.boundary, self.boundary_value(level, plane), values)
         return values
+
+    def load_older(self, op: Load) -> None:
+        """The older levels -1, -2, .. of a load. Read at the cell only, level -m is
+        needed by the threads of its first reader's window (elsewhere NaN), and not on
+        streaming-boundary planes; read at offsets, everywhere in the array."""
+        levels = self.k.plan.levels
+        if op.boundary and not levels.offset_reads:
+            return
+        for m, reg in enumerate(op.older, 1):
+            values = self.load_level(-m, op.plane, op.boundary)
+            if not levels.offset_reads:
+                reader = levels.first_reader(m)  # beyond the degree: nobody reads it
+                window = self.t.active[reader] if reader <= self.kernel.degree else False
+                values = np.where(window, values, np.nan)
+            self.regs[reg] = values
 
     def boundary_value(self, level: int, plane: int) -> np.ndarray:
         """Values of time level ``level`` at boundary cells: the buffer of that level
@@ -303,10 +320,8 @@ class _Group:
                 if rop.barrier:
                     self.barrier()
             case Load():
-                self.regs[op.out] = self.load_level0(op)
-                if op.old is not None and not op.boundary:  # for level 1's window only
-                    self.regs[op.old] = np.where(self.t.active[1],
-                                                 self.load(self.src_old, op.plane), np.nan)
+                self.regs[op.out] = self.load_level(0, op.plane, op.boundary)
+                self.load_older(op)
             case Boundary():
                 if op.prev is not None:  # the level T-2 copy: same buffer parity
                     self.regs[op.out] = self.reg(op.prev).copy()
@@ -321,9 +336,8 @@ class _Group:
             case Store():
                 value = self.stencil(op.level, op.ins, op.buf, op.plane, op.hist)
                 self.store(op.plane, value, self.dst)
-                if op.both:  # level degree-1 of the plane: the centre input
-                    self.store(op.plane, self.reg(op.ins[len(op.ins) // 2]), self.dst_old,
-                               count=False)
+                for reg, dst in zip(op.also, self.writes_to[1:]):  # levels d-1, d-2, ..
+                    self.store(op.plane, self.reg(reg), dst, count=False)
             case Accumulate():
                 self.accumulate(op, rop)
             case _:
@@ -345,19 +359,24 @@ class _Group:
         clipped = tuple(np.clip(x, 0, size - 1) for x, size in zip(index, values.shape))
         return np.where(inside, values[clipped], np.nan).astype(values.dtype)
 
-    def stencil(self, level: int, ins, buf: int, plane: int, hist=None) -> np.ndarray:
+    def stencil(self, level: int, ins, buf: int, plane: int, hist=()) -> np.ndarray:
         """Write the inputs to shared buffer ``buf``, barrier, evaluate the update at
-        streaming plane ``plane`` (where read-only arrays are read); ``hist`` is the
-        register of level T-2 at the cell, which reads of lag 2 take."""
+        streaming plane ``plane`` (where read-only arrays are read); ``hist`` holds the
+        registers of the older levels' planes (:attr:`TimeLevels.older` order), which
+        reads of lag 2 and more take, the shared ones staged beside the inputs."""
         r = self.r
         inputs = [self.reg(reg) for reg in ins]
+        levels = self.k.plan.levels
         mode = self.k.plan.mode
+        older = {(o.lag, o.dz): (self.reg(reg), o.shared) for o, reg in zip(levels.older, hist)}
+        staged = tuple(v for v, shared in older.values() if shared)
         if mode is Mode.NONE:
-            self.write_smem(buf, np.stack(inputs))
+            self.write_smem(buf, (np.stack(inputs), staged))
         else:
-            self.write_smem(buf, inputs[r])
+            self.write_smem(buf, (inputs[r], staged))
         self.barrier()
-        shared = self.smem[buf]
+        shared, shared_older = self.smem[buf]
+        staged_at = {key: k for k, key in enumerate(key for key, (_, s) in older.items() if s)}
         cache: dict = {}
 
         def read(node: Read | CoefRead) -> np.ndarray:
@@ -366,11 +385,16 @@ class _Group:
                 if key not in cache:
                     cache[key] = self.coefficient(node, plane)
                 return cache[key]
-            if node.lag != 1:
-                if node.lag != 2 or any(node.offset) or hist is None:
-                    raise InternalError(f"no register holds the read {node!r}")
-                return self.reg(hist)
             dz, plane_off = node.offset[0], node.offset[1:]
+            if node.lag != 1:
+                key = (node.lag, dz)
+                if key not in older:
+                    raise InternalError(f"no register holds the read {node!r}")
+                if not any(plane_off):
+                    return older[key][0]
+                if key not in staged_at:
+                    raise InternalError(f"{node!r} reads a neighbour of an unstaged plane")
+                return neighbour(shared_older[staged_at[key]], plane_off)
             key = node.offset
             if key not in cache:
                 if mode is Mode.NONE:

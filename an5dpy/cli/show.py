@@ -101,9 +101,14 @@ def _time_levels(info: StencilInfo) -> str:
     if t.buffers == 2 and info.history == 1:
         return f"{head}, reads buffer ({t.var} + {t.read_shift}) % 2"
     levels = [f"level {t.var} from {_subscript(t.var, t.read_shift, t.buffers)}"]
-    if info.history > 1:  # the level before: lag 2, its buffer as the write's minus 2
-        older = _subscript(t.var, (t.write_shift - 2) % t.buffers, t.buffers)
-        levels.append(f"level {t.var}-1 from {older} (at the cell itself)")
+    for lag in range(2, info.history + 1):  # level t+1-lag: the write's buffer minus lag
+        offsets = info.offsets_of_level(lag)
+        if not offsets:
+            continue
+        older = _subscript(t.var, (t.write_shift - lag) % t.buffers, t.buffers)
+        where = ("at the cell itself" if offsets == ((0,) * info.ndim,)
+                 else f"at {len(offsets)} offset{'s' * (len(offsets) > 1)}")
+        levels.append(f"level {t.var}-{lag - 1} from {older} ({where})")
     return (f"{head}, {t.buffers} time buffers: writes "
             f"{_subscript(t.var, t.write_shift, t.buffers)}, reads {' and '.join(levels)}")
 

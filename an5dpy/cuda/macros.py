@@ -66,8 +66,8 @@ P_TAKE = "AN5D_TAKE"  # mode assoc: the arriving plane exists, add its terms
 P_FIN = "AN5D_FIN"  # mode assoc: 0 running, 1 finish the sum, 2 boundary value
 P_STORE = "AN5D_DO_STORE"  # mode assoc, last level: store the finished sum
 P_GUARDED = "AN5D_GUARDED"  # mode assoc: a skipped take still meets the barrier
-P_HIST = "an5d_h"  # level T-2 at the cell, which the update reads (history 2)
-P_OLD = "an5d_old"  # the register a load of level -1 writes (history 2)
+P_HIST = "an5d_h"  # an5d_h0, ..: the older levels' planes the update reads (TimeLevels.older)
+P_OLD = "an5d_old"  # an5d_old, an5d_old2, ..: the registers a load of levels -1, -2, .. writes
 
 
 def input_params(r: int) -> tuple[str, ...]:
@@ -83,6 +83,18 @@ def accumulator_params(r: int) -> tuple[str, ...]:
 #: Every macro parameter name that is not numbered.
 PARAMETER_NAMES = (P_OUT, P_PLANE, P_BUF, P_PREV, P_SRC, P_TAKE, P_FIN, P_STORE, P_GUARDED,
                    P_HIST, P_OLD)
+
+
+def older_load_params(levels: TimeLevels) -> tuple[str, ...]:
+    """The registers a load of the older levels -1, -2, .. writes (where the update reads
+    them)."""
+    return tuple(older_pointer_suffix(P_OLD, m) for m in range(1, levels.loaded + 1))
+
+
+def older_pointer_suffix(name: str, m: int) -> str:
+    """``name`` for level -1 (or a launch's second-newest stored level), ``name<m>`` for
+    level -m: the one spelling of the older levels' names (registers, pointers, buffers)."""
+    return name if m == 1 else f"{name}{m}"
 
 
 def boundary_pointer(level: int, levels: TimeLevels) -> str:
@@ -118,28 +130,45 @@ def plane_macros(dtype: str, reach: tuple[int, int], levels: TimeLevels = TimeLe
     :mod:`an5dpy.blocking.guards` (``reach``: planes below / above the interior that the
     stencil reads); ``G_LOAD`` loads what ``resolve_guarded`` keeps of a Load: the planes
     of ``LOADS``, from the boundary buffer on a streaming-boundary plane. Where the
-    update reads level T-2 (history 2), ``LOAD_LEVELS`` also loads level -1 of the plane
-    into ``an5d_old`` and ``G_LOAD`` takes that register too.
+    update reads older levels (:attr:`TimeLevels.older`), ``LOAD_LEVELS`` also loads
+    levels -1, -2, .. of the plane into ``an5d_old``, ``an5d_old2``, .. (pointers
+    ``an5d_p_old``, ``an5d_p_old2``, ..) and ``G_LOAD`` takes those registers too; read
+    away from the cell, they are loaded on boundary planes as well
+    (``LOAD_BOUNDARY_LEVELS``, from each level's boundary buffer).
     """
-    out, q, old = P_OUT, P_PLANE, P_OLD
+    out, q = P_OUT, P_PLANE
     be = boundary_pointer(0, levels)
     loads = (
         LineMacro("LOAD", (out, q),
                   f"{out} = an5d_in_array ? an5d_p_ld[AN5D_PLANE({q})] : ({dtype})0"),
         LineMacro("LOAD_BOUNDARY", (out, q),
                   f"{out} = an5d_in_array ? {be}[AN5D_PLANE({q})] : ({dtype})0"))
-    # an interior plane's load: level 0, with level -1 where the update reads it
-    if levels.history == 2:
-        # only level 1's window reads level -1 (at its own cell): the halo loads nothing
-        loads += (LineMacro("LOAD_LEVELS", (out, old, q),
-                            f"do {{ LOAD({out}, {q}); {old} = (an5d_act & 2u) ? "
-                            f"an5d_p_old[AN5D_PLANE({q})] : ({dtype})0; }} while (0)"),)
-        name, regs = "LOAD_LEVELS", (out, old)
-    else:
-        name, regs = "LOAD", (out,)
+    olds = older_load_params(levels)
+    name, boundary_name, regs = "LOAD", "LOAD_BOUNDARY", (out,)
+    if olds:
+        # an interior plane's load: level 0 and the older levels. Read at the cell only,
+        # level -m is needed in the window of its first reader (the halo loads nothing);
+        # read away from it, by every thread in the array
+        def older(m: int, pointer: str) -> str:
+            where = ("an5d_in_array" if levels.offset_reads
+                     else f"(an5d_act & {1 << levels.first_reader(m)}u)")
+            return (f"{olds[m - 1]} = {where} ? {pointer}[AN5D_PLANE({q})] : ({dtype})0;")
+
+        loads += (LineMacro("LOAD_LEVELS", (out, *olds, q), "do { " + " ".join(
+            (f"LOAD({out}, {q});", *(older(m, older_pointer_suffix("an5d_p_old", m))
+                                     for m in range(1, len(olds) + 1)))) + " } while (0)"),)
+        name, regs = "LOAD_LEVELS", (out, *olds)
+        if levels.offset_reads:
+            loads += (LineMacro("LOAD_BOUNDARY_LEVELS", (out, *olds, q), "do { " + " ".join(
+                (f"LOAD_BOUNDARY({out}, {q});",
+                 *(older(m, boundary_pointer(-m, levels)) for m in range(1, len(olds) + 1))))
+                + " } while (0)"),)
+            boundary_name = "LOAD_BOUNDARY_LEVELS"
+    boundary_regs = regs if boundary_name != "LOAD_BOUNDARY" else (out,)
     loads += (LineMacro("G_LOAD", (*regs, q),
                         f"do {{ if ({LOADS.c_text(f'({q})', reach)}) "
-                        f"{{ if ({BOUNDARY_PLANE.call(q)}) LOAD_BOUNDARY({out}, {q}); "
+                        f"{{ if ({BOUNDARY_PLANE.call(q)}) "
+                        f"{boundary_name}({', '.join(boundary_regs)}, {q}); "
                         f"else {name}({', '.join(regs)}, {q}); }} "
                         "} while (0)"),)
     return (
@@ -175,14 +204,15 @@ def update_macros(info: StencilInfo, plan: BlockingPlan, constants: "ConstantTab
 
 
 def history_params(plan: BlockingPlan) -> tuple[str, ...]:
-    """The update's parameter for level T-2 at the cell, where it reads that level."""
-    return (P_HIST,) if plan.levels.history == 2 else ()
+    """The update's parameters for the older levels' planes it reads, one per entry of
+    :attr:`TimeLevels.older` (lag, dz): ``an5d_h0``, ``an5d_h1``, .."""
+    return tuple(f"{P_HIST}{k}" for k in range(len(plan.levels.older)))
 
 
 def update_params(info: StencilInfo, plan: BlockingPlan) -> tuple[str, ...]:
-    """``AN5D_UPDATE``'s parameters: the input registers, level T-2 at the cell where the
-    update reads it, the shared buffer and, where the update reads a read-only array, the
-    op's plane (whose coefficients it reads)."""
+    """``AN5D_UPDATE``'s parameters: the input registers, the older levels' planes where
+    the update reads them, the shared buffer and, where the update reads a read-only
+    array, the op's plane (whose coefficients it reads)."""
     plane = (P_PLANE,) if info.coefficients else ()
     return (*input_params(plan.stream_radius), *history_params(plan), P_BUF, *plane)
 
@@ -303,12 +333,18 @@ class _Printer:
     def stencil(self) -> str:
         mode = self.plan.mode
 
+        older = self.plan.levels.older
+        staged = {(o.lag, o.dz): self.older_plane(k) for k, o in
+                  enumerate(self.plan.levels.shared_older)}
+        hist = {(o.lag, o.dz): name for o, name in zip(older, history_params(self.plan))}
+
         def read(node: Read | CoefRead) -> str:
             if isinstance(node, CoefRead):
                 return self.coef(node)
-            if node.lag != 1:  # level T-2 at the cell (the analysis allows no other)
-                return P_HIST
             dz, inplane = node.offset[0], node.offset[1:]
+            if node.lag != 1:  # an older level: its register, or staged in shared memory
+                key = (node.lag, dz)
+                return self.smem(str(staged[key]), inplane) if any(inplane) else hist[key]
             if not any(inplane):
                 return input_params(self.r)[dz + self.r]  # the thread's own column: a register
             if mode is Mode.NONE:
@@ -318,6 +354,11 @@ class _Printer:
             return self.smem("0", inplane)
 
         return self.expr(self.update, read)
+
+    def older_plane(self, k: int) -> int:
+        """The shared-buffer plane of the ``k``-th staged older plane: after level T-1's
+        (one, or 2r+1 in mode none)."""
+        return (self.plan.ring if self.plan.mode is Mode.NONE else 1) + k
 
     def expr(self, expr, read) -> str:
         return c_expr(expr, read, literal=self.constants.literal)
@@ -447,18 +488,27 @@ def _evaluate(dtype: str, expr: str, bit: int, skip: bool, boundary: str, centre
             f"{P_OUT} = an5d_bnd ? {boundary} : an5d_v;")
 
 
+def stored_level_params(levels: TimeLevels, degree: int) -> tuple[str, ...]:
+    """STORE_LEVELS' registers of the launch's levels degree-1, degree-2, .. that it stores
+    besides its last (``an5d_s1``, ..; none for a launch storing one level)."""
+    return tuple(f"an5d_s{m}" for m in range(1, levels.stored_levels(degree)))
+
+
 def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> list[Macro]:
     r = printer.r
     idle = levels_with_idle_warps(plan, d)
     levels = plan.levels
     out, q, b, prev = P_OUT, P_PLANE, P_BUF, P_PREV
     ins = input_params(r)
-    hist = history_params(plan)  # () or (an5d_h,): level T-2 at the cell, for the update
+    hist = history_params(plan)  # the older levels' planes the update reads
     expr = f"{UPDATE_MACRO}({', '.join(update_params(printer.info, plan))})"
     if plan.mode is Mode.NONE:
         writes = [_store_smem(printer, ins[k], k) for k in range(2 * r + 1)]
     else:
         writes = [_store_smem(printer, ins[r])]
+    # the older planes read at in-plane neighbours go to the shared buffer too
+    writes += [_store_smem(printer, name, printer.older_plane(k)) for k, name in
+               enumerate(h for h, o in zip(hist, levels.older) if o.shared)]
     macros = []
     for level in range(1, d + 1):
         if level < d:
@@ -485,19 +535,20 @@ def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> l
                 "__syncthreads(); }",
                 f"else CALC{level}({gargs}, {q}, {b});")))
         else:
-            both = levels.stores_older(d)
-            name = "STORE_LEVELS" if both else "STORE"
+            also = stored_level_params(levels, d)
+            name = "STORE_LEVELS" if also else "STORE"
             active = f"if (an5d_act & {1 << level}u) "
             store = f"{active}an5d_p_st[AN5D_PLANE({q})]"
-            # a rotating program's next launch reads level d-1 too: the centre input
-            older = ((f"{active}an5d_p_st_old[AN5D_PLANE({q})] = {ins[r]};",) if both else ())
+            # a rotating program's next launch reads levels d-1, d-2, .. too
+            older = tuple(f"{active}{older_pointer_suffix('an5d_p_st_old', m)}"
+                          f"[AN5D_PLANE({q})] = {reg};" for m, reg in enumerate(also, 1))
             if level in idle:
                 body = (*writes, "__syncthreads();", f"{store} = ({dtype})({expr});", *older)
             else:
                 body = (*writes, "__syncthreads();",
                         f"const {dtype} an5d_v = ({dtype})({expr});", f"{store} = an5d_v;",
                         *older)
-            params = (q, *ins, *hist, b)
+            params = (q, *ins, *hist, *also, b)
             macros.append(Macro(name, params, body))
             macros.append(Macro(f"G_{name}", params, (
                 f"if ({STORES.call(q)}) {name}({', '.join(params)});",

@@ -19,10 +19,11 @@ from an5dpy.blocking.ops import (Accumulate, Boundary, Calc, KernelSchedule, Loa
                                  Schedule, Store, Sync)
 from an5dpy.blocking.printing import plane_text
 from an5dpy.cexpr import c_expr
-from an5dpy.blocking.plan import WORK_BUFFERS, TimeLevels
+from an5dpy.blocking.plan import TimeLevels, last_degree_limit
 from an5dpy.cuda.macros import (SYNC_MACRO, CoefLayout, ConstantTable, LineMacro, Macro,
                                 accumulator_type, boundary_pointer, coef_layouts, level_macros,
-                                loads_boundary, plane_macros, update_macros)
+                                loads_boundary, older_pointer_suffix, plane_macros,
+                                update_macros)
 from an5dpy.errors import InternalError
 from an5dpy.ir import CoefRead, Read, StencilInfo
 
@@ -188,17 +189,24 @@ def launch_signature(ndim: int, scalars: tuple[tuple[str, str], ...],
 @dataclass(frozen=True)
 class RotatingBuffers:
     """The buffers a rotating program's launch takes (:class:`~an5dpy.blocking.plan.
-    LevelLaunch`): levels 0 and -1 to read, two buffers for the last two levels, and one
-    boundary buffer per level modulo the time buffers; as the kernel, the launcher and
-    the host name them, in one order."""
+    LevelLaunch`): its levels 0, -1, .. to read (``src``, ``src_old``, ``src_old2``, ..),
+    as many to write its last levels into (``dst``, ``dst_old``, ..) and one boundary
+    buffer per level modulo the time buffers; as the kernel, the launcher and the host
+    name them, in one order."""
 
     boundary: tuple[str, ...]  # the launcher's names of the boundary buffers, by residue
+    tracked: int  # levels a launch reads and writes (TimeLevels.tracked)
+    history: int  # levels the update reads (the naive kernel takes that many)
+    last_degree_max: int | None  # the last launch's largest degree (None: any)
 
     @staticmethod
     def of(levels: TimeLevels) -> "RotatingBuffers":
         if levels.buffers == 2:
-            return RotatingBuffers(("bnd_even", "bnd_odd"))
-        return RotatingBuffers(tuple(f"bnd_{j}" for j in range(levels.buffers)))
+            names = ("bnd_even", "bnd_odd")
+        else:
+            names = tuple(f"bnd_{j}" for j in range(levels.buffers))
+        return RotatingBuffers(names, levels.tracked, levels.history,
+                               last_degree_limit(levels))
 
     # The numbers the host code and the launch plan print (the templates do no arithmetic).
     @property
@@ -209,7 +217,7 @@ class RotatingBuffers:
     @property
     def pool(self) -> int:
         """Buffers on the device: the program's k, then the work buffers."""
-        return self.k + WORK_BUFFERS
+        return self.k + 2 * self.tracked
 
     @property
     def first_work(self) -> int:
@@ -217,37 +225,60 @@ class RotatingBuffers:
         return self.k
 
     @property
-    def older(self) -> int:
-        """Added modulo k to a buffer index, the buffer of the level before it."""
-        return self.k - 1
+    def first_reads(self) -> tuple[tuple[int, int], ...]:
+        """(j, s): the first launch reads its level -j from home buffer (start + s) % k."""
+        return tuple((j, (self.k - j % self.k) % self.k) for j in range(self.tracked))
+
+    @property
+    def naive_older(self) -> tuple[tuple[str, int], ...]:
+        """The naive kernel's older levels (lag 2, 3, ..): its parameter, and the shift
+        that, added modulo k to the buffer of level t, gives the level's buffer."""
+        return tuple((older_pointer_suffix("src_old", lag - 1),
+                      (self.k - (lag - 1) % self.k) % self.k)
+                     for lag in range(2, self.history + 1))
 
     @property
     def residues(self) -> tuple[int, ...]:
         return tuple(range(self.k))
 
     @property
-    def last_degree_max(self) -> int | None:
-        """The last launch's largest degree (None: any), see level_launch_degrees."""
-        return self.k - 1 if self.k > 2 else None
+    def reads(self) -> tuple[str, ...]:
+        return tuple("src" if j == 0 else older_pointer_suffix("src_old", j)
+                     for j in range(self.tracked))
+
+    @property
+    def writes(self) -> tuple[str, ...]:
+        return tuple("dst" if j == 0 else older_pointer_suffix("dst_old", j)
+                     for j in range(self.tracked))
 
     @property
     def names(self) -> tuple[str, ...]:
-        return ("src", "src_old", "dst", "dst_old", *self.boundary)
+        return (*self.reads, *self.writes, *self.boundary)
 
     def kernel_params(self, dtype: str) -> str:
         """The kernel's buffer parameters; the reads and writes never overlap (the boundary
         buffers are read at boundary cells only, which no launch writes)."""
-        return (f"const {dtype} *__restrict__ an5d_src, const {dtype} *__restrict__ an5d_src_old,"
-                f" {dtype} *__restrict__ an5d_dst, {dtype} *__restrict__ an5d_dst_old,\n    "
-                + ", ".join(f"const {dtype} *an5d_{b}" for b in self.boundary))
+        return (", ".join([*(f"const {dtype} *__restrict__ an5d_{b}" for b in self.reads),
+                           *(f"{dtype} *__restrict__ an5d_{b}" for b in self.writes)])
+                + ",\n    " + ", ".join(f"const {dtype} *an5d_{b}" for b in self.boundary))
 
     def launch_params(self, dtype: str) -> str:
-        return (f"const {dtype} *src, const {dtype} *src_old, {dtype} *dst, {dtype} *dst_old,\n    "
-                + ", ".join(f"const {dtype} *{b}" for b in self.boundary))
+        return (", ".join([*(f"const {dtype} *{b}" for b in self.reads),
+                           *(f"{dtype} *{b}" for b in self.writes)])
+                + ",\n    " + ", ".join(f"const {dtype} *{b}" for b in self.boundary))
 
     @property
     def launch_args(self) -> str:
         return ", ".join(self.names)
+
+    def naive_params(self, dtype: str, prefix: str = "") -> str:
+        """The naive launcher's (or, with ``prefix`` ``an5d_``, kernel's) older-level
+        parameters, after ``src``."""
+        return "".join(f", const {dtype} *{prefix}{name}" for name, _ in self.naive_older)
+
+    @property
+    def naive_args(self) -> str:
+        return "".join(f", {name}" for name, _ in self.naive_older)
 
 
 @dataclass(frozen=True)
@@ -366,18 +397,16 @@ def _call(op: Op, relative: bool, guarded: bool) -> str:
         case Sync():
             return "SYNC();"
         case Load():
-            old = f", {op.old}" if op.old is not None else ""
-            if guarded:
-                return f"G_LOAD({op.out}{old}, {q});"
-            return f"{op.name}({op.out}{old if not op.boundary else ''}, {q});"
+            regs = ", ".join(map(str, op.registers()))
+            return f"{'G_LOAD' if guarded else op.name}({regs}, {q});"
         case Boundary():
             src = op.prev if op.prev is not None else q
             return f"{op.name}({op.out}, {src});"
         case Calc():
-            prev = "".join(f", {reg}" for reg in (op.prev, op.hist) if reg is not None)
+            prev = "".join(f", {reg}" for reg in ((op.prev,) if op.prev else ()) + op.hist)
             return f"{g}{op.name}({op.out}, {', '.join(map(str, op.ins))}{prev}, {q}, {op.buf});"
         case Store():
-            hist = f", {op.hist}" if op.hist is not None else ""
+            hist = "".join(f", {reg}" for reg in op.hist + op.also)
             return f"{g}{op.name}({q}, {', '.join(map(str, op.ins))}{hist}, {op.buf});"
         case Accumulate():
             args = f"{op.src}, {', '.join(map(str, op.accs))}, {q}, {op.buf}"
@@ -435,22 +464,29 @@ def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, pref
 
 def _rotating_pointers(plan: BlockingPlan, degree: int) -> tuple[str, ...]:
     """Each thread's pointers into a rotating launch's buffers at its column: the loads
-    (boundary cells of level 0 from its boundary buffer), level -1 where the update reads
-    it, the boundary buffers of the levels that load their boundary values, the stores."""
+    (boundary cells of level 0 from its boundary buffer), the older levels where the
+    update reads them (their boundary cells from theirs, where read away from the cell),
+    the boundary buffers of the levels that load their boundary values, the stores."""
     t, levels = plan.dtype, plan.levels
     buffers = RotatingBuffers.of(levels)
     k = levels.buffers
-    residues = sorted({0} | {level % k for level in range(1, degree)
-                             if loads_boundary(level, levels)})
+    residues = {0} | {level % k for level in range(1, degree)
+                      if loads_boundary(level, levels)}
     lines = [f"const {t} *const an5d_p_ld = (an5d_interior ? an5d_src : "
              f"an5d_{buffers.boundary[0]}) + an5d_origin;"]
-    if levels.history == 2:
-        lines.append(f"const {t} *const an5d_p_old = an5d_src_old + an5d_origin;")
+    for m in range(1, levels.loaded + 1):
+        src = f"an5d_{buffers.reads[m]}"
+        if levels.offset_reads:
+            residues.add(-m % k)
+            src = f"(an5d_interior ? {src} : an5d_{buffers.boundary[-m % k]})"
+        lines.append(f"const {t} *const {older_pointer_suffix('an5d_p_old', m)} = {src}"
+                     " + an5d_origin;")
     lines += [f"const {t} *const {boundary_pointer(j, levels)} = an5d_{buffers.boundary[j]}"
-              " + an5d_origin;" for j in residues]
+              " + an5d_origin;" for j in sorted(residues)]
     lines.append(f"{t} *const an5d_p_st = an5d_dst + an5d_origin;")
-    if levels.stores_older(degree):
-        lines.append(f"{t} *const an5d_p_st_old = an5d_dst_old + an5d_origin;")
+    for m in range(1, levels.stored_levels(degree)):
+        lines.append(f"{t} *const {older_pointer_suffix('an5d_p_st_old', m)} = "
+                     f"an5d_{buffers.writes[m]} + an5d_origin;")
     return tuple(lines)
 
 
@@ -502,10 +538,9 @@ def _baseline_code(info: StencilInfo, plan: BlockingPlan, prefix: str) -> Baseli
     def read(node: Read | CoefRead) -> str:
         if isinstance(node, CoefRead):  # only interior cells run: every read is in range
             return coefs[node.array].read(node.index, names, clamp=False)
-        if node.lag != 1:  # level T-2 at the cell
-            return "an5d_src_old[an5d_at]"
         idx = " + ".join(f"(size_t)({c} + ({o})) * an5d_stride{k}"
                          for k, (c, o) in enumerate(zip(names, node.offset)))
-        return f"an5d_src[{idx}]"
+        name = "src" if node.lag == 1 else older_pointer_suffix("src_old", node.lag - 1)
+        return f"an5d_{name}[{idx}]"
 
     return BaselineCode(f"{prefix}_naive", c_expr(update, read), NAIVE_BLOCK[info.ndim])

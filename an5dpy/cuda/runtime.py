@@ -38,7 +38,7 @@ from an5dpy.cuda.render_model import NAIVE_BLOCK, PLANE_CELLS_MAX, STATIC_SMEM_L
 from an5dpy.cuda.kernels import Kernels, generate
 from an5dpy.errors import CudaCompileError, InternalError, UsageError
 from an5dpy.ir import StencilInfo, array_shape
-from an5dpy.blocking.plan import (WORK_BUFFERS, BlockingPlan, DimExtent, LaunchGeometry,
+from an5dpy.blocking.plan import (BlockingPlan, DimExtent, LaunchGeometry,
                                   grid_extents, launch_plan, level_run)
 
 
@@ -310,12 +310,12 @@ class CupyRunner:
 
     def _run_rotating(self, grid, dims, sizes, steps: int, start: int) -> None:
         """A rotating program's run (:func:`~an5dpy.blocking.plan.level_run`): the
-        launches over the grid's k buffers and four work buffers, then the placements,
+        launches over the grid's k buffers and the work buffers, then the placements,
         as the generated host code does."""
         cupy = self._cupy
         k = self.plan.levels.buffers
         run = level_run(steps, self.plan.bt, start, self.plan.levels)
-        pool = cupy.empty((k + WORK_BUFFERS, *grid.shape[1:]), grid.dtype)
+        pool = cupy.empty((k + self.plan.levels.work_buffers, *grid.shape[1:]), grid.dtype)
         pool[:k] = grid
         shared = self.smem_bytes if self.smem_bytes > STATIC_SMEM_LIMIT else 0
         for launch in run.launches:
@@ -347,11 +347,13 @@ class CupyRunner:
         if self.info.ndim == 3:
             blocks += (dims[0].length,)
         src = self.info.time.start_buffer(env)
-        if self.plan.levels.rotating:  # levels 0 and -1 read, the next buffer written
-            k = self.plan.levels.buffers
+        levels = self.plan.levels
+        if levels.rotating:  # the levels the update reads, the next buffer written
+            k = levels.buffers
             for step in range(self.info.time.steps(env)):
                 cur = (src + step) % k
-                fn(blocks, block, (grid[cur], grid[(cur - 1) % k], grid[(cur + 1) % k], *sizes))
+                older = [grid[(cur - lag + 1) % k] for lag in range(2, levels.history + 1)]
+                fn(blocks, block, (grid[cur], *older, grid[(cur + 1) % k], *sizes))
             return
         for _ in range(self.info.time.steps(env)):
             fn(blocks, block, (grid[src], grid[src ^ 1], *sizes))

@@ -358,10 +358,10 @@ class Model:
                          redundant=inner[T] * (interior - window[T]),
                          valid=inner[T] * window[T])
             for T in range(d + 1))
-        # a rotating program's loads bring level -1 along where the update reads it, and
-        # its stores write the launch's last two levels (degree 2 or more)
+        # a rotating program's loads bring the older levels along where the update reads
+        # them, and its stores write the launch's last levels
         gm_reads = levels[0].in_array * plan.levels.history
-        gm_writes = levels[d].valid * (2 if plan.levels.stores_older(d) else 1)
+        gm_writes = levels[d].valid * plan.levels.stored_levels(d)
         if self.halo_computes:
             comp = sum(c.computing for c in levels[1:])
         else:

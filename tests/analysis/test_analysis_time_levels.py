@@ -1,16 +1,14 @@
 """Time levels in the analysis: each read's lag (which earlier level it takes), the number
 of time buffers, the buffer the first step reads, and what older levels leave alone
 (offsets, radius, shape: those of the newest level) or turn off (the associative mode).
-The refusals, each with its coordinate, are files under tests/data/rejects/ (lag*.c,
-leapfrog_neighbour.c, gauss_seidel*.c, four_buffers.c, mixed_moduli.c,
-time_extent_below_modulus.c)."""
+The refusals, each with its coordinate, are files under tests/data/rejects/
+(leapfrog_neighbour.c, gauss_seidel*.c, mixed_moduli.c, time_extent_below_modulus.c, ...)."""
 
 from __future__ import annotations
 
 import pytest
 
-from an5dpy.analysis.stencil import (MAX_LAG, MAX_TIME_BUFFERS, analyze, format_access,
-                                     read_lag)
+from an5dpy.analysis.stencil import MAX_TIME_BUFFERS, analyze, format_access, read_lag
 from an5dpy.errors import UnsupportedInput
 from an5dpy.frontend import read_program_text
 from an5dpy.ir import Access, Read, walk
@@ -50,7 +48,7 @@ def test_the_lag_of_a_read():
     assert read_lag(2, 1, 3, at_cell=False) == 1 and read_lag(2, 0, 3, at_cell=True) == 2
     assert read_lag(2, 2, 3, at_cell=True) == 3
     assert read_lag(5, 3, 3, at_cell=True) == 2 and read_lag(0, -1, 3, at_cell=False) == 1
-    assert (MAX_TIME_BUFFERS, MAX_LAG) == (3, 2)
+    assert MAX_TIME_BUFFERS == 8
 
 
 def test_a_three_level_wave_in_2d():
@@ -163,15 +161,35 @@ def test_accesses_are_spelled_with_their_modulus():
     assert format_access(older) == "A[t%3][i][j]"
 
 
+def test_older_levels_read_at_offsets_widen_the_reach_not_the_shape():
+    """A damped wave reads level t-1 at its neighbours: the radius covers those reads, the
+    shape and the default mode stay the newest level's."""
+    info = analysed("(t+2)%3", "A[(t+1)%3][i][j-1] + A[(t+1)%3][i][j+1]"
+                    " - 0.5f * (A[t%3][i-1][j] + A[t%3][i+1][j])")
+    assert info.offsets == ((0, -1), (0, 1)) and info.offsets_of_level(2) == ((-1, 0), (1, 0))
+    assert info.radius == (1, 1) and [(d.reach_lo, d.reach_hi) for d in info.dims] == [
+        (1, 1), (1, 1)]
+    assert info.opt == "nondiag" and not info.associative
+
+
+@pytest.mark.parametrize("written, update, buffers, lags", [
+    # every level the buffers keep: t-1 .. t-2 in four buffers (third-order Adams-Bashforth)
+    ("(t+3)%4", "A[(t+2)%4][i][j-1] - A[(t+1)%4][i][j+1] + A[t%4][i-1][j]", 4, [1, 2, 3]),
+    # three buffers, the written one read at the cell: level t-2
+    ("(t+2)%3", "A[(t+1)%3][i][j] - A[(t+2)%3][i][j]", 3, [1, 3]),
+    ("(t+7)%8", "A[(t+6)%8][i][j] + A[t%8][i][j+1]", 8, [1, 7]),
+])
+def test_every_level_the_buffers_keep_may_be_read(written, update, buffers, lags):
+    info = analysed(written, update, buffers=buffers)
+    assert [lag for _, lag in reads(info)] == lags
+    assert info.history == max(lags) and info.time.buffers == buffers
+
+
 @pytest.mark.parametrize("written, update, buffers, message", [
     ("(t+1)%2", "A[t%2][i][j] - A[(t+1)%2][i][j+1]", 2, "in-place update"),
     ("(t+2)%3", "A[(t+1)%3][i][j] - A[(t+2)%3][i-1][j]", 3, "in-place update"),
-    ("(t+2)%3", "A[(t+1)%3][i][j] - A[(t+2)%3][i][j]", 3, "reads level t-2 of 'A'"),
-    ("(t+3)%4", "A[(t+2)%4][i][j] - A[t%4][i][j]", 4, "reads level t-2 of 'A'"),
-    ("(t+2)%3", "A[(t+1)%3][i][j] - A[t%3][i+1][j]", 3,
-     "the level before the newest can be read only at the cell itself (offset 0)"),
-    ("(t+3)%4", "A[(t+2)%4][i][j] - A[(t+1)%4][i][j]", 4,
-     "an5dpy supports at most 3 time buffers"),
+    ("(t+8)%9", "A[(t+7)%9][i][j] - A[(t+1)%9][i][j]", 9,
+     "an5dpy supports at most 8 (each launch keeps every older level in registers)"),
 ])
 def test_the_limits_of_this_release(written, update, buffers, message):
     with pytest.raises(UnsupportedInput) as info:
@@ -182,6 +200,7 @@ def test_the_limits_of_this_release(written, update, buffers, message):
 
 def test_the_first_offending_read_in_source_order_is_named():
     with pytest.raises(UnsupportedInput) as info:
-        analysed("(t+2)%3", "A[(t+1)%3][i][j] - A[t%3][i+1][j] + A[(t+2)%3][i][j-1]")
-    assert "A[t%3][i+1][j]" in info.value.message
-    assert info.value.coord.column == 45
+        analysed("(t+2)%3", "A[(t+1)%3][i][j] - A[t%3][i+1][j] + A[(t+2)%3][i][j-1]"
+                 " + A[(t+2)%3][i+1][j]")
+    assert "A[(t+2)%3][i][j-1]" in info.value.message
+    assert info.value.coord.column == 62

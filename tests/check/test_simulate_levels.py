@@ -1,9 +1,10 @@
 """Rotating time levels on the simulator, against the gcc oracle: random programs.
 
-Each program rotates its array through k = 2 or 3 time buffers and reads level t (the
-newest earlier one) at a random star of offsets, radius 0-2 per dimension, and in half of
-them also level t-1 at the cell (with k = 2 a leapfrog update, reading the buffer it
-writes); some read a read-only array too. Random plans (mode nondiag or none, bT 1-5,
+Each program rotates its array through k = 2 to 5 time buffers and reads level t (the
+newest earlier one) at a random star of offsets, radius 0-2 per dimension, and older
+levels (lags 2 .. k-1) at random offsets, diagonal ones too, and in some the oldest level
+at the cell from the buffer it writes (with k = 2 a leapfrog update); some read a
+read-only array too. Random plans (mode nondiag or none, bT 1-5,
 small blocks, stream division on or off), grid extents that fit no block evenly, 0-9
 steps. ``an5d verify --backend sim``'s function (:func:`an5dpy.check.verify.verify_file`)
 must pass bit-identical, and the simulated run, made with check/verify.py's data, matches
@@ -47,19 +48,30 @@ def level_programs(draw):
     stay finite (an averaging stencil, or a wave-like ``2 a - b + c * (sum - n a)``)."""
     ndim = draw(st.sampled_from((2, 3)))
     dtype = draw(st.sampled_from(("float", "double")))
-    k = draw(st.sampled_from((2, 3)))
-    history = draw(st.sampled_from((1, 2)))
+    k = draw(st.sampled_from((2, 3, 3, 4, 5)))
     radius = [draw(st.integers(0, 2)) for _ in range(ndim)]
-    # a star: the centre and, per dimension, a random nonempty subset of the arm cells
-    # that keeps the radius (the outermost one on at least one side)
+    # the newest level: a star, the centre and, per dimension, a random nonempty subset of
+    # the arm cells that keeps the radius (the outermost one on at least one side)
     offsets = {(0,) * ndim}
     for d, r in enumerate(radius):
         for o in range(-r, r + 1):
             if o and (abs(o) == r and (o > 0 or draw(st.booleans())) or draw(st.booleans())):
                 offsets.add(tuple(o if e == d else 0 for e in range(ndim)))
     offsets = sorted(offsets)
-    lower = [max([0] + [-o[d] for o in offsets]) for d in range(ndim)]
-    upper = [max([0] + [o[d] for o in offsets]) for d in range(ndim)]
+    # older levels: lags 2 .. k-1 at random offsets (diagonal ones too, radius 0-2), the
+    # written buffer (lag k) at the cell; two buffers allow only the latter (leapfrog)
+    older: dict[int, list[tuple[int, ...]]] = {}
+    for lag in range(2, k):
+        if draw(st.booleans()):
+            cells = draw(st.lists(st.tuples(*[st.integers(-2, 2)] * ndim), min_size=1,
+                                  max_size=3, unique=True))
+            older[lag] = sorted(cells)
+    if draw(st.booleans()) if k > 2 else draw(st.sampled_from((True, False))):
+        older[k] = [(0,) * ndim]
+    history = max(older, default=1)
+    every = offsets + [o for cells in older.values() for o in cells]
+    lower = [max([0] + [-o[d] for o in every]) for d in range(ndim)]
+    upper = [max([0] + [o[d] for o in every]) for d in range(ndim)]
     cap = 13 if ndim == 2 else 7
     sizes = [lower[d] + upper[d] + draw(st.integers(1, cap)) for d in range(ndim)]
     t0 = draw(st.integers(0, 3))
@@ -70,10 +82,9 @@ def level_programs(draw):
     params = [f"int n{d}" for d in range(ndim)] + ["int T", f"{dtype} A[{k}]{dims}"]
     cell = "".join(f"[{v}]" for v in NAMES[:ndim])
 
-    def newest(off) -> str:
-        return f"A[{_time(t, _shift(w - 1, k, t0), k)}]" + "".join(
+    def level(lag: int, off) -> str:
+        return f"A[{_time(t, _shift(w - lag, k, t0), k)}]" + "".join(
             f"[{_sub(v, o)}]" for v, o in zip(NAMES, off))
-    old = f"A[{_time(t, _shift(w - 2, k, t0), k)}]{cell}"
 
     coef = ""
     if draw(st.booleans()):
@@ -84,15 +95,18 @@ def level_programs(draw):
         params.append(f"{ctype} c" + "".join(f"[n{d}]" for d in followed))
         coef = "c" + "".join(f"[{s}]" for s in subs)
 
-    if history == 2 and draw(st.booleans()):  # wave-like: 2 a - b + q (sum - n a)
+    centre = (0,) * ndim
+    if older in ({2: [centre]}, {3: [centre]} if k == 3 else None) and draw(st.booleans()):
+        # wave-like: 2 a - b + q (sum - n a)
         q = f"{draw(st.sampled_from(('0.05', '0.1', '0.125')))}{suffix}"
         q = f"{q} * {coef}" if coef else q
         arms = [o for o in offsets if any(o)]
-        lap = " + ".join(newest(o) for o in arms) or "0"
-        update = (f"2.0{suffix} * {newest((0,) * ndim)} - {old} + {q} * ({lap} - "
-                  f"{len(arms)}.0{suffix} * {newest((0,) * ndim)})")
+        lap = " + ".join(level(1, o) for o in arms) or "0"
+        update = (f"2.0{suffix} * {level(1, centre)} - {level(history, centre)} + {q} * "
+                  f"({lap} - {len(arms)}.0{suffix} * {level(1, centre)})")
     else:  # an average of the reads, weights summing to 1
-        terms = [newest(o) for o in offsets] + ([old] if history == 2 else [])
+        terms = [level(1, o) for o in offsets] + [level(lag, o) for lag, cells in
+                                                   sorted(older.items()) for o in cells]
         if coef:
             terms[draw(st.integers(0, len(terms) - 1))] += f" * {coef} * 0.5{suffix}"
         weight = f"{1.0 / len(terms):.6f}{suffix}"
@@ -120,7 +134,7 @@ def plans(draw, info):
                           sl=sl or "off", opt=draw(st.sampled_from(modes)))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(case=level_programs(), steps=st.integers(0, 9), seed=st.integers(0, 2 ** 16),
        data=st.data())
 def test_random_level_programs_match_gcc_on_every_buffer(tmp_path_factory, case, steps,
@@ -137,7 +151,8 @@ def test_random_level_programs_match_gcc_on_every_buffer(tmp_path_factory, case,
 
     # the same run by hand, every buffer compared
     plan = report.plan
-    assert plan.levels == TimeLevels(k, history)
+    assert plan.levels == TimeLevels.of(info)
+    assert (plan.levels.buffers, plan.levels.history) == (k, history)
     env = resolve_params(program, params)
     shape = (k, *(d.size for d in grid_extents(info, env)))
     grid = verify.random_grid(shape, info.dtype, seed)

@@ -276,8 +276,7 @@ def test_bounded_campaign_finds_nothing(tmp_path, capsys, monkeypatch):
     assert any(p.coefs for p in programs)
     assert any(p.buffers == 3 for p in programs)
     assert any(p.history() == 2 for p in programs)
-    new_kinds = {"coef_out_of_bounds", "coef_indirect", "coef_subscript", "lag2_neighbour",
-                 "lag3", "four_levels"}
+    new_kinds = {"coef_out_of_bounds", "coef_indirect", "coef_subscript", "too_many_levels"}
     assert new_kinds & set(ran)
     rows = {line.split()[0]: line.split() for line in table.splitlines()[1:3]}
     header = table.splitlines()[0].split()
