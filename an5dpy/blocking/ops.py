@@ -14,6 +14,8 @@ plane (after level 2 when level 2 reads level 0's boundary copy), ..., level d, 
 ring of ``2r+1`` registers per level is exactly
 enough: level T keeps plane ``q`` in slot ``q mod (2r+1)`` (fixed register allocation;
 the ring never shifts, the loop body is unrolled so every register name is a constant).
+Where the update reads an older level below its plane, or a launch stores several levels,
+rings are longer (:meth:`~an5dpy.blocking.plan.TimeLevels.slots`).
 
 Time levels have buffer parities: level T holds the values of time ``t0 + T``, which the C
 program reads from buffer ``(src + T) % 2``. Boundary cells (never written by the loop
