@@ -8,7 +8,7 @@ import os
 from paths import C_INPUTS
 
 from an5dpy import driver
-from an5dpy.blocking.plan import TimeLevels
+from an5dpy.blocking.plan import OlderRead, TimeLevels
 
 FLOAT = (("SB_TYPE", "float"),)
 
@@ -72,5 +72,6 @@ def test_rotating_programs_get_a_rotating_plan():
     leapfrog = levels(2, "(t+1)%2", "A[t%2][i-1][j] - A[(t+1)%2][i][j]")
     three = levels(3, "(t+2)%3", "A[(t+1)%3][i-1][j] + A[(t+1)%3][i+1][j]")
     assert not driver.blocking_plan(plain, 2, bs=(32,)).levels.rotating
-    assert driver.blocking_plan(leapfrog, 2, bs=(32,)).levels == TimeLevels(2, 2)
+    assert driver.blocking_plan(leapfrog, 2, bs=(32,)).levels == TimeLevels(
+        2, 2, (OlderRead(2, 0),))
     assert driver.blocking_plan(three, 2, bs=(32,)).levels == TimeLevels(3, 1)
