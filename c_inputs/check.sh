@@ -17,7 +17,7 @@ nvcc_all=0
 [ "${1:-}" = "--nvcc-all" ] && nvcc_all=1
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-4}"
 
-hand_written="poisson2d varheat2d wave2d acoustic3d heat3dz"
+hand_written="poisson2d varheat2d wave2d acoustic3d heat3dz dampedwave2d"
 benches="$(tr '\n' ' ' <"$here/paper_benchmarks.txt")$hand_written"
 nvcc_some=" j2d5pt poisson2d wave2d "
 fail=0

@@ -1,11 +1,10 @@
 """The hand-written programs of c_inputs/ (poisson2d, varheat2d, wave2d, acoustic3d,
-heat3dz) and the harness macros they use (BENCH_LEVELS, BENCH_COEFS, BENCH_COEF_LO/HI of
+heat3dz, dampedwave2d) and the harness macros they use (BENCH_LEVELS, BENCH_COEFS, BENCH_COEF_LO/HI of
 c_inputs/common.h): each program built by gcc for float and double and run with -c (the
 scop path against the OpenMP copy, bit for bit); the harness' comparison of time buffers,
 its checksum buffer and its coefficient values, on small programs written here; and
 an5dpy's view of the programs (analyze, and verify --backend sim on those with read-only
-arrays; wave2d and acoustic3d need k-level time rotation, which an5dpy may still refuse,
-cleanly)."""
+arrays; wave2d, acoustic3d and dampedwave2d rotate through time levels)."""
 
 from __future__ import annotations
 
@@ -26,7 +25,7 @@ HAND_WRITTEN = sorted(f[:-2] for f in os.listdir(C_INPUTS)
 #: Those with read-only arrays that an5dpy reads today.
 COEFFICIENT_PROGRAMS = ("poisson2d", "varheat2d", "heat3dz")
 #: Those with k-level time rotation (three levels, or a leapfrog in two buffers).
-LEVEL_PROGRAMS = ("wave2d", "acoustic3d")
+LEVEL_PROGRAMS = ("wave2d", "acoustic3d", "dampedwave2d")
 GCC = shutil.which("gcc")
 needs_gcc = pytest.mark.skipif(GCC is None, reason="gcc is not installed")
 
@@ -60,7 +59,7 @@ def line(out: str, prefix: str) -> str:
 # --------------------------------------------------------------------------- the programs
 
 
-def test_the_hand_written_programs_are_the_five_and_check_sh_runs_them():
+def test_the_hand_written_programs_are_the_six_and_check_sh_runs_them():
     assert HAND_WRITTEN == sorted(COEFFICIENT_PROGRAMS + LEVEL_PROGRAMS)
     assert len(PAPER_BENCHMARKS) == 21 and not set(PAPER_BENCHMARKS) & set(HAND_WRITTEN)
     with open(os.path.join(C_INPUTS, "check.sh")) as f:
@@ -227,6 +226,9 @@ def test_analyze_reads_the_program(name, capsys, in_repo):
     ("acoustic3d", "float", 11, 4, ["--bt", "1", "--bs", "16x12", "--sl", "3"]),
     ("acoustic3d", "double", 9, 3, ["--bt", "2", "--bs", "20x20"]),
     ("acoustic3d", "float", 2, 2, ["--bt", "1", "--bs", "9x9", "--opt", "none"]),
+    ("dampedwave2d", "float", 37, 11, ["--bt", "5", "--bs", "24", "--sl", "7"]),
+    ("dampedwave2d", "double", 12, 6, ["--bt", "3", "--bs", "16", "--opt", "none"]),
+    ("dampedwave2d", "float", 1, 4, ["--bt", "2", "--bs", "8"]),
 ])
 def test_verify_on_the_simulator_is_bit_identical(name, dtype, size, steps, plan, capsys,
                                                    in_repo):

@@ -218,7 +218,9 @@ HAND_WRITTEN = [("poisson2d", "float", ["--bt", "4", "--bs", "128", "--sl", "64"
                 ("wave2d", "float", ["--bt", "4", "--bs", "256", "--sl", "96"], "301"),
                 ("wave2d", "double", ["--bt", "3", "--bs", "128", "--opt", "none"], "130"),
                 ("acoustic3d", "float", ["--bt", "2", "--bs", "32x32"], "45"),
-                ("acoustic3d", "double", ["--bt", "1", "--bs", "32x16"], "37")]
+                ("acoustic3d", "double", ["--bt", "1", "--bs", "32x16"], "37"),
+                ("dampedwave2d", "float", ["--bt", "5", "--bs", "128", "--sl", "40"], "211"),
+                ("dampedwave2d", "double", ["--bt", "2", "--bs", "64", "--opt", "none"], "97")]
 
 
 @pytest.mark.parametrize("name, dtype, plan, size", HAND_WRITTEN,
