@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from an5dpy.driver import Options, translate
+from an5dpy.ir import is_floating
 
 from paths import C_INPUTS, DATA
 
@@ -14,3 +15,20 @@ FORMS = os.path.join(DATA, "forms")
 def bench(name: str, dtype: str = "float", **kw):
     return translate(os.path.join(C_INPUTS, name + ".c"),
                      Options(defines=(("SB_TYPE", dtype),), **kw))
+
+
+def form_params(program, size: int, steps: int, coefficient: float = 0.3) -> dict[str, str]:
+    """A value for every parameter a test form leaves to ``-P``: the time loop's bounds
+    ``steps``, other integers ``size``, coefficients distinct values from
+    ``coefficient`` up (0.01 apart)."""
+    time_names = {name for bound in (program.time_loop.lower, program.time_loop.upper)
+                  for name, _ in bound.terms}
+    params = {}
+    for k, p in enumerate(program.params):
+        if p.value is not None or p.definition is not None:
+            continue
+        if is_floating(p.ctype):
+            params[p.name] = f"{coefficient + 0.01 * k:.2f}"
+        else:
+            params[p.name] = str(steps if p.name in time_names else size)
+    return params

@@ -13,7 +13,8 @@ import pytest
 
 from an5dpy import driver
 from an5dpy.check.verify import verify_file
-from an5dpy.ir import is_floating
+
+from cuda_support import form_params
 
 pytestmark = pytest.mark.gpu
 
@@ -23,27 +24,10 @@ FORMS = sorted(glob.glob(os.path.join(REPO, "tests", "data", "forms", "*.c")))
 SIZE, STEPS = 37, 5
 
 
-def form_params(path: str) -> dict[str, str]:
-    """A value for every parameter the program leaves to ``-P``: the time loop's bounds
-    ``STEPS``, other integers ``SIZE``, coefficients distinct values near 0.3."""
-    program, _ = driver.load(path)
-    time_names = {name for bound in (program.time_loop.lower, program.time_loop.upper)
-                  for name, _ in bound.terms}
-    params = {}
-    for k, p in enumerate(program.params):
-        if p.value is not None or p.definition is not None:
-            continue
-        if is_floating(p.ctype):
-            params[p.name] = f"{0.3 + 0.01 * k:.2f}"
-        else:
-            params[p.name] = str(STEPS if p.name in time_names else SIZE)
-    return params
-
-
 @pytest.mark.parametrize("path", FORMS, ids=lambda p: os.path.basename(p)[:-2])
 def test_form_on_the_gpu_matches_the_oracle(path):
-    _, info = driver.load(path)
+    program, info = driver.load(path)
     bs = "16" if info.ndim == 2 else "8x8"
-    report = verify_file(path, driver.Options(bt=2, bs=bs), "cuda", form_params(path),
-                         exact=True)
+    report = verify_file(path, driver.Options(bt=2, bs=bs), "cuda",
+                         form_params(program, SIZE, STEPS), exact=True)
     assert report.passed, "\n".join(report.lines())

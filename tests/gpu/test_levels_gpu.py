@@ -20,7 +20,8 @@ from an5dpy.blocking.plan import grid_extents
 from an5dpy.check.reference import build_reference, resolve_params
 from an5dpy.check.verify import compare, random_grid, random_read_only
 from an5dpy.cuda import runtime
-from an5dpy.ir import is_floating
+
+from cuda_support import form_params
 
 pytestmark = pytest.mark.gpu
 
@@ -40,20 +41,6 @@ FORMS = rotating_forms()
 #: (bt, bs per in-plane dimension beyond 2*bt*r, sl)
 PLANS = [(1, 3, None), (2, 1, 3), (3, 4, None), (5, 2, 2)]
 STEPS = (0, 1, 2, 3, 4, 7, 11)
-
-
-def params_of(program, size: int, steps: int) -> dict[str, str]:
-    time_names = {name for bound in (program.time_loop.lower, program.time_loop.upper)
-                  for name, _ in bound.terms}
-    params = {}
-    for k, p in enumerate(program.params):
-        if p.value is not None or p.definition is not None:
-            continue
-        if is_floating(p.ctype):
-            params[p.name] = f"{0.05 + 0.01 * k:.2f}"
-        else:
-            params[p.name] = str(steps if p.name in time_names else size)
-    return params
 
 
 def builds(info) -> list:
@@ -88,7 +75,7 @@ def test_rotating_form_every_buffer_bit_identical(path):
         runner = runtime.CupyRunner(info, plan, cubin, model.prefix, model.signature)
         for seed, steps in enumerate(STEPS):
             for size in sizes:
-                env = resolve_params(program, params_of(program, size, steps))
+                env = resolve_params(program, form_params(program, size, steps, 0.05))
                 shape = (info.time.buffers, *(d.size for d in grid_extents(info, env)))
                 grid = random_grid(shape, info.dtype, seed)
                 read_only = random_read_only(program, env, seed)
