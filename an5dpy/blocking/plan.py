@@ -534,12 +534,13 @@ class LevelRun:
     launches: tuple[LevelLaunch, ...]
     placements: tuple[tuple[int, int], ...]
 
-    def place(self, pool, dims: tuple[DimExtent, ...]) -> None:
-        """Carry out the placements on ``pool`` (a numpy or cupy array, indexed by buffer
-        first), copying the interior cells of ``dims``."""
+    def place(self, buffers, dims: tuple[DimExtent, ...]) -> None:
+        """Carry out the placements on ``buffers`` (numpy or cupy arrays, indexed by buffer
+        number: a pool array, or a list of the home and work buffers), copying the
+        interior cells of ``dims``."""
         interior = tuple(slice(d.lower, d.upper + 1) for d in dims)
         for src, dst in self.placements:
-            pool[(dst, *interior)] = pool[(src, *interior)]
+            buffers[dst][interior] = buffers[src][interior]
 
 
 def last_degree_limit(levels: TimeLevels) -> int | None:

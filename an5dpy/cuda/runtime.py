@@ -270,6 +270,7 @@ class CupyRunner:
         self.module = cupy.RawModule(path=self.cubin.path)
         self.kernels = {}
         self.block = tuple(reversed(self.plan.bs))  # (x, y)
+        self._work = None  # a rotating program's work buffers
 
     def kernel(self, degree: int):
         if degree not in self.kernels:
@@ -310,21 +311,21 @@ class CupyRunner:
 
     def _run_rotating(self, grid, dims, sizes, steps: int, start: int) -> None:
         """A rotating program's run (:func:`~an5dpy.blocking.plan.level_run`): the
-        launches over the grid's k buffers and the work buffers, then the placements,
-        as the generated host code does."""
-        cupy = self._cupy
-        k = self.plan.levels.buffers
-        run = level_run(steps, self.plan.bt, start, self.plan.levels)
-        pool = cupy.empty((k + self.plan.levels.work_buffers, *grid.shape[1:]), grid.dtype)
-        pool[:k] = grid
+        launches over the grid's k buffers themselves and the work buffers (kept between
+        runs of one grid shape), then the placements, as the generated host code does."""
+        levels = self.plan.levels
+        run = level_run(steps, self.plan.bt, start, levels)
+        shape = (levels.work_buffers, *grid.shape[1:])
+        if self._work is None or self._work.shape != shape or self._work.dtype != grid.dtype:
+            self._work = self._cupy.empty(shape, grid.dtype)
+        buffers = [*grid, *self._work]
         shared = self.smem_bytes if self.smem_bytes > STATIC_SMEM_LIMIT else 0
         for launch in run.launches:
             geo = LaunchGeometry(self.plan, launch.degree, dims)
-            buffers = [pool[b] for b in (*launch.reads, *launch.writes, *launch.boundary)]
-            self.kernel(launch.degree)((geo.nblocks,), self.block, (*buffers, *sizes),
+            args = [buffers[b] for b in (*launch.reads, *launch.writes, *launch.boundary)]
+            self.kernel(launch.degree)((geo.nblocks,), self.block, (*args, *sizes),
                                        shared_mem=shared)
-        run.place(pool, dims)
-        grid[...] = pool[:k]
+        run.place(buffers, dims)
 
     def run_numpy(self, grid: np.ndarray, env: Mapping[str, int | float],
                   read_only: Sequence[np.ndarray] = ()) -> np.ndarray:
