@@ -230,10 +230,15 @@ class BlockingPlan:
         return (d + self.levels.loaded) * self.slots(d)
 
     @property
+    def window_smem_planes(self) -> int:
+        """Shared planes of level T-1's window: the centre plane, or all 2r+1 in mode none."""
+        return self.ring if self.mode is Mode.NONE else 1
+
+    @property
     def smem_planes(self) -> int:
-        """Planes per shared buffer: the centre plane, or all 2r+1 inputs in mode none;
-        then the older levels' planes that the update reads at in-plane neighbours."""
-        return (self.ring if self.mode is Mode.NONE else 1) + len(self.levels.shared_older)
+        """Planes per shared buffer: level T-1's (:attr:`window_smem_planes`), then the
+        older levels' planes that the update reads at in-plane neighbours."""
+        return self.window_smem_planes + len(self.levels.shared_older)
 
     @property
     def smem_row_shape(self) -> tuple[int, ...]:

@@ -88,12 +88,13 @@ PARAMETER_NAMES = (P_OUT, P_PLANE, P_BUF, P_PREV, P_SRC, P_TAKE, P_FIN, P_STORE,
 def older_load_params(levels: TimeLevels) -> tuple[str, ...]:
     """The registers a load of the older levels -1, -2, .. writes (where the update reads
     them)."""
-    return tuple(older_pointer_suffix(P_OLD, m) for m in range(1, levels.loaded + 1))
+    return tuple(older_name(P_OLD, m) for m in range(1, levels.loaded + 1))
 
 
-def older_pointer_suffix(name: str, m: int) -> str:
-    """``name`` for level -1 (or a launch's second-newest stored level), ``name<m>`` for
-    level -m: the one spelling of the older levels' names (registers, pointers, buffers)."""
+def older_name(name: str, m: int) -> str:
+    """``name`` for level -1 (or a launch's second-newest stored level, or the naive
+    kernel's level t-1), ``name<m>`` for level -m: the one spelling of the older levels'
+    names (registers, pointers, buffers)."""
     return name if m == 1 else f"{name}{m}"
 
 
@@ -155,7 +156,7 @@ def plane_macros(dtype: str, reach: tuple[int, int], levels: TimeLevels = TimeLe
             return (f"{olds[m - 1]} = {where} ? {pointer}[AN5D_PLANE({q})] : ({dtype})0;")
 
         loads += (LineMacro("LOAD_LEVELS", (out, *olds, q), "do { " + " ".join(
-            (f"LOAD({out}, {q});", *(older(m, older_pointer_suffix("an5d_p_old", m))
+            (f"LOAD({out}, {q});", *(older(m, older_name("an5d_p_old", m))
                                      for m in range(1, len(olds) + 1)))) + " } while (0)"),)
         name, regs = "LOAD_LEVELS", (out, *olds)
         if levels.offset_reads:
@@ -356,9 +357,8 @@ class _Printer:
         return self.expr(self.update, read)
 
     def older_plane(self, k: int) -> int:
-        """The shared-buffer plane of the ``k``-th staged older plane: after level T-1's
-        (one, or 2r+1 in mode none)."""
-        return (self.plan.ring if self.plan.mode is Mode.NONE else 1) + k
+        """The shared-buffer plane of the ``k``-th staged older plane: after level T-1's."""
+        return self.plan.window_smem_planes + k
 
     def expr(self, expr, read) -> str:
         return c_expr(expr, read, literal=self.constants.literal)
@@ -540,7 +540,7 @@ def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> l
             active = f"if (an5d_act & {1 << level}u) "
             store = f"{active}an5d_p_st[AN5D_PLANE({q})]"
             # a rotating program's next launch reads levels d-1, d-2, .. too
-            older = tuple(f"{active}{older_pointer_suffix('an5d_p_st_old', m)}"
+            older = tuple(f"{active}{older_name('an5d_p_st_old', m)}"
                           f"[AN5D_PLANE({q})] = {reg};" for m, reg in enumerate(also, 1))
             if level in idle:
                 body = (*writes, "__syncthreads();", f"{store} = ({dtype})({expr});", *older)

@@ -22,7 +22,7 @@ from an5dpy.cexpr import c_expr
 from an5dpy.blocking.plan import TimeLevels, last_degree_limit
 from an5dpy.cuda.macros import (SYNC_MACRO, CoefLayout, ConstantTable, LineMacro, Macro,
                                 accumulator_type, boundary_pointer, coef_layouts, level_macros,
-                                loads_boundary, older_pointer_suffix, plane_macros,
+                                loads_boundary, older_name, plane_macros,
                                 update_macros)
 from an5dpy.errors import InternalError
 from an5dpy.ir import CoefRead, Read, StencilInfo
@@ -227,14 +227,18 @@ class RotatingBuffers:
     @property
     def first_reads(self) -> tuple[tuple[int, int], ...]:
         """(j, s): the first launch reads its level -j from home buffer (start + s) % k."""
-        return tuple((j, (self.k - j % self.k) % self.k) for j in range(self.tracked))
+        return tuple((j, self.back(j)) for j in range(self.tracked))
+
+    def back(self, levels: int) -> int:
+        """Added modulo k to the buffer of a level, the buffer of the level ``levels``
+        before it (the host code adds, since C's % keeps a negative operand's sign)."""
+        return -levels % self.k
 
     @property
     def naive_older(self) -> tuple[tuple[str, int], ...]:
         """The naive kernel's older levels (lag 2, 3, ..): its parameter, and the shift
         that, added modulo k to the buffer of level t, gives the level's buffer."""
-        return tuple((older_pointer_suffix("src_old", lag - 1),
-                      (self.k - (lag - 1) % self.k) % self.k)
+        return tuple((older_name("src_old", lag - 1), self.back(lag - 1))
                      for lag in range(2, self.history + 1))
 
     @property
@@ -243,12 +247,12 @@ class RotatingBuffers:
 
     @property
     def reads(self) -> tuple[str, ...]:
-        return tuple("src" if j == 0 else older_pointer_suffix("src_old", j)
+        return tuple("src" if j == 0 else older_name("src_old", j)
                      for j in range(self.tracked))
 
     @property
     def writes(self) -> tuple[str, ...]:
-        return tuple("dst" if j == 0 else older_pointer_suffix("dst_old", j)
+        return tuple("dst" if j == 0 else older_name("dst_old", j)
                      for j in range(self.tracked))
 
     @property
@@ -479,13 +483,13 @@ def _rotating_pointers(plan: BlockingPlan, degree: int) -> tuple[str, ...]:
         if levels.offset_reads:
             residues.add(-m % k)
             src = f"(an5d_interior ? {src} : an5d_{buffers.boundary[-m % k]})"
-        lines.append(f"const {t} *const {older_pointer_suffix('an5d_p_old', m)} = {src}"
+        lines.append(f"const {t} *const {older_name('an5d_p_old', m)} = {src}"
                      " + an5d_origin;")
     lines += [f"const {t} *const {boundary_pointer(j, levels)} = an5d_{buffers.boundary[j]}"
               " + an5d_origin;" for j in sorted(residues)]
     lines.append(f"{t} *const an5d_p_st = an5d_dst + an5d_origin;")
     for m in range(1, levels.stored_levels(degree)):
-        lines.append(f"{t} *const {older_pointer_suffix('an5d_p_st_old', m)} = "
+        lines.append(f"{t} *const {older_name('an5d_p_st_old', m)} = "
                      f"an5d_{buffers.writes[m]} + an5d_origin;")
     return tuple(lines)
 
@@ -540,7 +544,7 @@ def _baseline_code(info: StencilInfo, plan: BlockingPlan, prefix: str) -> Baseli
             return coefs[node.array].read(node.index, names, clamp=False)
         idx = " + ".join(f"(size_t)({c} + ({o})) * an5d_stride{k}"
                          for k, (c, o) in enumerate(zip(names, node.offset)))
-        name = "src" if node.lag == 1 else older_pointer_suffix("src_old", node.lag - 1)
+        name = "src" if node.lag == 1 else older_name("src_old", node.lag - 1)
         return f"an5d_{name}[{idx}]"
 
     return BaselineCode(f"{prefix}_naive", c_expr(update, read), NAIVE_BLOCK[info.ndim])
