@@ -22,6 +22,13 @@ settings.register_profile("dev", max_examples=400, deadline=None,
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+@pytest.fixture
+def in_repo(monkeypatch):
+    """Run the test from the repository root (commands name inputs like
+    ``tests/data/forms/x.c`` and ``c_inputs/x.c``)."""
+    monkeypatch.chdir(REPO)
+
+
 def pytest_collection_modifyitems(config, items):
     if not any(item.get_closest_marker("gpu") for item in items):
         return

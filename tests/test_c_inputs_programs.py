@@ -17,7 +17,7 @@ import subprocess
 import pytest
 
 from cli_support import run
-from paths import C_INPUTS, PAPER_BENCHMARKS, REPO
+from paths import C_INPUTS, PAPER_BENCHMARKS
 
 #: Every program of c_inputs/ that generate.py does not write.
 HAND_WRITTEN = sorted(f[:-2] for f in os.listdir(C_INPUTS)
@@ -192,11 +192,6 @@ def test_coefficients_are_the_same_exact_values_in_float_and_double(tmp_path):
 
 
 # --------------------------------------------------------------------------- an5dpy's view
-
-
-@pytest.fixture
-def in_repo(monkeypatch):
-    monkeypatch.chdir(REPO)
 
 
 @pytest.mark.parametrize("name", HAND_WRITTEN)

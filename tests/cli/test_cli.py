@@ -31,9 +31,8 @@ REJECTS = sorted(glob.glob(str(REPO / "tests" / "data" / "rejects" / "*.c")))
 _REJECT_HEADER = re.compile(r"/\* reject: (\d+):(\d+) \| (.*) \*/")
 
 
-@pytest.fixture(autouse=True)
-def _in_repo_root(monkeypatch):
-    monkeypatch.chdir(REPO)
+#: every test runs from the repository root (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("in_repo")
 
 
 @pytest.fixture

@@ -15,10 +15,8 @@ VARCOEF = "tests/data/forms/varcoef_heat.c"
 POISSON = "tests/data/forms/poisson_rhs.c"
 
 
-@pytest.fixture(autouse=True)
-def _in_repo_root(monkeypatch):
-    from paths import REPO
-    monkeypatch.chdir(REPO)
+#: every test runs from the repository root (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("in_repo")
 
 
 def test_analyze_json_describes_every_array(capsys):

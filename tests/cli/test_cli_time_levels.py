@@ -13,10 +13,8 @@ from cli_support import run
 
 WAVE = "tests/data/forms/wave2d_3level.c"
 LEAPFROG = "tests/data/forms/leapfrog3d.c"
-@pytest.fixture(autouse=True)
-def _in_repo_root(monkeypatch):
-    from paths import REPO
-    monkeypatch.chdir(REPO)
+#: every test runs from the repository root (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("in_repo")
 
 
 def test_analyze_names_the_time_subscripts_and_levels(capsys):

@@ -12,7 +12,7 @@ from an5dpy.errors import UnsupportedInput
 from an5dpy.frontend import read_program, read_program_text, read_source_text
 from an5dpy.ir import Access, Affine, Cast, Coord, Param, transform
 from paths import PAPER_BENCHMARKS
-from frontend_support import REPO_DIR, data_files, expectation, naive_offsets, reads
+from frontend_support import data_files, expectation, naive_offsets, reads
 
 FORM_FILES = data_files("forms/*.c", "frontend/*.c")
 ANALYSIS_FORM_FILES = data_files("analysis_forms/*.c")
@@ -20,9 +20,8 @@ ANALYSIS_FORM_FILES = data_files("analysis_forms/*.c")
 C_INPUTS = sorted(f"{name}.c" for name in PAPER_BENCHMARKS)
 
 
-@pytest.fixture(autouse=True)
-def _in_repo_root(monkeypatch):
-    monkeypatch.chdir(REPO_DIR)
+#: every test runs from the repository root (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("in_repo")
 
 
 # --------------------------------------------------------------------------- data files

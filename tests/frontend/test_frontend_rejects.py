@@ -15,15 +15,14 @@ from an5dpy.analysis.stencil import analyze
 from an5dpy.errors import UnsupportedInput
 from an5dpy.frontend import read_program, read_program_text
 from an5dpy.ir import Coord
-from frontend_support import REPO_DIR, data_files
+from frontend_support import data_files
 
 REJECTS = data_files("rejects/*.c")
 _HEADER = re.compile(r"/\* reject: (\d+):(\d+) \| (.*) \*/")
 
 
-@pytest.fixture(autouse=True)
-def _in_repo_root(monkeypatch):
-    monkeypatch.chdir(REPO_DIR)
+#: every test runs from the repository root (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("in_repo")
 
 
 def test_there_are_reject_files():
