@@ -445,32 +445,17 @@ class Stencil:
     def _read_only(self, given: Mapping[str, Any], env: Mapping[str, int | float],
                    backend: str) -> tuple:
         """The read-only arrays in ``info.coefficients`` order, each checked: an array of
-        ``backend``, C-contiguous, of the declared element type and shape."""
-        import numpy as np
-        from an5dpy.cuda.runtime import coefficient_shape
-        out = []
+        ``backend``, C-contiguous, of the declared element type and shape
+        (:func:`an5dpy.cuda.runtime.check_read_only`)."""
+        from an5dpy.cuda.runtime import check_read_only
         for c in self.info.coefficients:
             if c.name not in given:
                 decl = f"{c.elem_type} {c.name}" + "".join(f"[{e}]" for e in c.extents)
                 raise UsageError(f"missing read-only array '{c.name}' ({decl}): pass "
                                  f"{c.name}=ARRAY, or put it in the arrays mapping")
-            a = given[c.name]
-            shape = coefficient_shape(self.info, c.name, env)
-            want = np.dtype(_NUMPY_NAMES[c.elem_type])
-            if backend == "cupy":
-                import cupy
-                kind, where = "cupy", " on the current device"
-                ok = isinstance(a, cupy.ndarray) and a.device.id == cupy.cuda.Device().id
-            else:
-                kind, where = "numpy", ""
-                ok = isinstance(a, np.ndarray)
-            if not ok or a.dtype != want or tuple(a.shape) != shape \
-                    or not a.flags.c_contiguous:
-                raise UsageError(f"read-only array '{c.name}' must be a C-contiguous {kind} "
-                                 f"array of {c.elem_type} ({want}) and shape {shape}{where}, "
-                                 f"not {_describe_array(a)}")
-            out.append(a)
-        return tuple(out)
+        out = tuple(given[c.name] for c in self.info.coefficients)
+        check_read_only(self.info, env, out, backend)
+        return out
 
     def _grid(self, grid, backend: str):
         import numpy as np
@@ -605,17 +590,6 @@ class Stencil:
                  options.key(), nvcc_version(), generator_fingerprint(), __version__]
         return hashlib.sha256(json.dumps(parts, default=str).encode("utf-8", "surrogateescape")
                               ).hexdigest()
-
-
-def _describe_array(a) -> str:
-    """``a numpy.ndarray of dtype float32, shape (4, 5)`` (what a caller passed)."""
-    module = type(a).__module__.split(".")[0]
-    kind = type(a).__name__ if module == "builtins" else f"{module}.{type(a).__name__}"
-    if not hasattr(a, "dtype") or not hasattr(a, "shape"):
-        return f"a {kind}"
-    flags = getattr(a, "flags", None)
-    layout = "" if getattr(flags, "c_contiguous", True) else ", not C-contiguous"
-    return f"a {kind} of dtype {a.dtype}, shape {tuple(a.shape)}{layout}"
 
 
 def module_cache_dir() -> Path:

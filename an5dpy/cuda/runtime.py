@@ -203,27 +203,50 @@ def coefficient_shape(info: StencilInfo, name: str, env: Mapping[str, int | floa
     return array_shape(info.coefficient(name).extents, env)
 
 
-def device_read_only(info: StencilInfo, env: Mapping[str, int | float],
-                     read_only: Sequence) -> dict:
-    """The read-only arrays (``info.coefficients`` order) checked as the kernels read
-    them -- cupy arrays of the element type, C-contiguous, of the declared shape -- by
-    name."""
-    import cupy
+def check_read_only(info: StencilInfo, env: Mapping[str, int | float], read_only: Sequence,
+                    backend: str) -> None:
+    """Refuse read-only arrays (``info.coefficients`` order) the kernels (``backend``
+    ``"cupy"``, on the current device) or the CPU paths (``"numpy"``) cannot read as
+    declared: of the element type, C-contiguous, of the declared shape. The one home of
+    this check: the Python API and :class:`CupyRunner` both call it."""
     expected = info.coefficients
     if len(read_only) != len(expected):
         names = ", ".join(f"'{c.name}'" for c in expected) or "none"
         raise UsageError(f"{len(read_only)} read-only arrays given; the program reads "
                          f"{len(expected)} ({names})")
-    arrays = {}
-    for array, c in zip(read_only, expected):
-        dtype = np.dtype(_C_SCALARS[c.elem_type])
+    for a, c in zip(read_only, expected):
+        want = np.dtype(_C_SCALARS[c.elem_type])
         shape = coefficient_shape(info, c.name, env)
-        if not isinstance(array, cupy.ndarray) or array.dtype != dtype \
-                or tuple(array.shape) != shape or not array.flags.c_contiguous:
-            raise UsageError(f"read-only array '{c.name}' must be a C-contiguous cupy array "
-                             f"of {c.elem_type} ({dtype}) and shape {shape}")
-        arrays[c.name] = array
-    return arrays
+        if backend == "cupy":
+            import cupy
+            kind, where = "cupy", " on the current device"
+            ok = isinstance(a, cupy.ndarray) and a.device.id == cupy.cuda.Device().id
+        else:
+            kind, where = "numpy", ""
+            ok = isinstance(a, np.ndarray)
+        if not ok or a.dtype != want or tuple(a.shape) != shape or not a.flags.c_contiguous:
+            raise UsageError(f"read-only array '{c.name}' must be a C-contiguous {kind} "
+                             f"array of {c.elem_type} ({want}) and shape {shape}{where}, "
+                             f"not {describe_array(a)}")
+
+
+def describe_array(a) -> str:
+    """``a numpy.ndarray of dtype float32, shape (4, 5)`` (what a caller passed)."""
+    module = type(a).__module__.split(".")[0]
+    kind = type(a).__name__ if module == "builtins" else f"{module}.{type(a).__name__}"
+    if not hasattr(a, "dtype") or not hasattr(a, "shape"):
+        return f"a {kind}"
+    flags = getattr(a, "flags", None)
+    layout = "" if getattr(flags, "c_contiguous", True) else ", not C-contiguous"
+    return f"a {kind} of dtype {a.dtype}, shape {tuple(a.shape)}{layout}"
+
+
+def device_read_only(info: StencilInfo, env: Mapping[str, int | float],
+                     read_only: Sequence) -> dict:
+    """The read-only arrays (``info.coefficients`` order) checked as the kernels read
+    them (:func:`check_read_only`), by name."""
+    check_read_only(info, env, read_only, "cupy")
+    return {c.name: a for c, a in zip(info.coefficients, read_only)}
 
 
 def launch_args(signature: Signature, info: StencilInfo, dims: Sequence[DimExtent],
