@@ -332,7 +332,7 @@ class Access(Expr):
     number of time buffers the subscript rotates through (2 for ``A[(t+1)%2]``, 3 for
     ``p[(t+2)%3]``); ``indices`` are the spatial subscripts as affine forms over loop
     variables and parameters. For arrays without a time-buffer dimension (read-only
-    arrays) ``time`` is None.
+    arrays, and fields updated in place) ``time`` is None and ``modulus`` 1.
     """
 
     array: str = ""
@@ -504,6 +504,10 @@ class ArrayDecl:
     ``read_only`` marks an array the scop only reads (a coefficient array): it has no time
     dimension, and where its declaration is a pointer its outermost extent is the extent
     of the grid dimension its first subscript follows.
+
+    ``in_place`` marks a field (an array some statement writes) without a time-buffer
+    dimension: the statement updates it in place (``ey[i][j] = ey[i][j] - ...``);
+    ``time_extent`` is then None.
     """
 
     name: str
@@ -513,6 +517,7 @@ class ArrayDecl:
     form: str
     coord: Coord | None = field(default=None, compare=False)
     read_only: bool = False
+    in_place: bool = False
 
 
 @dataclass(frozen=True)
@@ -540,6 +545,17 @@ class Assign:
 
 
 @dataclass(frozen=True)
+class LoopNest:
+    """One nest of spatial loops in the time loop's body and the assignments of its
+    innermost body, in source order. Consecutive nests of a time step may have their own
+    bounds (FDTD's nests differ by one at the edges) but have the same depth."""
+
+    loops: tuple[Loop, ...]  # nest order, outermost first
+    statements: tuple[Assign, ...]
+    coord: Coord | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
 class ScopRegion:
     """Where the scop sits.
 
@@ -560,25 +576,56 @@ class ScopRegion:
 
 @dataclass(frozen=True)
 class StencilProgram:
-    """Everything the frontend read: one perfectly nested time + space loop nest."""
+    """Everything the frontend read: a time loop around one or more spatial loop nests.
+
+    ``arrays`` lists the *fields* first (the arrays some statement writes, in the order of
+    their first write), then the read-only arrays in the order of their first read."""
 
     filename: str
-    arrays: tuple[ArrayDecl, ...]  # the stencil array first, then read-only ones by first read
+    arrays: tuple[ArrayDecl, ...]
     params: tuple[Param, ...]  # in order of first use
     time_loop: Loop
-    space_loops: tuple[Loop, ...]  # nest order, outermost first
-    statements: tuple[Assign, ...]  # today exactly one
+    nests: tuple[LoopNest, ...]  # in source order
     scop: ScopRegion
     defines: tuple[tuple[str, str | None], ...] = ()  # the -D options it was read with
 
     @property
     def array(self) -> ArrayDecl:
+        """The first field (the stencil array of a one-statement program)."""
         return self.arrays[0]
 
     @property
+    def statements(self) -> tuple[Assign, ...]:
+        """Every assignment of the time step, in execution order."""
+        return tuple(st for nest in self.nests for st in nest.statements)
+
+    @property
+    def space_loops(self) -> tuple[Loop, ...]:
+        """The loops of the first nest (the only one of a one-statement program)."""
+        return self.nests[0].loops
+
+    @property
+    def fields(self) -> tuple[ArrayDecl, ...]:
+        """The arrays the statements write, in the order of their first write."""
+        return tuple(a for a in self.arrays if not a.read_only)
+
+    @property
+    def multi_statement(self) -> bool:
+        """Several statements per time step (coupled fields, sub-steps)."""
+        return len(self.statements) > 1
+
+    def field_buffers(self, name: str) -> int:
+        """How many time buffers field ``name`` rotates through: the ``k`` of its written
+        access' ``(t + c) % k``, 1 for a field updated in place (the analysis checks that
+        every access agrees)."""
+        for st in self.statements:
+            if st.target.array == name:
+                return st.target.modulus
+        raise KeyError(name)
+
+    @property
     def time_buffers(self) -> int:
-        """How many time buffers the stencil array rotates through: the ``k`` of the
-        written access' ``(t + c) % k`` (the analysis checks that every access agrees)."""
+        """How many time buffers the first field rotates through (:meth:`field_buffers`)."""
         return self.statements[0].target.modulus
 
     def param(self, name: str) -> Param:

@@ -23,6 +23,7 @@ from an5dpy.ir import (
     Access,
     Affine,
     ArrayDecl,
+    LoopNest,
     Assign,
     Binary,
     Cast,
@@ -106,8 +107,8 @@ def make_program(target: Access, value: Expr, space_loops: Sequence[Loop], *,
                      coord(3, 5))
     stmt = Assign(target, convert(value, dtype), coord(20, 3))
     scop = ScopRegion(coord(8), coord(30), (0, 0), "")
-    return StencilProgram(FILE, (decl,), tuple(params), tl, tuple(space_loops),
-                          (stmt,) + tuple(extra_statements), scop)
+    nest = LoopNest(tuple(space_loops), (stmt,) + tuple(extra_statements))
+    return StencilProgram(FILE, (decl,), tuple(params), tl, (nest,), scop)
 
 
 # --------------------------------------------------------------------------- stencil specs

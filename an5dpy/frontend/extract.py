@@ -56,8 +56,7 @@ def extract_program(ast: c_ast.FileAST, locator: Locator, lines: Sequence[Prepro
         arrays=tuple(reader.arrays.values()),
         params=reader.params(),
         time_loop=time_loop,
-        space_loops=space_loops,
-        statements=(statement,),
+        nests=(ir.LoopNest(space_loops, (statement,), space_loops[0].coord),),
         scop=scop_region(start, end, locator, lines),
         defines=tuple(defines),
     )

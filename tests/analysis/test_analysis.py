@@ -624,7 +624,8 @@ def test_reject_wrong_target_array():
 def test_reject_statement_count_and_ndim():
     p = prog2d(rd(0, 0))
     extra = ir.Assign(target2d(), rd(0, 0), coord(21, 3))
-    p2 = dataclasses.replace(p, statements=p.statements + (extra,))
+    nest = p.nests[0]
+    p2 = dataclasses.replace(p, nests=(dataclasses.replace(nest, statements=nest.statements + (extra,)),))
     rejects(p2, "2 statements", at=coord(21, 3))
     # 1D
     p1 = make_program(access("A", t + 1, (i,), at=coord(20, 3)), read_at((1,), at=coord(90)),
