@@ -732,6 +732,50 @@ def sorted_coef_reads(reads) -> tuple[tuple[CoefIndex, ...], ...]:
 
 
 @dataclass(frozen=True)
+class FieldInfo:
+    """One field of a program of several statements (:attr:`StencilInfo.fields`): an array
+    one statement writes, once per time step.
+
+    ``buffers`` is 1 for a field updated in place and 2 for a double-buffered one, which
+    holds time level ``t`` in buffer ``(t + read_shift) % 2`` and writes level ``t + 1``
+    into ``(t + write_shift) % 2``. The writing statement's loops cover the cells
+    ``[lower, upper]`` per array dimension (inclusive); ``margin_lo`` / ``margin_hi`` are
+    how far they stay inside the program's interior (:attr:`StencilInfo.dims`, the box
+    around every statement's cells), constants. Cells of the interior outside them keep
+    their value: the field's *boundary* cells there."""
+
+    name: str
+    statement: int  # index into StencilProgram.statements
+    buffers: int
+    read_shift: int
+    write_shift: int
+    lower: tuple[Affine, ...]
+    upper: tuple[Affine, ...]
+    margin_lo: tuple[int, ...]
+    margin_hi: tuple[int, ...]
+    coord: Coord | None = field(default=None, compare=False)
+
+    @property
+    def in_place(self) -> bool:
+        return self.buffers == 1
+
+
+@dataclass(frozen=True)
+class SubStep:
+    """Statements of a time step that run as one level of the blocked pipeline: none of
+    them reads a value another of them writes in the same step. ``updates`` holds, per
+    statement, the field it writes and its value with :class:`Read` nodes, each reading
+    the newest value of a field before this sub-step (``lag`` 1): the value an earlier
+    sub-step of the same time step wrote, or else the previous time step's."""
+
+    statements: tuple[int, ...]
+    updates: tuple[tuple[str, Expr], ...]
+
+    def reads(self) -> tuple[Read, ...]:
+        return tuple(e for _, value in self.updates for e in walk(value) if isinstance(e, Read))
+
+
+@dataclass(frozen=True)
 class StencilInfo:
     """What the analysis established about a :class:`StencilProgram`."""
 
@@ -750,6 +794,25 @@ class StencilInfo:
     update: Expr  # the assigned value with Read nodes, converted to dtype
     #: The read-only arrays, in the order of StencilProgram.arrays (CoefRead nodes).
     coefficients: tuple[CoefArray, ...] = ()
+    #: A program of several statements (or one updating its field in place): its fields
+    #: in StencilProgram.arrays order and its sub-steps in execution order. Empty for the
+    #: one-statement form, whose field is :attr:`array` and whose update :attr:`update`.
+    #: Then ``array`` is the first field, ``update`` the first statement's value, and
+    #: ``dims`` / ``offsets`` / ``flops_per_cell`` cover every statement.
+    fields: tuple[FieldInfo, ...] = ()
+    substeps: tuple[SubStep, ...] = ()
+
+    @property
+    def coupled(self) -> bool:
+        """Whether the program has several statements or fields in place
+        (:attr:`fields`, :attr:`substeps`)."""
+        return bool(self.fields)
+
+    def field_info(self, name: str) -> FieldInfo:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise KeyError(name)
 
     def coefficient(self, name: str) -> CoefArray:
         for c in self.coefficients:

@@ -40,6 +40,7 @@ from an5dpy.frontend.literals import int_range
 from an5dpy.ir import (
     Access,
     Affine,
+    Assign,
     AssocForm,
     Binary,
     Call,
@@ -48,6 +49,7 @@ from an5dpy.ir import (
     CoefIndex,
     CoefRead,
     Expr,
+    LoopNest,
     Read,
     Scalar,
     SpaceDim,
@@ -80,6 +82,9 @@ SUPPORTED_NDIMS = (2, 3)
 
 def analyze(program: StencilProgram) -> StencilInfo:
     """Analyse ``program``; raise :class:`UnsupportedInput` if it cannot be blocked."""
+    if program.multi_statement or program.array.in_place:
+        from an5dpy.analysis.fields import analyze_fields
+        return analyze_fields(program)
     return _Analysis(program).run()
 
 
@@ -203,8 +208,20 @@ def _point_values(point: "isl.Point", dt: "isl.dim_type", n: int) -> list[int]:
 
 
 class _Analysis:
-    def __init__(self, program: StencilProgram):
+    """The analysis of one statement: the program's only one (:meth:`run`), or one of
+    several (``nest`` and ``stmt`` given; :mod:`an5dpy.analysis.fields` drives those)."""
+
+    def __init__(self, program: StencilProgram, nest: LoopNest | None = None,
+                 stmt: Assign | None = None):
         self.prog = program
+        self.tloop = program.time_loop
+        self.loops = (nest or program.nests[0]).loops
+        self.ndim = len(self.loops)
+        self.loop_vars = [lp.var for lp in self.loops]
+        self.stmt = stmt
+        #: the array the statement writes (the first field of a one-statement program)
+        self.field = program.array if stmt is None else \
+            self._declaration(stmt.target.array) or program.array
 
     # ------------------------------------------------------------------ driver
 
@@ -212,11 +229,7 @@ class _Analysis:
         prog = self.prog
         stmt = self._statement()
         self.stmt = stmt
-        self.loops = prog.space_loops
-        self.tloop = prog.time_loop
-        self.ndim = len(self.loops)
         self._check_structure(stmt)
-        self.loop_vars = [lp.var for lp in self.loops]
 
         target = stmt.target
         perm = self._write_permutation(target)  # array dim d -> nest index
@@ -323,8 +336,7 @@ class _Analysis:
         return prog.statements[0]
 
     def _check_structure(self, stmt) -> None:
-        prog = self.prog
-        arr = prog.array
+        arr = self.field
         if self.ndim not in SUPPORTED_NDIMS:
             raise UnsupportedInput(
                 f"{self.ndim} spatial loops: an5dpy blocks 2D and 3D stencils "
@@ -335,7 +347,7 @@ class _Analysis:
                 f"array {arr.name} has {len(arr.extents)} spatial dimensions but the loop nest "
                 f"has {self.ndim} spatial loops: each spatial loop must index one dimension",
                 arr.coord or stmt.coord)
-        if arr.time_extent is not None and arr.time_extent < 2:
+        if not arr.in_place and arr.time_extent is not None and arr.time_extent < 2:
             raise UnsupportedInput(
                 f"array {arr.name} has a time dimension of extent {arr.time_extent}: the update "
                 "needs two time buffers ([2])", arr.coord or stmt.coord)
@@ -359,7 +371,7 @@ class _Analysis:
 
     def _write_permutation(self, target: Access) -> list[int]:
         """Array dim d -> index into the nest of the loop variable written at dim d."""
-        arr = self.prog.array
+        arr = self.field
         text = format_access(target)
         if target.array != arr.name:
             raise UnsupportedInput(
@@ -401,14 +413,14 @@ class _Analysis:
         return next((a for a in self.prog.arrays if a.name == name), None)
 
     def _check_read_form(self, acc: Access) -> None:
-        arr = self.prog.array
-        if acc.array != arr.name:
+        decl = self._declaration(acc.array)
+        if acc.array != self.field.name and (decl is None or decl.read_only):
             self._check_read_only_form(acc)
             return
         if len(acc.indices) != self.ndim:
             raise UnsupportedInput(
                 f"read {format_access(acc)} has {len(acc.indices)} spatial subscripts, the "
-                f"array {arr.name} {self.ndim}", acc.coord)
+                f"array {acc.array} {self.ndim}", acc.coord)
 
     def _check_read_only_form(self, acc: Access) -> None:
         """A read-only array: no time subscript, each subscript a spatial loop variable
@@ -418,7 +430,7 @@ class _Analysis:
         if decl is None or not decl.read_only:
             raise UnsupportedInput(
                 f"read of array {acc.array} in {format_access(acc)}: only the stencil array "
-                f"{self.prog.array.name} and read-only arrays may be read", acc.coord)
+                f"{self.field.name} and read-only arrays may be read", acc.coord)
         if acc.time is not None or len(acc.indices) != len(decl.extents):
             raise UnsupportedInput(
                 f"read-only array {acc.array} is read as {format_access(acc)}: it has "
@@ -470,7 +482,7 @@ class _Analysis:
                     f"statement writes {format_access(target)} modulo {k}: every access of "
                     f"{acc.array} must rotate through the same buffers "
                     f"(({self.tloop.var} + c) % {k})", acc.coord)
-        arr = self.prog.array
+        arr = self._declaration(target.array) or self.field
         if arr.time_extent is not None and arr.time_extent < k:
             raise UnsupportedInput(
                 f"array {arr.name} has a time dimension of extent {arr.time_extent} but its "
@@ -484,18 +496,24 @@ class _Analysis:
         prog = self.prog
         loop_names = {self.tloop.var, *self.loop_vars}
         affines: list[Affine] = [self.tloop.lower, self.tloop.upper]
-        for lp in self.loops:
-            affines += [lp.lower, lp.upper]
+        # every nest's and statement's names, so that each statement of a program sees
+        # the same parameters in the same order (the dependence analysis joins them)
+        for nest in prog.nests:
+            for lp in nest.loops:
+                affines += [lp.lower, lp.upper]
         for array in prog.arrays:
             affines += list(array.extents)
-        for acc in [self.stmt.target] + [e for e in walk(self.stmt.value) if isinstance(e, Access)]:
+        accesses = [acc for st in prog.statements
+                    for acc in (st.target, *(e for e in walk(st.value) if isinstance(e, Access)))]
+        for acc in accesses:
             affines += list(acc.indices)
             if acc.time is not None:
                 affines.append(acc.time)
+        every_loop_var = {lp.var for nest in prog.nests for lp in nest.loops}
         names: list[str] = []
         for aff in affines:
             for n in aff.variables:
-                if n not in loop_names and n not in names:
+                if n not in loop_names and n not in every_loop_var and n not in names:
                     names.append(n)
         # Close over the definitions of derived integer parameters.
         defs: dict[str, Affine] = {}
