@@ -626,7 +626,7 @@ def test_reject_statement_count_and_ndim():
     extra = ir.Assign(target2d(), rd(0, 0), coord(21, 3))
     nest = p.nests[0]
     p2 = dataclasses.replace(p, nests=(dataclasses.replace(nest, statements=nest.statements + (extra,)),))
-    rejects(p2, "2 statements", at=coord(21, 3))
+    rejects(p2, "'A' is written by two statements (the first at line 20)", at=coord(21, 3))
     # 1D
     p1 = make_program(access("A", t + 1, (i,), at=coord(20, 3)), read_at((1,), at=coord(90)),
                       [loop("i", 1, n - 2)])
