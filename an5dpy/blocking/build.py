@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from an5dpy.blocking.ops import (Accumulate, Boundary, Calc, KernelSchedule, Load, Op, Phase,
                                  Reg, Schedule, Step, Store, Sync)
-from an5dpy.blocking.plan import BlockingPlan, Mode, degrees_needed, round_up
+from an5dpy.blocking.plan import BlockingPlan, Mode, round_up
 
 def chunk_steps(degree: int, ring: int) -> int:
     """Steps per chunk: a multiple of the ring with an even number of level ops."""
@@ -31,6 +31,9 @@ class _Builder:
         self.ring = plan.slots(degree)
         self.reach_lo = plan.reach[0]
         self.levels = plan.levels
+        # the fields of a time step of several statements change buffer parity at their
+        # own sub-step, so each level loads its boundary values (no level T-2 copy)
+        self.coupled = plan.coupled
 
     def slot(self, plane: int) -> int:
         return plane % self.ring
@@ -60,7 +63,7 @@ class _Builder:
             return Store(d, self.window(d - 1, plane), plane, -1, hist, also)
         # boundary cells of level T >= 2 copy level T-2's value where the two share a
         # buffer (two time buffers); with three, each level loads its own
-        shares_buffer = level >= 2 and self.levels.buffers == 2
+        shares_buffer = level >= 2 and self.levels.buffers == 2 and not self.coupled
         prev = self.reg(level - 2, plane) if shares_buffer else None
         if kind == "boundary":
             return Boundary(level, self.reg(level, plane), plane, prev)
@@ -219,7 +222,7 @@ def static_head_degrees(plan: BlockingPlan, flops_per_cell: int) -> frozenset[in
     """Degrees whose kernel gets unrolled heads: the plan's own degree (the launches that
     do nearly all the work) unless its heads would be huge. Remainder degrees run once or
     twice per run and get compact kernels."""
-    d, r, ring = plan.bt, plan.stream_radius, plan.slots()
+    d, r, ring = plan.depth, plan.stream_radius, plan.slots()
     unroll = chunk_steps(d, ring)
     head_steps = sum(head_length(k, d, r, unroll) for k in ("lowermost", "middle"))
     size = head_steps * d * max(1, flops_per_cell)
@@ -230,7 +233,7 @@ def build_schedule(plan: BlockingPlan, degrees: tuple[int, ...] | None = None,
                    static_heads: frozenset[int] | None = None) -> Schedule:
     """Kernels for ``degrees`` (default: every degree a launch plan can need).
     ``static_heads`` lists the degrees built with unrolled heads (default: all)."""
-    degrees = degrees or degrees_needed(plan.bt, plan.levels)
+    degrees = degrees or plan.kernel_degrees()
     heads = set(degrees) if static_heads is None else static_heads
     return Schedule(plan, tuple(build_kernel_schedule(plan, d, d in heads) for d in degrees))
 

@@ -180,6 +180,28 @@ class BlockingPlan:
     #: pipeline is timed with the symmetric radius; planes beyond the reach are never read.
     stream_reach: tuple[int, int] | None = None
     levels: TimeLevels = TimeLevels()
+    #: A time step of several statements (:attr:`~an5dpy.ir.StencilInfo.substeps`): each
+    #: time step is ``substeps`` levels of the pipeline, each level holds all ``fields``.
+    substeps: int = 1
+    fields: int = 1
+
+    @property
+    def coupled(self) -> bool:
+        return self.substeps > 1 or self.fields > 1
+
+    @property
+    def depth(self) -> int:
+        """Levels of a full launch: ``bt`` time steps of :attr:`substeps` levels each.
+        Every method below that takes a ``degree`` counts it in levels, the kernel's."""
+        return self.bt * self.substeps
+
+    def kernel_degree(self, steps: int) -> int:
+        """The levels of the kernel a launch of ``steps`` time steps runs."""
+        return steps * self.substeps
+
+    def kernel_degrees(self) -> tuple[int, ...]:
+        """The kernels' degrees (levels) a launch plan can need (:func:`degrees_needed`)."""
+        return tuple(self.kernel_degree(d) for d in degrees_needed(self.bt, self.levels))
 
     @property
     def reach(self) -> tuple[int, int]:
@@ -203,7 +225,7 @@ class BlockingPlan:
         return math.prod(self.bs)
 
     def halo(self, degree: int | None = None) -> tuple[int, ...]:
-        d = self.bt if degree is None else degree
+        d = self.depth if degree is None else degree
         return tuple(d * r for r in self.plane_radius)
 
     def compute_region(self, degree: int | None = None) -> tuple[int, ...]:
@@ -218,16 +240,16 @@ class BlockingPlan:
 
     def slots(self, degree: int | None = None) -> int:
         """Register slots per level ring in the kernel of ``degree`` (:meth:`TimeLevels.slots`)."""
-        return self.levels.slots(self.stream_radius, self.bt if degree is None else degree)
+        return self.levels.slots(self.stream_radius, self.depth if degree is None else degree)
 
     def registers_per_thread(self, degree: int | None = None) -> int:
         """Plane registers the schedule allocates (not counting nvcc's temporaries)."""
-        d = self.bt if degree is None else degree
+        d = self.depth if degree is None else degree
         if self.mode is Mode.ASSOC:
             return 1 + d * self.ring  # one loaded plane, an accumulator ring per level
         # rings of levels 0 .. d-1 (level d is stored directly), and of the older levels
-        # the loads bring along where the update reads them
-        return (d + self.levels.loaded) * self.slots(d)
+        # the loads bring along where the update reads them; one ring per field
+        return (d + self.levels.loaded) * self.slots(d) * self.fields
 
     @property
     def window_smem_planes(self) -> int:
@@ -250,7 +272,7 @@ class BlockingPlan:
     def smem_words(self) -> int:
         """Table 1 of the paper: two buffers (double buffering) of a word per thread per
         plane (plus the padding of :attr:`smem_row_shape`)."""
-        return 2 * self.smem_planes * math.prod(self.smem_row_shape)
+        return 2 * self.smem_planes * self.fields * math.prod(self.smem_row_shape)
 
     @property
     def smem_bytes(self) -> int:
@@ -258,8 +280,9 @@ class BlockingPlan:
 
     def register_estimate(self, degree: int | None = None) -> int:
         """The paper's empirical lower bound on registers per thread (section 6.3)."""
-        d = self.bt if degree is None else degree
-        rings = (d + self.levels.loaded) * self.slots(d)  # with the loaded older levels'
+        d = self.depth if degree is None else degree
+        # with the loaded older levels', one ring per field
+        rings = (d + self.levels.loaded) * self.slots(d) * self.fields
         if self.dtype == "double":
             return 2 * rings + d + 30
         return rings + d + 20
@@ -307,6 +330,24 @@ def default_block_size(ndim: int) -> tuple[int, ...]:
     return (256,) if ndim == 2 else (32, 32)
 
 
+def stream_reach_of(info: StencilInfo) -> tuple[int, int]:
+    """The planes below and above the interior a block loads: the reads' reach along the
+    streaming dimension. The interior of a time step of several statements is the box
+    around their cells, and a statement whose cells stop short of the box's edge reads
+    no further than the array: the reach is cut at the array's edge there (the box's
+    planes that some field does not write are its boundary values, whatever the update
+    would compute from planes beyond the array)."""
+    dim = info.dims[0]
+    below, above = dim.reach_lo, dim.reach_hi
+    if info.coupled:
+        room_below, room_above = dim.lower, dim.extent - 1 - dim.upper
+        if room_below.is_constant:
+            below = min(below, max(0, room_below.const))
+        if room_above.is_constant:
+            above = min(above, max(0, room_above.const))
+    return below, above
+
+
 def make_plan(info: StencilInfo, bt: int = 4, bs: tuple[int, ...] | None = None,
               sl: int | None = None, opt: Mode | str | None = None, dtype: str | None = None,
               limits: DeviceLimits = HOPPER_LIMITS) -> BlockingPlan:
@@ -324,7 +365,8 @@ def make_plan(info: StencilInfo, bt: int = 4, bs: tuple[int, ...] | None = None,
     if dtype not in WORD_BYTES:
         raise OptionError([("dtype", dtype)], "choose float or double")
     plan = BlockingPlan(info.ndim, dtype, info.radius, int(bt), bs, sl, mode,
-                        (info.dims[0].reach_lo, info.dims[0].reach_hi), TimeLevels.of(info))
+                        stream_reach_of(info), TimeLevels.of(info),
+                        max(1, len(info.substeps)), max(1, len(info.fields)))
     check_plan(plan, info, limits)
     return plan
 
@@ -349,7 +391,9 @@ def check_plan(plan: BlockingPlan, info: StencilInfo,
             raise OptionError(
                 [("bs", block_size_value(plan.bs)), ("bt", plan.bt)],
                 f"a block of {b} threads has no compute region left after the halo of "
-                f"2*bT*r = {2 * plan.bt * r} (need bS > 2*bT*r)")
+                f"2*bT*r = {2 * plan.depth * r} (need bS > 2*bT*r"
+                + (f", bT counting {plan.substeps} sub-steps per time step)" if plan.coupled
+                   else ")"))
     if plan.nthreads > limits.max_threads_per_block:
         raise OptionError([("bs", block_size_value(plan.bs))],
                           f"{plan.nthreads} threads per block exceed the limit of "
@@ -358,6 +402,10 @@ def check_plan(plan: BlockingPlan, info: StencilInfo,
         raise OptionError([("opt", "nondiag")],
                           "needs a diagonal-access-free stencil (reads off the centre column "
                           "of other planes need shared memory): use assoc or none")
+    if plan.coupled and plan.mode is Mode.ASSOC:
+        raise OptionError([("opt", "assoc")],
+                          "a time step of several statements has no associative mode: use "
+                          "nondiag or none")
     if plan.mode is Mode.ASSOC and not info.associative:
         raise OptionError([("opt", "assoc")],
                           "needs an associative stencil (a sum of terms that each read one "

@@ -86,7 +86,7 @@ def prove_coverage(plan: BlockingPlan, degree: int | None = None,
                    dims: Sequence[DimExtent] | None = None) -> CoverageProof:
     """The proof for a launch of temporal degree ``degree`` (default ``plan.bt``): for
     every grid, or for the grid of interior bounds ``dims`` (array dimension order)."""
-    d = plan.bt if degree is None else degree
+    d = plan.depth if degree is None else degree
     stores = store_map(plan, d)
     inside = interior(plan)
     if dims is not None:

@@ -47,6 +47,9 @@ def simulate(info: StencilInfo, plan: BlockingPlan, grid: np.ndarray,
     work buffers, which start as NaN (nothing may read them before a launch wrote them).
     """
     dims = grid_extents(info, env)
+    if info.coupled:
+        return _simulate_fields(info, plan, grid, env, dims, schedule or build_schedule(plan),
+                                read_only)
     expected = (info.time.buffers, *(d.size for d in dims))
     if grid.shape != expected:
         raise InternalError(f"grid shape {grid.shape} does not match the extents {expected}")
@@ -74,6 +77,44 @@ def simulate(info: StencilInfo, plan: BlockingPlan, grid: np.ndarray,
     return pool[:k].copy()
 
 
+def field_shapes(info: StencilInfo, env: Mapping[str, int | float]) -> tuple[tuple[int, ...], ...]:
+    """The shape of each field's buffers, ``(k, *extents)`` with k = 1 in place, in
+    :attr:`~an5dpy.ir.StencilInfo.fields` order: the state of a program of several
+    statements."""
+    sizes = tuple(d.size for d in grid_extents(info, env))
+    return tuple((f.buffers, *sizes) for f in info.fields)
+
+
+def _simulate_fields(info: StencilInfo, plan: BlockingPlan, fields, env, dims, schedule,
+                     read_only) -> tuple[np.ndarray, ...]:
+    """:func:`simulate` for a program of several statements. ``fields`` holds one array per
+    field (:func:`field_shapes`); the run keeps two buffers of every field (a field in
+    place gets a copy of itself, whose boundary cells are its own), buffer ``b`` of all
+    fields in ``pool[b]``. Returns the fields' new values, in the same shapes."""
+    shapes = field_shapes(info, env)
+    if len(fields) != len(shapes) or any(np.shape(a) != sh for a, sh in zip(fields, shapes)):
+        raise InternalError(f"field shapes {[np.shape(a) for a in fields]} do not match "
+                            f"{list(shapes)}")
+    if len(read_only) != len(info.coefficients):
+        raise InternalError(f"{len(read_only)} read-only arrays for "
+                            f"{len(info.coefficients)} coefficients")
+    dtype = numpy_type(plan.dtype)
+    steps, start = info.time.steps(env), info.time.start_buffer(env)
+    pool = np.empty((2, len(shapes), *shapes[0][1:]), dtype)
+    for f, (field, values) in enumerate(zip(info.fields, fields)):
+        for b in range(2):
+            pool[b, f] = values[b] if field.buffers == 2 else values[0]
+    kernels = _Kernels(info, plan, dict(env),
+                       {c.name: np.asarray(a, numpy_type(c.elem_type))
+                        for c, a in zip(info.coefficients, read_only)})
+    for launch in launch_plan(steps, plan.bt, start):
+        run_launch(kernels, schedule.kernel(plan.kernel_degree(launch.degree)), dims, pool,
+                   launch)
+    last = (start + steps) % 2
+    return tuple(pool[:, f].copy() if field.buffers == 2 else pool[last, f][None].copy()
+                 for f, field in enumerate(info.fields))
+
+
 class _Kernels:
     """The update expression compiled for each register/shared-memory mode."""
 
@@ -84,6 +125,14 @@ class _Kernels:
         self.coefficients = dict(coefficients or {})
         self.dtype = numpy_type(plan.dtype)
         self.update = compile_expr(info.update, scalars)
+        #: per sub-step, (field index, compiled update) of each statement
+        names = [f.name for f in info.fields]
+        self.substeps = [tuple((names.index(name), compile_expr(value, scalars))
+                               for name, value in sub.updates) for sub in info.substeps]
+        #: per field, the sub-step (0-based) writing it
+        self.written_at = [next(k for k, sub in enumerate(info.substeps)
+                                if any(n == f.name for n, _ in sub.updates))
+                           for f in info.fields]
         if plan.mode is Mode.ASSOC:
             form = info.assoc
             self.acc_type = numpy_type(form.sum_type)
@@ -204,9 +253,9 @@ def run_launch(kernels: _Kernels, kernel: KernelSchedule, dims: tuple[DimExtent,
         s0, s1 = geo.stream_block_range(b)
         rng = BlockRanges.of(s0, s1, zlo, zhi, kernel.degree, plan.stream_radius, plan.reach)
         groups.setdefault(_trace_key(rng), []).append(rng.base)
-    writes = np.zeros(grid.shape[1:], np.int32)
+    writes = np.zeros(grid.shape[2:] if plan.coupled else grid.shape[1:], np.int32)
     for key, bases in groups.items():
-        _Group(kernels, kernel, threads, grid, launch, np.array(bases), writes).run(
+        _Group(kernels, kernel, threads, grid, launch, np.array(bases), writes, dims).run(
             _trace(kernel, key))
     interior = tuple(slice(d.lower, d.upper + 1) for d in dims)
     if not (writes[interior] == 1).all() or writes.sum() != writes[interior].sum():
@@ -219,7 +268,7 @@ class _Group:
 
     def __init__(self, kernels: _Kernels, kernel: KernelSchedule, threads: ThreadGrid,
                  grid: np.ndarray, launch: Launch | LevelLaunch, bases: np.ndarray,
-                 writes: np.ndarray):
+                 writes: np.ndarray, dims: tuple[DimExtent, ...] = ()):
         self.k = kernels
         self.kernel = kernel
         self.t = threads
@@ -240,14 +289,19 @@ class _Group:
         self.r = kernel.radius
         self.nplane = len(threads.coords)
         # gather indices for one plane of every block
-        self.coords = [np.broadcast_to(np.clip(x, 0, grid.shape[2 + e] - 1), self.shape)
+        self.coupled = kernels.plan.coupled
+        first = 3 if self.coupled else 2  # pool axes: buffer, (field,) streaming, plane
+        self.coords = [np.broadcast_to(np.clip(x, 0, grid.shape[first + e] - 1), self.shape)
                        for e, x in enumerate(threads.coords)]
+        if self.coupled:
+            self._field_masks(dims)
 
     # -- memory
     def reg(self, reg) -> np.ndarray:
         value = self.regs.get(reg)
         if value is None:
-            value = np.full(self.shape, np.nan, self._reg_dtype(reg))
+            lead = (len(self.k.info.fields),) if self.coupled else ()
+            value = np.full((*lead, *self.shape), np.nan, self._reg_dtype(reg))
         return value
 
     def _reg_dtype(self, reg):
@@ -256,13 +310,91 @@ class _Group:
         return self.k.dtype
 
     def load(self, buffer: int, plane: int) -> np.ndarray:
+        """Plane ``plane`` of ``buffer`` at every thread (of every field, field axis
+        first, in a program of several statements)."""
         z = (self.bases + plane).reshape((-1,) + (1,) * len(self.t.shape))
-        if ((z < 0) | (z >= self.grid.shape[1])).any():
+        if ((z < 0) | (z >= self.grid.shape[-1 - self.nplane])).any():
             raise InternalError(f"load of plane {plane} outside the array")
         z = np.broadcast_to(z, self.shape)
-        values = self.grid[buffer][(z, *self.coords)].astype(self.k.dtype)
-        values[:, ~self.t.in_array] = np.nan
+        lead = (slice(None),) if self.coupled else ()
+        values = self.grid[buffer][(*lead, z, *self.coords)].astype(self.k.dtype)
+        values[..., ~np.broadcast_to(self.t.in_array, self.shape)] = np.nan
         return values
+
+    # -- the fields of a time step of several statements
+    def _field_masks(self, dims: tuple[DimExtent, ...]) -> None:
+        """Per field, the threads' cells its statement writes (in-plane) and the planes."""
+        self.field_cells, self.field_planes = [], []
+        for f in self.k.info.fields:
+            inside = np.ones(self.t.shape, bool)
+            for x, dim, lo, hi in zip(self.t.coords, dims[1:], f.margin_lo[1:], f.margin_hi[1:]):
+                inside &= (x >= dim.lower + lo) & (x <= dim.upper - hi)
+            self.field_cells.append(inside)
+            self.field_planes.append((dims[0].lower + f.margin_lo[0],
+                                      dims[0].upper - f.margin_hi[0]))
+
+    def time_of(self, field: int, level: int) -> int:
+        """How many time steps field ``field`` has advanced at level ``level`` of the
+        launch (it advances at its own sub-step of each step)."""
+        if level <= 0:
+            return 0
+        s = self.k.plan.substeps
+        return (level - 1) // s + ((level - 1) % s >= self.k.written_at[field])
+
+    def field_boundary(self, level: int, plane: int) -> np.ndarray:
+        """Every field's value at level ``level`` at its boundary cells: the buffer of the
+        parity of its own time at that level."""
+        loaded = {b: self.load(self.bnd[b], plane) for b in (0, 1)}
+        return np.stack([loaded[self.time_of(f, level) % 2][f]
+                         for f in range(len(self.k.info.fields))])
+
+    def field_stencil(self, level: int, ins, buf: int, plane: int) -> np.ndarray:
+        """Level ``level`` of every field at ``plane``: the statements of its sub-step
+        evaluate their updates over level-1's planes ``ins`` (all fields, through shared
+        memory as the mode says); the other fields keep level-1's value; then each field's
+        boundary cells take their values (:meth:`field_boundary`) and threads outside the
+        level's window NaN."""
+        r = self.r
+        inputs = [self.reg(reg) for reg in ins]
+        mode = self.k.plan.mode
+        self.write_smem(buf, (np.stack(inputs) if mode is Mode.NONE else inputs[r], ()))
+        self.barrier()
+        shared, _ = self.smem[buf]
+        index = {f.name: k for k, f in enumerate(self.k.info.fields)}
+        cache: dict = {}
+
+        def read(node: Read | CoefRead) -> np.ndarray:
+            if isinstance(node, CoefRead):
+                key = (node.array, node.index)
+                if key not in cache:
+                    cache[key] = self.coefficient(node, plane)
+                return cache[key]
+            f, dz, plane_off = index[node.array], node.offset[0], node.offset[1:]
+            key = (f, node.offset)
+            if key not in cache:
+                if mode is Mode.NONE:
+                    cache[key] = neighbour(shared[dz + r][f], plane_off)
+                elif dz != 0:
+                    if any(plane_off):
+                        raise InternalError("nondiag schedule used for a diagonal access")
+                    cache[key] = inputs[dz + r][f]
+                else:
+                    cache[key] = neighbour(shared[f], plane_off)
+            return cache[key]
+
+        out = inputs[r].copy()
+        for f, update in self.k.substeps[(level - 1) % self.k.plan.substeps]:
+            out[f] = np.broadcast_to(np.asarray(update(read), self.k.dtype), self.shape)
+        self.reads_done(buf)
+        z = (self.bases + plane).reshape((-1,) + (1,) * len(self.t.shape))
+        boundary = self.field_boundary(level, plane)
+        active = np.broadcast_to(self.t.active[level], self.shape)
+        in_array = np.broadcast_to(self.t.in_array, self.shape)
+        for f, (lo, hi) in enumerate(self.field_planes):
+            cells = np.broadcast_to(self.field_cells[f], self.shape) & (z >= lo) & (z <= hi)
+            out[f] = np.where(cells & active, out[f], np.nan)
+            out[f] = np.where(in_array & ~cells, boundary[f], out[f])
+        return out
 
     def load_level(self, level: int, plane: int, boundary: bool) -> np.ndarray:
         """Level ``level`` (0, -1, ..) of ``plane``: interior cells from the buffer the
@@ -322,6 +454,15 @@ class _Group:
             case Load():
                 self.regs[op.out] = self.load_level(0, op.plane, op.boundary)
                 self.load_older(op)
+            case Boundary() if self.coupled:
+                self.regs[op.out] = self.field_boundary(op.level, op.plane)
+                if rop.barrier:
+                    self.barrier()
+            case Calc() if self.coupled:
+                self.regs[op.out] = self.field_stencil(op.level, op.ins, op.buf, op.plane)
+            case Store() if self.coupled:
+                value = self.field_stencil(op.level, op.ins, op.buf, op.plane)
+                self.store(op.plane, value, self.dst)
             case Boundary():
                 if op.prev is not None:  # the level T-2 copy: same buffer parity
                     self.regs[op.out] = self.reg(op.prev).copy()
@@ -430,7 +571,10 @@ class _Group:
         z = np.broadcast_to((self.bases + plane).reshape((-1,) + (1,) * len(self.t.shape)),
                             self.shape)
         idx = (z[mask], *(c[mask] for c in self.coords))
-        self.grid[dst][idx] = value[mask]
+        if self.coupled:
+            self.grid[dst][(slice(None), *idx)] = value[:, mask]
+        else:
+            self.grid[dst][idx] = value[mask]
         if count:
             np.add.at(self.writes, idx, 1)
 

@@ -296,6 +296,7 @@ def prove_file(path: str, options, params: Mapping[str, str],
         announce(choice)
     counts: dict[int, int] = {}
     for degree in run_degrees(info.time.steps(env), plan.bt, plan.levels):
+        degree = plan.kernel_degree(degree)
         counts[degree] = counts.get(degree, 0) + 1
     proofs = tuple(prove_coverage(plan, d, dims) for d in counts)
     return CoverageReport(info, plan, dict(env), tuple(counts.items()), proofs, choice=choice)

@@ -233,7 +233,7 @@ def occupancy(plan: BlockingPlan, gpu: GpuSpec, degree: int | None = None,
     either is rounded up to a multiple of 8 (the allocation granularity). 0 blocks per SM
     means the plan cannot run on this GPU.
     """
-    d = plan.bt if degree is None else degree
+    d = plan.depth if degree is None else degree
     r = round_up(regs if regs is not None else plan.register_estimate(d), REGISTER_GRANULE)
     nthr = plan.nthreads
     smem = plan.smem_bytes

@@ -460,6 +460,7 @@ class Model:
             raise UsageError(f"plan is {plan.ndim}D, the stencil {self.info.ndim}D")
         counts: dict[int, int] = {}
         for deg in run_degrees(self.steps, plan.bt, plan.levels):
+            deg = plan.kernel_degree(deg)
             counts[deg] = counts.get(deg, 0) + 1
         launches = []
         for deg, k in counts.items():
@@ -481,7 +482,7 @@ class Model:
             time_comp=times[0], time_sm=times[1], time_gm=times[2], time_issue=times[3],
             eff_alu=self._mix[plan.mode].eff_alu, eff_sm=raw / seconds if seconds > 0 else 1.0,
             blocks_per_sm=launches[0].occupancy.blocks_per_sm if launches
-            else self.occupancy(plan, None, _regs_for(regs, plan.bt)).blocks_per_sm,
+            else self.occupancy(plan, None, _regs_for(regs, plan.depth)).blocks_per_sm,
             threads=sum_counts(c.threads.scale(c.count) for c in launches),
             gm_bytes=sum(c.count * c.gm_bytes for c in launches),
             sm_bytes=sum(c.count * c.sm_bytes for c in launches),

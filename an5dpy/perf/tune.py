@@ -291,7 +291,7 @@ FINALISTS = 3
 
 def own_kernel(cubin, plan: BlockingPlan):
     """ptxas' resources of the kernel of the plan's own degree (None if not reported)."""
-    return cubin.kernel(f"_kernel_d{plan.bt}")
+    return cubin.kernel(f"_kernel_d{plan.depth}")
 
 
 def own_registers(cubin, plan: BlockingPlan) -> int | None:
