@@ -770,6 +770,7 @@ class SubStep:
 
     statements: tuple[int, ...]
     updates: tuple[tuple[str, Expr], ...]
+    flops: tuple[int, ...] = ()  # per statement, the FLOPs per cell (Table 3's rule)
 
     def reads(self) -> tuple[Read, ...]:
         return tuple(e for _, value in self.updates for e in walk(value) if isinstance(e, Read))
@@ -869,7 +870,39 @@ class StencilInfo:
                            "extent": str(d.extent)} for d in self.dims],
             },
             "arrays": self.arrays_json(),
+            **(self.fields_json() if self.coupled else {}),
         }
+
+    def fields_json(self) -> dict:
+        """A time step of several statements: each statement (the field it writes, its
+        sub-step, its reads per field as offsets, its reach per dimension and FLOPs per
+        cell), each field (its buffers and cells) and each sub-step (its statements)."""
+        substep_of = {i: k for k, sub in enumerate(self.substeps) for i in sub.statements}
+        statements = []
+        for sub in self.substeps:
+            for index, (name, value) in zip(sub.statements, sub.updates):
+                reads = [e for e in walk(value) if isinstance(e, Read)]
+                by_field: dict[str, set] = {}
+                for e in reads:
+                    by_field.setdefault(e.array, set()).add(e.offset)
+                stmt = self.program.statements[index]
+                offsets = [e.offset for e in reads] or [(0,) * self.ndim]
+                statements.append({
+                    "index": index, "line": stmt.coord.line if stmt.coord else None,
+                    "writes": name, "substep": substep_of[index],
+                    "reads": {f: [list(o) for o in sorted(offs)] for f, offs in by_field.items()},
+                    "reach": [[max(0, -min(o[d] for o in offsets)),
+                               max(0, max(o[d] for o in offsets))] for d in range(self.ndim)],
+                    "radius": [max(abs(o[d]) for o in offsets) for d in range(self.ndim)],
+                    "flops_per_cell": sub.flops[sub.statements.index(index)],
+                })
+        fields = [{"name": f.name, "buffers": f.buffers, "in_place": f.in_place,
+                   "statement": f.statement,
+                   "lower": [str(a) for a in f.lower], "upper": [str(a) for a in f.upper]}
+                  for f in self.fields]
+        substeps = [{"statements": list(sub.statements),
+                     "writes": [name for name, _ in sub.updates]} for sub in self.substeps]
+        return {"statements": statements, "fields": fields, "substeps": substeps}
 
     def arrays_json(self) -> list[dict]:
         """Every array the scop touches: the updated grid (its time buffers, how many earlier
@@ -877,6 +910,10 @@ class StencilInfo:
         the newest earlier level, ``reads`` one entry per lag) and each read-only array (no
         time level; each read as, per subscript, the grid dimension it follows, or null for
         a constant, and the offset or constant)."""
+        if self.coupled:
+            grids = [{"name": f.name, "role": "updated", "elem_type": self.dtype,
+                      "rank": self.ndim, "time_levels": f.buffers, "in_place": f.in_place,
+                      "extents": [str(d.extent) for d in self.dims]} for f in self.fields]
         grid = {"name": self.array, "role": "updated", "elem_type": self.dtype,
                 "rank": self.ndim, "time_levels": self.time.buffers,
                 "history": self.history,
@@ -890,4 +927,4 @@ class StencilInfo:
                   "offsets": [[{"dim": i.dim, "offset": i.offset} for i in read]
                               for read in c.reads]}
                  for c in self.coefficients]
-        return [grid, *coefs]
+        return [*(grids if self.coupled else [grid]), *coefs]

@@ -381,7 +381,9 @@ def _info(program: StencilProgram, statements: list[_Statement], writer: dict[st
     substeps = tuple(
         SubStep(statements=tuple(st.index for st in statements if sigma[st.index] == level),
                 updates=tuple((st.field, values[st.index]) for st in statements
-                              if sigma[st.index] == level))
+                              if sigma[st.index] == level),
+                flops=tuple(count_flops(values[st.index]) for st in statements
+                            if sigma[st.index] == level))
         for level in sorted(set(sigma)))
     coef_index = {}
     for st in statements:

@@ -52,8 +52,16 @@ UNIT_ROUNDOFF = {"float": 2.0 ** -24, "double": 2.0 ** -53}
 BACKENDS = ("sim", "cuda", "isl")
 
 
+def updates(info: StencilInfo) -> tuple:
+    """Every update the time step evaluates: the one statement's, or each of a time step of
+    several statements."""
+    if info.coupled:
+        return tuple(value for sub in info.substeps for _, value in sub.updates)
+    return (info.update,)
+
+
 def must_be_identical(info: StencilInfo, plan: BlockingPlan, exact_build: bool) -> bool:
-    return exact_build and plan.mode is not Mode.ASSOC and is_exact(info.update)
+    return exact_build and plan.mode is not Mode.ASSOC and all(is_exact(u) for u in updates(info))
 
 
 def tolerance(info: StencilInfo, plan: BlockingPlan, steps: int,
@@ -62,7 +70,8 @@ def tolerance(info: StencilInfo, plan: BlockingPlan, steps: int,
     computes in (a double stencil calling sqrtf rounds like float there) and ``A`` the
     problem's amplification of rounding-size changes (at least 1; :func:`amplification`)."""
     from an5dpy.ir import walk
-    types = {n.ctype for n in walk(info.update) if n.ctype in UNIT_ROUNDOFF} | {plan.dtype}
+    types = {n.ctype for u in updates(info) for n in walk(u) if n.ctype in UNIT_ROUNDOFF}
+    types |= {plan.dtype}
     u = max(UNIT_ROUNDOFF[t] for t in types)
     ops = max(1, info.flops_per_cell)
     return 8.0 * u * ops * max(1, steps) * max(1.0, amplification)
@@ -183,7 +192,24 @@ def random_read_only(program, env: Mapping[str, int], seed: int) -> tuple[np.nda
     """Random values for each read-only array of ``program`` (``program.arrays`` order),
     each from a seed of its own, in the range of the grid's values."""
     return tuple(random_grid(array_shape(a.extents, env), a.elem_type, (seed, k))
-                 for k, a in enumerate(program.arrays[1:], 1))
+                 for k, a in enumerate(program.arrays[1:], 1) if a.read_only)
+
+
+def random_fields(info: StencilInfo, env: Mapping[str, int], seed: int
+                  ) -> list[np.ndarray]:
+    """Random values for every buffer of every field of a time step of several statements
+    (:func:`an5dpy.check.simulate.field_shapes`), each field from a seed of its own."""
+    from an5dpy.check.simulate import field_shapes
+    return [random_grid(shape, info.dtype, (seed, 1000 + k))
+            for k, shape in enumerate(field_shapes(info, env))]
+
+
+def field_results(info: StencilInfo, env: Mapping[str, int], fields) -> np.ndarray:
+    """The buffers where the C program leaves each field's result, joined into one array
+    (a field in place has one; a double-buffered one leaves it in :func:`result_buffer`)."""
+    b = result_buffer(info, env)
+    return np.stack([np.asarray(values[0] if f.in_place else values[b])
+                     for f, values in zip(info.fields, fields)])
 
 
 def result_buffer(info: StencilInfo, env: Mapping[str, int]) -> int:
@@ -305,6 +331,59 @@ def prove_file(path: str, options, params: Mapping[str, str],
 # --------------------------------------------------------------------------- whole runs
 
 
+def _verify_fields(path, info: StencilInfo, plan: BlockingPlan, program, env, backend: str,
+                   exact: bool, seed: int, arch, options, choice) -> VerifyReport:
+    """:func:`verify_file` for a time step of several statements: random values in every
+    buffer of every field, each field's result compared."""
+    from an5dpy import driver
+    from an5dpy.check.reference import build_reference
+
+    fields = random_fields(info, env, seed)
+    read_only = random_read_only(program, env, seed)
+    oracle = build_reference(program)
+    reference = [f.copy() for f in fields]
+    oracle.run(reference, env, read_only)
+    device = build = None
+    if backend == "sim":
+        from an5dpy.check.simulate import simulate
+        result = simulate(info, plan, fields, env, driver.emitted_schedule(info, plan),
+                          read_only)
+        exact_build = True
+    else:
+        raise UsageError("--backend cuda: the CUDA code of a time step of several "
+                         "statements is not generated yet (--backend sim runs its "
+                         "schedule on the CPU)")
+    got, want = field_results(info, env, result), field_results(info, env, reference)
+    if must_be_identical(info, plan, exact_build):
+        comparison = compare(got, want, None)
+    else:
+        def moved_result(moved):
+            copies = [m.copy() for m in moved]
+            oracle.run(copies, env, read_only)
+            return field_results(info, env, copies)
+        amp = field_amplification(moved_result, fields, want, plan.dtype, seed)
+        comparison = compare(got, want, tolerance(info, plan, info.time.steps(env), amp), amp)
+    return VerifyReport(info, plan, backend, dict(env), comparison, device, build,
+                        choice=choice)
+
+
+def field_amplification(run_oracle: Callable, fields: list[np.ndarray], reference: np.ndarray,
+                        dtype: str, seed: int = 0) -> float:
+    """:func:`amplification` for several fields: every cell of every field moved by one
+    ulp; ``run_oracle(fields)`` returns the joined results (:func:`field_results`)."""
+    u = UNIT_ROUNDOFF[dtype]
+    worst = 0.0
+    rng = np.random.default_rng([seed, 1])
+    ups = [rng.random(f.shape) < 0.5 for f in fields]
+    for flip in (False, True):
+        moved = [np.where(up != flip, np.nextafter(f, np.array(np.inf, f.dtype)),
+                          np.nextafter(f, np.array(-np.inf, f.dtype)))
+                 for f, up in zip(fields, ups)]
+        _, rel = relative_errors(run_oracle(moved), reference)
+        worst = max(worst, float(np.nanmax(rel)) if rel.size else 0.0)
+    return worst / u
+
+
 def verify_file(path: str, options, backend: str, params: Mapping[str, str],
                 exact: bool = False, seed: int = 0, arch: str | None = None,
                 announce: Callable | None = None, loaded=None
@@ -334,9 +413,14 @@ def verify_file(path: str, options, backend: str, params: Mapping[str, str],
             raise UsageError(f"--backend cuda needs a CUDA GPU and cupy: {why} "
                              "(--backend sim runs the schedule on the CPU)")
     shape = (info.time.buffers, *(d.size for d in grid_extents(info, env)))
+    if info.coupled:  # every field's buffers
+        shape = (2 * len(info.fields), *shape[1:])
     _check_grid(info, shape, plan.dtype, env)
     if announce is not None:  # the backend and the grid are there: the run starts
         announce(choice)
+    if info.coupled:
+        return _verify_fields(path, info, plan, program, env, backend, exact, seed, arch,
+                              options, choice)
     grid = random_grid(shape, plan.dtype, seed)
     read_only = random_read_only(program, env, seed)
     reference = grid.copy()
