@@ -1,10 +1,16 @@
-"""From the parsed file to a :class:`StencilProgram`: the scop, its loops, its statement.
+"""From the parsed file to a :class:`StencilProgram`: the scop, its time loop, the spatial
+loop nests inside it and their statements.
+
+The time loop holds one perfectly nested spatial nest or several in sequence, all of the
+same depth; each nest's innermost body holds one or more assignments. The arrays they
+write are the *fields* (each written by one statement, time-buffered or updated in place,
+all of the same extents); every other array is read-only.
 
 Everything the user can get wrong is reported as :class:`UnsupportedInput` at the
 construct's position in the user's file, naming the construct and saying why an5dpy cannot
-block it. Properties that need the polyhedral model (in-place updates, non-constant offsets,
-writes away from the loop point) are left to the analysis stage: this stage keeps what it
-needs, the subscripts as affine forms.
+block it. Properties that need the polyhedral model (which level of a field a read sees,
+non-constant offsets, writes away from the loop point) are left to the analysis stage: this
+stage keeps what it needs, the subscripts as affine forms.
 """
 
 from __future__ import annotations
