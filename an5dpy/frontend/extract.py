@@ -1,10 +1,16 @@
-"""From the parsed file to a :class:`StencilProgram`: the scop, its loops, its statement.
+"""From the parsed file to a :class:`StencilProgram`: the scop, its time loop, the spatial
+loop nests inside it and their statements.
+
+The time loop holds one perfectly nested spatial nest or several in sequence, all of the
+same depth; each nest's innermost body holds one or more assignments. The arrays they
+write are the *fields* (each written by one statement, time-buffered or updated in place,
+all of the same extents); every other array is read-only.
 
 Everything the user can get wrong is reported as :class:`UnsupportedInput` at the
 construct's position in the user's file, naming the construct and saying why an5dpy cannot
-block it. Properties that need the polyhedral model (in-place updates, non-constant offsets,
-writes away from the loop point) are left to the analysis stage: this stage keeps what it
-needs, the subscripts as affine forms.
+block it. Properties that need the polyhedral model (which level of a field a read sees,
+non-constant offsets, writes away from the loop point) are left to the analysis stage: this
+stage keeps what it needs, the subscripts as affine forms.
 """
 
 from __future__ import annotations
@@ -37,7 +43,8 @@ _PREFIX_OPERATORS = frozenset({"-", "+", "!", "~", "*", "&", "++", "--"})
 _NEST_SHAPE = ("an5dpy blocks 2D and 3D stencils: a time loop around 2 or 3 perfectly "
                "nested spatial loops")
 _LOOP_FORM = "for (v = lower; v < upper; v++)"
-_BODY_FORM = "the innermost body must be one assignment 'A[(t+1)%2][i][j] = expression;'"
+_BODY_FORM = ("each statement of the innermost body must be an assignment "
+              "'A[(t+1)%2][i][j] = expression;'")
 
 
 def extract_program(ast: c_ast.FileAST, locator: Locator, lines: Sequence[PreprocessedLine],
@@ -50,19 +57,28 @@ def extract_program(ast: c_ast.FileAST, locator: Locator, lines: Sequence[Prepro
     reader = _ScopReader(locator, types, visible, function)
     reader.reject_reserved_names(ast)
     reader.reject_user_typedefs(items)
-    time_loop, space_loops, statement = reader.loop_nest(items)
+    time_loop, nests = reader.loop_nests(items)
     return StencilProgram(
         filename=display_file,
         arrays=tuple(reader.arrays.values()),
         params=reader.params(),
         time_loop=time_loop,
-        nests=(ir.LoopNest(space_loops, (statement,), space_loops[0].coord),),
+        nests=nests,
         scop=scop_region(start, end, locator, lines),
         defines=tuple(defines),
     )
 
 
 # --------------------------------------------------------------------------- loops
+
+
+@dataclass(frozen=True)
+class _NestShape:
+    """One spatial loop nest as written: its loop headers, outermost first, and the
+    statements of its innermost body."""
+
+    headers: tuple["_Header", ...]
+    body: tuple[c_ast.Node, ...]
 
 
 @dataclass(frozen=True)
@@ -115,12 +131,19 @@ class _ScopReader:
         self._param_decls: dict[str, Declaration] = {}
         self._param_types: dict[str, str] = {}  # integer parameters of bounds and subscripts
         self._deferred_params: list[Declaration] = []
+        # the loop variables in scope: the time loop's and those of the nest being read
         self.loop_vars: list[str] = []
+        self._nest_vars: list[tuple[str, ...]] = []  # each nest's loop variables
+        self._loop_lines: dict[str, Coord | None] = {}  # where each loop variable is first a loop's
         self.time_var = ""
-        self.written_array = ""
         self.space_dims = 0
-        # read-only arrays whose outermost extent is open, in order of first read
-        self._open_outer: dict[str, None] = {}
+        # the arrays some statement writes, each with the statement that writes it
+        self._fields: dict[str, c_ast.Node] = {}
+        # in-place fields whose outermost extent is open, until another field gives it
+        self._open_fields: list[str] = []
+        # read-only arrays whose outermost extent is open, in order of first read, each
+        # with that read's position
+        self._open_outer: dict[str, Coord | None] = {}
 
     def coord(self, node: c_ast.Node | None) -> Coord | None:
         if node is None:
@@ -166,16 +189,75 @@ class _ScopReader:
                         f"or use a macro (the loop nest is compiled on its own for "
                         f"verification, without the file's typedefs)", self.coord(node))
 
-    def loop_nest(self, items: Sequence[c_ast.Node]):
+    def loop_nests(self, items: Sequence[c_ast.Node]) -> tuple[Loop, tuple[ir.LoopNest, ...]]:
+        """The time loop and the spatial loop nests of its body, each with its statements.
+
+        The reading goes in passes, so that each error is the first one in its kind:
+        the loop headers of every nest (their shape, then equal depths), the bounds, the
+        statements' targets (which arrays are fields: :meth:`_collect_fields`), then the
+        statements themselves, in source order."""
         first = items[0]
         if not isinstance(first, c_ast.For):
             raise UnsupportedInput(f"the scop must hold a for loop (the time loop), not "
                                    f"'{c_text(first)}'", self.coord(first))
         if len(items) > 1:
             raise UnsupportedInput("more than one statement in the scop: it must hold exactly "
-                                   "one loop nest", self.coord(items[1]))
-        headers = [self._header(first)]
-        node = first
+                                   "one time loop (several spatial loop nests go inside it)",
+                                   self.coord(items[1]))
+        time_header = self._header(first)
+        self.time_var = time_header.var
+        shapes = [self._nest_shape(top) for top in self._nest_tops(first, time_header)]
+        self.space_dims = self._common_depth(first, shapes)
+        for shape in shapes:
+            self._nest_vars.append(tuple(h.var for h in shape.headers))
+            for header in shape.headers:
+                self._loop_lines.setdefault(header.var, self.coord(header.node))
+        self.loop_vars = self.all_loop_vars
+        time_loop = self._loop(time_header)
+        loops = []
+        for shape, names in zip(shapes, self._nest_vars):
+            self.loop_vars = [self.time_var, *names]
+            loops.append(tuple(self._loop(h) for h in shape.headers))
+        self._collect_fields([s for shape in shapes for s in shape.body])
+        nests = []
+        for shape, names, nest_loops in zip(shapes, self._nest_vars, loops):
+            self.loop_vars = [self.time_var, *names]
+            statements = tuple(self._statement(s) for s in shape.body)
+            nests.append(ir.LoopNest(nest_loops, statements, nest_loops[0].coord))
+        self._require_closed_extents()
+        return time_loop, tuple(nests)
+
+    @property
+    def all_loop_vars(self) -> list[str]:
+        """The time loop's variable and every nest's, each once, in source order."""
+        return list(dict.fromkeys([self.time_var, *(v for n in self._nest_vars for v in n)]))
+
+    def _nest_tops(self, time_node: c_ast.For, time_header: _Header) -> list[c_ast.For]:
+        """The outermost loops of the time loop's body: one nest, or several in sequence
+        (FDTD's sub-steps), and nothing else beside them."""
+        body = statements_of([time_node.stmt])
+        if not body:
+            raise UnsupportedInput(f"empty body of loop '{time_header.var}'",
+                                   self.coord(time_node))
+        loops = [s for s in body if isinstance(s, c_ast.For)]
+        if not loops:
+            raise UnsupportedInput(f"only 0 spatial loops inside the time loop ({_NEST_SHAPE})",
+                                   self.coord(time_node))
+        offender = next((s for s in body if not isinstance(s, c_ast.For)), None)
+        if offender is not None:
+            raise UnsupportedInput(
+                f"imperfect loop nest: '{c_text(offender)}' beside the spatial loop nest over "
+                f"'{_loop_var_name(loops[0])}' in the body of time loop '{time_header.var}' "
+                f"(the time loop may hold several spatial loop nests in sequence, but every "
+                f"statement must be in the innermost body of one)", self.coord(offender))
+        return loops
+
+    def _nest_shape(self, top: c_ast.For) -> _NestShape:
+        """The headers of one perfectly nested spatial nest and its innermost statements.
+        Each nest is its own scope: its loop variables may repeat another nest's."""
+        self.loop_vars = [self.time_var]
+        headers = [self._header(top)]
+        node = top
         while True:
             body = statements_of([node.stmt])
             if not body:
@@ -183,7 +265,7 @@ class _ScopReader:
                                        self.coord(node))
             loops = [s for s in body if isinstance(s, c_ast.For)]
             if not loops:
-                break
+                return _NestShape(tuple(headers), tuple(body))
             if len(body) > 1:
                 offender = next((s for s in body if not isinstance(s, c_ast.For)), loops[-1])
                 what = "a second loop" if isinstance(offender, c_ast.For) \
@@ -193,22 +275,29 @@ class _ScopReader:
                                        f"loops can be blocked)", self.coord(offender))
             node = loops[0]
             headers.append(self._header(node))
-            if len(headers) > 4:
+            if len(headers) > 3:
                 raise UnsupportedInput(f"more than 3 spatial loops ({_NEST_SHAPE})",
                                        self.coord(node))
-        if len(headers) < 3:
-            count = len(headers) - 1
-            raise UnsupportedInput(f"only {count} spatial loop{'s' * (count != 1)} inside "
-                                   f"the time loop ({_NEST_SHAPE})", self.coord(first))
-        if len(body) > 1:
-            raise UnsupportedInput(f"more than one statement in the loop body ({_BODY_FORM})",
-                                   self.coord(body[1]))
-        self.time_var = headers[0].var
-        self.space_dims = len(headers) - 1
-        time_loop = self._loop(headers[0])
-        space_loops = tuple(self._loop(h) for h in headers[1:])
-        statement = self._statement(body[0])
-        return time_loop, space_loops, statement
+
+    def _common_depth(self, time_node: c_ast.For, shapes: Sequence[_NestShape]) -> int:
+        """The number of spatial loops, the same in every nest."""
+        deepest = max(shapes, key=lambda shape: len(shape.headers))
+        depth = len(deepest.headers)
+        for shape in shapes:
+            count = len(shape.headers)
+            if count != depth:
+                other = deepest.headers[0]
+                raise UnsupportedInput(
+                    f"the loop nest over '{shape.headers[0].var}' has {count} spatial "
+                    f"loop{'s' * (count != 1)} but the nest over '{other.var}' (line "
+                    f"{self.coord(other.node).line}) has {depth}: every nest of a time step "
+                    f"must have the same depth, one loop per dimension of the fields (a "
+                    f"boundary update such as a loop over one row cannot be blocked)",
+                    self.coord(shape.headers[0].node))
+        if depth < 2:
+            raise UnsupportedInput(f"only {depth} spatial loop{'s' * (depth != 1)} inside "
+                                   f"the time loop ({_NEST_SHAPE})", self.coord(time_node))
+        return depth
 
     def _header(self, node: c_ast.For) -> _Header:
         var, var_type, lower, declared = self._init(node)
@@ -351,6 +440,13 @@ class _ScopReader:
         name = id_node.name
         decl = self.visible.get(name)
         coord = self.coord(id_node)
+        if name in self._loop_lines and name not in self.loop_vars:
+            where = self._loop_lines[name]
+            raise UnsupportedInput(
+                f"'{name}' is the variable of the loop at line {where.line if where else '?'}, "
+                f"in another loop nest of the time step: here it holds that loop's last value "
+                f"(a nest may use its own loop variables, the time loop's and parameters)",
+                coord)
         if decl is None:
             raise UnsupportedInput(f"undeclared identifier '{name}'", coord)
         if decl.kind == "enumerator":
@@ -383,7 +479,25 @@ class _ScopReader:
 
     # ---------------------------------------------------------------- statement
 
-    def _statement(self, node: c_ast.Node) -> Assign:
+    def _collect_fields(self, statements: Sequence[c_ast.Node]) -> None:
+        """Which arrays are fields, decided before any expression is read: those the
+        statements write, each by one statement. Their declarations are read here, in
+        the order of the first write (so the fields come first in ``arrays``)."""
+        for node in statements:
+            name, base = self._written_array(node)
+            if name in self._fields:
+                first = self.coord(self._fields[name])
+                raise UnsupportedInput(
+                    f"'{name}' is written by two statements (the first at line "
+                    f"{first.line if first else '?'}); each field must be written by exactly "
+                    f"one statement per time step", self.coord(node.lvalue))
+            self._fields[name] = node
+            self._array(name, base, self.coord(node.lvalue))
+        self._close_open_field_extents()
+
+    def _written_array(self, node: c_ast.Node) -> tuple[str, c_ast.ID]:
+        """The name of the array a statement of the innermost body writes, and the name's
+        node; the statement must be a plain assignment to an array element."""
         if not isinstance(node, c_ast.Assignment):
             raise UnsupportedInput(f"unsupported statement '{c_text(node)}' in the loop body "
                                    f"({_BODY_FORM})", self.coord(node))
@@ -395,8 +509,14 @@ class _ScopReader:
             raise UnsupportedInput(f"the statement writes '{c_text(node.lvalue)}'; "
                                    f"{_BODY_FORM}", self.coord(node.lvalue))
         base = _subscript_base(node.lvalue)
-        if isinstance(base, c_ast.ID):
-            self.written_array = base.name
+        if not isinstance(base, c_ast.ID):
+            raise UnsupportedInput(f"subscripted value '{c_text(base)}' is not a named array",
+                                   self.coord(node.lvalue))
+        return base.name, base
+
+    def _statement(self, node: c_ast.Assignment) -> Assign:
+        """One assignment (its form checked by :meth:`_collect_fields`), in the scope of
+        its nest's loop variables."""
         target = self._access(node.lvalue)
         value = build_expr(node.rvalue, _ExprNames(self))
         value = convert(value, target.ctype)
@@ -416,6 +536,16 @@ class _ScopReader:
         array = self._array(name, base, coord)
         if array.read_only:
             return self._read_only_access(array, subscripts, coord)
+        if array.in_place:
+            rank = len(array.extents)
+            if len(subscripts) != rank:
+                raise UnsupportedInput(
+                    f"'{name}' has {rank} dimensions (updated in place: {rank} spatial, no "
+                    f"time buffer) but is subscripted with {len(subscripts)} "
+                    f"ind{'ex' if len(subscripts) == 1 else 'ices'}", coord)
+            indices = tuple(self._spatial_subscript(s) for s in subscripts)
+            return Access(array.elem_type, coord, array=name, time=None, indices=indices,
+                          modulus=1)
         rank = len(array.extents) + 1
         if len(subscripts) != rank:
             raise UnsupportedInput(f"'{name}' has {rank} dimensions (a time buffer and "
@@ -494,16 +624,17 @@ class _ScopReader:
         ctype = self.types.resolve(decl.node) if decl.kind != "enumerator" else None
         if not isinstance(ctype, (ArrayType, PointerType)):
             raise UnsupportedInput(f"subscripted value '{name}' is not an array", coord)
-        # The one rule for which arrays are read-only: every array but the one the
-        # statement writes (the scop has one statement, so a read-only array is never
-        # written).
-        read_only = name != self.written_array
-        array = self._array_decl(decl, ctype, self.declaration_coord(decl.node), read_only)
+        # The one rule for which arrays are read-only: an array is a field if some
+        # statement of the scop writes it (:meth:`_collect_fields` knows them all before
+        # any expression is read), and read-only otherwise.
+        read_only = name not in self._fields
+        array = self._array_decl(decl, ctype, self.declaration_coord(decl.node), read_only,
+                                 access_coord)
         self.arrays[name] = array
         return array
 
     def _array_decl(self, decl: Declaration, ctype: CType, coord: Coord | None,
-                    read_only: bool = False) -> ArrayDecl:
+                    read_only: bool, first_read: Coord | None) -> ArrayDecl:
         name = decl.name
         pointer = isinstance(ctype, PointerType)
         layer = ctype.target if pointer else ctype
@@ -522,27 +653,95 @@ class _ScopReader:
         if layer.name not in ir.FLOAT_TYPES:
             raise UnsupportedInput(f"array '{name}' has element type {layer.name}; only float "
                                    f"and double stencils are supported", coord)
-        if read_only:
-            return self._read_only_decl(decl, layer.name, pointer, sizes, coord)
-        time_size, space_sizes = (None, sizes) if pointer else (sizes[0], sizes[1:])
-        if len(space_sizes) != self.space_dims:
-            raise UnsupportedInput(
-                f"array '{name}' has {len(space_sizes)} spatial dimension"
-                f"{'s' * (len(space_sizes) != 1)} but the loop nest has {self.space_dims} "
-                f"spatial loops (the array needs a time-buffer dimension plus one per "
-                f"spatial loop)", coord)
-        extents = tuple(self._extent(name, k, size) for k, size in enumerate(space_sizes, 1))
-        time_extent = self._time_extent(name, time_size) if not pointer else None
         form = "vla_pointer" if pointer else {"parameter": "parameter", "global": "global"} \
             .get(decl.kind, "local")
-        return ArrayDecl(name=name, elem_type=layer.name, extents=extents,
-                         time_extent=time_extent, form=form, coord=coord)
+        if read_only:
+            return self._read_only_decl(decl, layer.name, pointer, sizes, coord, form,
+                                        first_read)
+        return self._field_decl(decl, layer.name, pointer, sizes, coord, form)
+
+    def _field_decl(self, decl: Declaration, elem_type: str, pointer: bool,
+                    sizes: list[c_ast.Node | None], coord: Coord | None,
+                    form: str) -> ArrayDecl:
+        """A field: a time-buffer dimension plus one per spatial loop (a pointer counts as
+        the time dimension: ``float (*A)[n][n]``), or, updated in place, one per spatial
+        loop (``float ey[n][n]``; a pointer ``float (*ey)[n]`` or a parameter
+        ``float ey[][n]`` leaves the outermost extent to another field)."""
+        name = decl.name
+        rank = len(sizes) + pointer
+        loops = self.space_dims
+        if rank not in (loops, loops + 1):
+            counted = (f"{rank - 1} spatial dimension{'s' * (rank != 2)}" if rank > loops
+                       else f"{rank} dimension{'s' * (rank != 1)}")
+            raise UnsupportedInput(
+                f"array '{name}' has {counted} but the loop nest has {loops} spatial loops "
+                f"(an array the scop writes needs a time-buffer dimension plus one per "
+                f"spatial loop, or one per spatial loop where it is updated in place)", coord)
+        if rank == loops + 1:
+            time_size, space_sizes = (None, sizes) if pointer else (sizes[0], sizes[1:])
+            extents = tuple(self._extent(name, k, size)
+                            for k, size in enumerate(space_sizes, 1))
+            time_extent = self._time_extent(name, time_size) if not pointer else None
+            array = ArrayDecl(name=name, elem_type=elem_type, extents=extents,
+                              time_extent=time_extent, form=form, coord=coord)
+        else:
+            open_outer = pointer or sizes[0] is None
+            declared = sizes if pointer else sizes[open_outer:]
+            extents = tuple(self._extent(name, k, size)
+                            for k, size in enumerate(declared, 1 + open_outer))
+            if open_outer:
+                self._open_fields.append(name)
+            array = ArrayDecl(name=name, elem_type=elem_type, extents=extents,
+                              time_extent=None, form=form, coord=coord, in_place=True)
+        self._check_field_extents(array)
+        return array
+
+    def _check_field_extents(self, array: ArrayDecl) -> None:
+        """Every field has the same spatial extents (the blocked schedule walks one grid);
+        a field with an open outermost extent is compared on the others."""
+        for other in self.arrays.values():
+            if other.read_only:
+                continue
+            common = min(len(array.extents), len(other.extents))
+            if array.extents[len(array.extents) - common:] \
+                    != other.extents[len(other.extents) - common:]:
+                raise UnsupportedInput(
+                    f"fields '{other.name}' and '{array.name}' have different extents "
+                    f"({self._extents_text(other)} and {self._extents_text(array)}): every "
+                    f"array the time step writes must have the same spatial extents",
+                    array.coord)
+
+    def _extents_text(self, array: ArrayDecl) -> str:
+        open_outer = "[]" if array.name in self._open_fields else ""
+        return open_outer + "".join(f"[{extent}]" for extent in array.extents)
+
+    def _close_open_field_extents(self) -> None:
+        """An in-place field declared without its outermost extent takes it from a field
+        that declares it (all fields have the same extents)."""
+        if not self._open_fields:
+            return
+        known = next((a for a in self.arrays.values()
+                      if not a.read_only and a.name not in self._open_fields), None)
+        if known is None:
+            name = self._open_fields[0]
+            raise UnsupportedInput(
+                f"the outermost extent of field '{name}' is not declared, nor that of any "
+                f"other field the scop writes, so it is unknown: declare '{name}' with its "
+                f"extent (such as '{self.arrays[name].elem_type} {name}[n]"
+                f"{''.join(f'[{e}]' for e in self.arrays[name].extents)}')",
+                self.arrays[name].coord)
+        for name in self._open_fields:
+            array = self.arrays[name]
+            self.arrays[name] = dataclasses.replace(
+                array, extents=(known.extents[0], *array.extents))
+        self._open_fields.clear()
 
     def _read_only_decl(self, decl: Declaration, elem_type: str, pointer: bool,
-                        sizes: list[c_ast.Node | None], coord: Coord | None) -> ArrayDecl:
+                        sizes: list[c_ast.Node | None], coord: Coord | None, form: str,
+                        first_read: Coord | None) -> ArrayDecl:
         """A read-only array: no time dimension, rank 1 to the number of spatial loops. A
         pointer (``float *f``, ``float (*f)[n]``) or a parameter ``float f[][n]`` leaves
-        the outermost extent open; :meth:`_close_open_extents` takes it from the grid."""
+        the outermost extent open; :meth:`_close_open_extents` takes it from the fields."""
         name = decl.name
         open_outer = pointer or (bool(sizes) and sizes[0] is None)
         rank = len(sizes) + pointer
@@ -555,9 +754,7 @@ class _ScopReader:
         first = 1 + open_outer
         extents = tuple(self._extent(name, k, size) for k, size in enumerate(declared, first))
         if open_outer:
-            self._open_outer[name] = None
-        form = "vla_pointer" if pointer else {"parameter": "parameter", "global": "global"} \
-            .get(decl.kind, "local")
+            self._open_outer[name] = first_read
         return ArrayDecl(name=name, elem_type=elem_type, extents=extents, time_extent=None,
                          form=form, coord=coord, read_only=True)
 
@@ -614,26 +811,31 @@ class _ScopReader:
 
     def _close_open_extents(self, target: Access, value: Expr) -> None:
         """The outermost extent of a read-only array declared as a pointer is the extent
-        of the grid dimension its first subscript follows (the first read that subscripts
-        it with a loop variable decides)."""
-        for name in self._open_outer:
-            reads = [e for e in ir.walk(value) if isinstance(e, Access) and e.array == name]
-            extent = None
-            for acc in reads:
+        of the grid dimension its first subscript follows: the first read (in statement
+        order) that subscripts it with a loop variable decides, in the extents of the
+        field its statement writes (every field has the same)."""
+        for name in list(self._open_outer):
+            for acc in (e for e in ir.walk(value) if isinstance(e, Access) and e.array == name):
                 variables = acc.indices[0].variables
                 dims = [d for d, index in enumerate(target.indices)
                         if variables and variables[0] in index.variables]
                 if dims:
-                    extent = self.arrays[self.written_array].extents[dims[0]]
+                    extent = self.arrays[target.array].extents[dims[0]]
+                    array = self.arrays[name]
+                    self.arrays[name] = dataclasses.replace(array,
+                                                            extents=(extent, *array.extents))
+                    del self._open_outer[name]
                     break
-            if extent is None:
-                raise UnsupportedInput(
-                    f"the outermost extent of read-only array '{name}' is not declared and "
-                    f"no read subscripts that dimension with a spatial loop variable, so it "
-                    f"is unknown: declare '{name}' with its extent (such as "
-                    f"'float {name}[n]...')", reads[0].coord)
-            array = self.arrays[name]
-            self.arrays[name] = dataclasses.replace(array, extents=(extent, *array.extents))
+
+    def _require_closed_extents(self) -> None:
+        """After every statement: a read-only array whose outermost extent no read
+        decided."""
+        for name, first_read in self._open_outer.items():
+            raise UnsupportedInput(
+                f"the outermost extent of read-only array '{name}' is not declared and "
+                f"no read subscripts that dimension with a spatial loop variable, so it "
+                f"is unknown: declare '{name}' with its extent (such as "
+                f"'float {name}[n]...')", first_read)
 
     def _extent(self, array: str, k: int, size: c_ast.Node | None) -> Affine:
         if size is None:
@@ -642,7 +844,7 @@ class _ScopReader:
                                    self.declaration_coord(self.visible[array].node))
 
         def name(id_node: c_ast.ID) -> Affine:
-            if id_node.name in self.loop_vars:
+            if id_node.name in self.all_loop_vars:
                 raise NotAffine(id_node, "nonlinear")
             decl, ctype = self._scalar_declaration(id_node)
             if ctype not in _INTEGER_NAMES:
@@ -676,11 +878,12 @@ class _ScopReader:
     def params(self) -> tuple[Param, ...]:
         """Every scalar read, in order of first use, then what their definitions use."""
         written = _Lazy(lambda: written_names(self.function.body))
+        loop_vars = self.all_loop_vars
         result: dict[str, Param] = {}
         queue = list(self._param_decls.values())
         while queue:
             decl = queue.pop(0)
-            if decl.name in result or decl.name in self.loop_vars:
+            if decl.name in result or decl.name in loop_vars:
                 continue
             ctype = self.types.resolve(decl.node)
             assert isinstance(ctype, ScalarType)
@@ -709,7 +912,7 @@ class _ScopReader:
         def name(id_node: c_ast.ID) -> Affine:
             other = self.visible.get(id_node.name)
             if other is None or other.kind == "enumerator" or other.name in written \
-                    or other.name in self.loop_vars or other.name == decl.name:
+                    or other.name in self.all_loop_vars or other.name == decl.name:
                 raise NotAffine(id_node, "nonlinear")
             other_type = self.types.resolve(other.node)
             if not (isinstance(other_type, ScalarType) and other_type.name in _INTEGER_NAMES):

@@ -1,4 +1,4 @@
-/* reject: 2:28 | array 'A' has 1 spatial dimension but the loop nest has 2 spatial loops (the array needs a time-buffer dimension plus one per spatial loop) */
+/* reject: 8:9 | A[i][j] has no time subscript */
 void f(int n, int T, float A[n][n])
 {
 #pragma scop

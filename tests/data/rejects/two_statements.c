@@ -1,4 +1,4 @@
-/* reject: 8:44 | more than one statement in the loop body */
+/* reject: 8:44 | the statement writes 'n'; each statement of the innermost body must be an assignment */
 void f(int n, int T, float A[2][n][n])
 {
 #pragma scop
