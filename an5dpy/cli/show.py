@@ -62,7 +62,8 @@ def format_program(program: StencilProgram) -> str:
 
 def format_analysis(info: StencilInfo) -> str:
     data = info.to_json()
-    lines = [f"{data['file']}: {info.ndim}D {info.shape} stencil on {info.array} ({info.dtype})"]
+    on = (f"fields {', '.join(f.name for f in info.fields)}" if info.coupled else info.array)
+    lines = [f"{data['file']}: {info.ndim}D {info.shape} stencil on {on} ({info.dtype})"]
     for key in ("radius", "reach", "shape", "diagonal_free", "associative", "opt",
                 "flops_per_cell"):
         lines.append(f"  {key}: {json.dumps(data[key])}")
@@ -81,7 +82,17 @@ def format_analysis(info: StencilInfo) -> str:
     def access(node) -> str:
         return _coef_text(node, dim_vars) if isinstance(node, CoefRead) else _access(node)
 
-    lines.append(f"  update: {c_expr(info.update, access)}")
+    if not info.coupled:
+        lines.append(f"  update: {c_expr(info.update, access)}")
+        return "\n".join(lines)
+    for f in info.fields:
+        form = "in place" if f.in_place else "2 time buffers"
+        cells = ", ".join(f"[{lo}, {hi}]" for lo, hi in zip(f.lower, f.upper))
+        lines.append(f"  field {f.name}: {form}, written at {cells}")
+    for k, sub in enumerate(info.substeps):
+        lines.append(f"  sub-step {k + 1} of {len(info.substeps)}:")
+        for name, value in sub.updates:
+            lines.append(f"    {name} = {c_expr(value, access)}")
     return "\n".join(lines)
 
 

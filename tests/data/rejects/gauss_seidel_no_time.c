@@ -1,4 +1,4 @@
-/* reject: 8:9 | A[i][j] has no time subscript */
+/* reject: 8:27 | in-place update: A[i-1][j] reads a neighbour of the cell A[i][j] writes */
 void f(int n, int T, float A[n][n])
 {
 #pragma scop
