@@ -1,14 +1,17 @@
 """The gcc oracle: the user's own loop nest, compiled by the host C compiler.
 
 Every backend is checked against this. The scop's preprocessed text is pasted verbatim into
-a function that receives the grid buffer (all ``k`` time buffers of the array, ``k`` the
-modulus of its time subscripts) and the parameters; gcc compiles it without FMA
+a function that receives one buffer per field (all ``k`` time buffers of a time-buffered
+field, ``k`` the modulus of its time subscripts; the one array of a field updated in
+place), one per read-only array, and the parameters; gcc compiles it without FMA
 contraction or fast-math, so each operation rounds exactly as C's abstract machine says.
 
     kernel = build_reference(program)
     params = resolve_params(program, {"compsize": "64", "timestep": "10"})
     kernel.run(grid, params)            # grid: numpy array of shape (k, *extents)
     kernel.run(grid, params, (f,))      # and the read-only arrays, in program.arrays order
+    kernel.run((u, v), params)          # several fields: one array each, in program.fields
+                                        # order, of the shapes kernel.field_shapes(params)
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import numbers
 import os
 import subprocess
 import tempfile
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -204,6 +207,11 @@ def _first_missing(program: StencilProgram, param: ir.Param,
 # --------------------------------------------------------------------------- C source
 
 
+def _field_buffer(k: int) -> str:
+    """The parameter of field ``k`` (``program.fields`` order)."""
+    return _BUFFER if k == 0 else f"{_BUFFER}{k}"
+
+
 def _read_only_buffer(k: int) -> str:
     return f"an5d_ro{k}"
 
@@ -218,15 +226,36 @@ def _pointer_declaration(array: ir.ArrayDecl, inner: tuple[Affine, ...], buffer:
             f"({array.elem_type} (*){dims}){buffer};")
 
 
+def _field_declaration(array: ir.ArrayDecl, buffer: str) -> str:
+    """A time-buffered field points to its spatial arrays (``A[(t+1)%2][i][j]``), one
+    updated in place to its rows (``ey[i][j]``), as a read-only array does."""
+    inner = array.extents[1:] if array.in_place else array.extents
+    return _pointer_declaration(array, inner, buffer)
+
+
+def _read_only_arrays(program: StencilProgram) -> tuple[ir.ArrayDecl, ...]:
+    """The read-only arrays, in ``program.arrays`` order (after the fields)."""
+    return tuple(a for a in program.arrays if a.read_only)
+
+
+def _all_loops(program: StencilProgram) -> tuple[ir.Loop, ...]:
+    """The time loop and every nest's loops, in source order."""
+    return (program.time_loop,) + tuple(loop for nest in program.nests for loop in nest.loops)
+
+
 def reference_source(program: StencilProgram) -> str:
-    """The C file that wraps the scop: one function taking the grid buffer, one buffer per
-    read-only array (in ``program.arrays`` order) and the parameters."""
-    array = program.array
-    read_only = program.arrays[1:]
-    buffers = "".join(f", void *{_read_only_buffer(k)}" for k in range(len(read_only)))
+    """The C file that wraps the scop: one function taking a buffer per field (in
+    ``program.fields`` order), one per read-only array (in ``program.arrays`` order) and
+    the parameters."""
+    fields = program.fields
+    read_only = _read_only_arrays(program)
+    buffers = "".join(f", void *{_field_buffer(k)}" for k in range(1, len(fields))) \
+        + "".join(f", void *{_read_only_buffer(k)}" for k in range(len(read_only)))
     params = "".join(f", {p.ctype} {p.name}" for p in program.params)
-    loops = (program.time_loop,) + tuple(program.space_loops)
-    undeclared = [loop.var for loop in loops if not loop.declared_in_init]
+    # a variable that some loop declares in its header and another does not is declared
+    # here too: the header's declaration shadows it
+    undeclared = list(dict.fromkeys(loop.var for loop in _all_loops(program)
+                                    if not loop.declared_in_init))
     lines = [
         "#include <math.h>",
         "#include <stdbool.h>",
@@ -234,9 +263,9 @@ def reference_source(program: StencilProgram) -> str:
         "#include <stdint.h>",
         "#include <sys/types.h>",
         "",
-        f"void {_ENTRY}(void *{_BUFFER}{buffers}{params})",
+        f"void {_ENTRY}(void *{_field_buffer(0)}{buffers}{params})",
         "{",
-        _pointer_declaration(array, array.extents, _BUFFER),
+        *(_field_declaration(a, _field_buffer(k)) for k, a in enumerate(fields)),
         *(_pointer_declaration(a, a.extents[1:], _read_only_buffer(k))
           for k, a in enumerate(read_only)),
     ]
@@ -307,36 +336,58 @@ class ReferenceKernel:
         self._function.argtypes = [ctypes.c_void_p] * len(program.arrays) + [
             _CTYPES[p.ctype] for p in program.params]
 
-    def grid_shape(self, params: Mapping[str, int | float]) -> tuple[int, ...]:
-        """``(k, *extents)``: the array's ``k`` time buffers (``program.time_buffers``)."""
-        return ((self.program.time_buffers,)
-                + ir.array_shape(self.program.array.extents, params))
+    def field_shapes(self, params: Mapping[str, int | float]) -> tuple[tuple[int, ...], ...]:
+        """``(k, *extents)`` of each field, in ``program.fields`` order: its ``k`` time
+        buffers (:meth:`StencilProgram.field_buffers`), 1 for a field updated in place."""
+        return tuple((self.program.field_buffers(field.name),)
+                     + ir.array_shape(field.extents, params) for field in self.program.fields)
 
-    def run(self, grid: np.ndarray, params: Mapping[str, int | float],
+    def grid_shape(self, params: Mapping[str, int | float]) -> tuple[int, ...]:
+        """``(k, *extents)`` of the first field (the stencil array of a one-statement
+        program): :meth:`field_shapes`' first."""
+        return self.field_shapes(params)[0]
+
+    def run(self, grid: np.ndarray | Sequence[np.ndarray], params: Mapping[str, int | float],
             read_only: tuple[np.ndarray, ...] = ()) -> None:
-        """Run the loop nest on ``grid`` (every time buffer), updating it in place;
-        ``read_only``: the read-only arrays' values, in ``program.arrays`` order."""
+        """Run the loop nest on the fields, updating them in place: ``grid`` is the one
+        field's array (every time buffer) or a sequence of one array per field, in
+        ``program.fields`` order, each of its :meth:`field_shapes` shape; ``read_only``:
+        the read-only arrays' values, in ``program.arrays`` order."""
         values = resolve_params(self.program, params)
         buffers = self._read_only_buffers(read_only, values)
-        array = self.program.array
-        dtype = np.dtype(_NUMPY_DTYPES[array.elem_type])
-        shape = self.grid_shape(values)
-        if not isinstance(grid, np.ndarray):
-            raise UsageError(f"the grid must be a numpy array, not {type(grid).__name__}")
-        if grid.dtype != dtype:
-            raise UsageError(f"grid has dtype {grid.dtype}; '{array.name}' holds "
-                             f"{array.elem_type} ({dtype})")
-        if tuple(grid.shape) != shape:
-            raise UsageError(f"grid has shape {tuple(grid.shape)}; with these parameters "
-                             f"'{array.name}' needs {shape} ({shape[0]} time buffers x extents)")
-        if not grid.flags.c_contiguous or not grid.flags.writeable:
-            raise UsageError("the grid must be a writeable C-contiguous numpy array")
+        grids = self._field_buffers(grid, values)
         args = [_CTYPES[p.ctype](values[p.name]) for p in self.program.params]
-        self._function(ctypes.c_void_p(grid.ctypes.data), *buffers, *args)
+        self._function(*grids, *buffers, *args)
+
+    def _field_buffers(self, grid: np.ndarray | Sequence[np.ndarray],
+                       values: Mapping[str, int | float]) -> list[ctypes.c_void_p]:
+        fields = self.program.fields
+        if isinstance(grid, np.ndarray):
+            if len(fields) != 1:
+                raise UsageError(self._field_count_message("one array is given"))
+            grids = [grid]
+        elif isinstance(grid, (list, tuple)):
+            if len(grid) != len(fields):
+                raise UsageError(self._field_count_message(f"{len(grid)} arrays are given"))
+            grids = list(grid)
+        else:
+            raise UsageError(f"the grid must be a numpy array, not {type(grid).__name__}")
+        buffers = []
+        for array, field, shape in zip(grids, fields, self.field_shapes(values)):
+            what = "the grid" if len(fields) == 1 else f"the grid of '{field.name}'"
+            _check_field_array(array, field, shape, what)
+            buffers.append(ctypes.c_void_p(array.ctypes.data))
+        return buffers
+
+    def _field_count_message(self, given: str) -> str:
+        names = ", ".join(f"'{f.name}'" for f in self.program.fields)
+        count = len(self.program.fields)
+        return (f"{given}; the program writes {count} field{'s' * (count != 1)} ({names}): "
+                f"give one numpy array per field, in this order")
 
     def _read_only_buffers(self, arrays: tuple[np.ndarray, ...],
                            values: Mapping[str, int | float]) -> list[ctypes.c_void_p]:
-        expected = self.program.arrays[1:]
+        expected = _read_only_arrays(self.program)
         if len(arrays) != len(expected):
             names = ", ".join(f"'{a.name}'" for a in expected) or "none"
             raise UsageError(f"{len(arrays)} read-only arrays given; the program reads "
@@ -353,20 +404,36 @@ class ReferenceKernel:
         return buffers
 
 
+def _check_field_array(grid: object, field: ir.ArrayDecl, shape: tuple[int, ...],
+                       what: str) -> None:
+    """A field's array as :meth:`ReferenceKernel.run` needs it: numpy, of the field's
+    type and ``shape``, writeable and C-contiguous. ``what`` names it in the messages."""
+    dtype = np.dtype(_NUMPY_DTYPES[field.elem_type])
+    if not isinstance(grid, np.ndarray):
+        raise UsageError(f"{what} must be a numpy array, not {type(grid).__name__}")
+    if grid.dtype != dtype:
+        raise UsageError(f"{what} has dtype {grid.dtype}; '{field.name}' holds "
+                         f"{field.elem_type} ({dtype})")
+    if tuple(grid.shape) != shape:
+        layout = ("one buffer x extents: it is updated in place" if field.in_place
+                  else f"{shape[0]} time buffers x extents")
+        raise UsageError(f"{what} has shape {tuple(grid.shape)}; with these parameters "
+                         f"'{field.name}' needs {shape} ({layout})")
+    if not grid.flags.c_contiguous or not grid.flags.writeable:
+        raise UsageError(f"{what} must be a writeable C-contiguous numpy array")
 
 
 _CACHE: dict[str, ReferenceKernel] = {}
 
 
 def _cache_key(program: StencilProgram, cc: str) -> str:
-    array = program.array
     parts = [cc, program.scop.preprocessed_text, program.scop.pragma_start.file,
-             str(program.scop.pragma_start.line), array.name, array.elem_type,
-             repr(array.extents),
-             repr([(a.name, a.elem_type, a.extents) for a in program.arrays[1:]]),
+             str(program.scop.pragma_start.line),
+             repr([(f.name, f.elem_type, f.extents, f.in_place, program.field_buffers(f.name))
+                   for f in program.fields]),
+             repr([(a.name, a.elem_type, a.extents) for a in _read_only_arrays(program)]),
              repr([(p.name, p.ctype) for p in program.params]),
-             repr([(loop.var, loop.declared_in_init)
-                   for loop in (program.time_loop,) + tuple(program.space_loops)])]
+             repr([(loop.var, loop.declared_in_init) for loop in _all_loops(program)])]
     return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
 

@@ -340,3 +340,173 @@ def test_gcc_failure_is_an_internal_error(tmp_path):
     program = five_point("float")
     with pytest.raises(InternalError, match="reference"):
         ReferenceKernel(program, cc=str(tmp_path / "no-such-compiler"))
+
+
+# --------------------------------------------------------------------------- several fields
+#
+# Programs of several statements (tests/data/multi): one array per field, in
+# program.fields order, each (k, *extents), k = 1 for a field updated in place. Each is
+# checked against numpy on float32 / float64 arrays with the C expression's operations in
+# C's order (each nest reads only cells its own statement does not write, or the cell it
+# writes, so whole-array operations are exact).
+
+MULTI = os.path.join(REPO, "tests", "data", "multi")
+
+
+def multi_program(name: str):
+    return read_program(os.path.join(MULTI, f"{name}.c"))
+
+
+def gray_scott_numpy(u: np.ndarray, v: np.ndarray, steps: int) -> None:
+    f = np.float32
+    for t in range(steps):
+        uo, vo = u[t % 2], v[t % 2]
+        un, vn = u[(t + 1) % 2], v[(t + 1) % 2]
+        c = (slice(1, -1), slice(1, -1))
+        up, vp = uo[c], vo[c]
+
+        def lap(a):
+            return (((a[:-2, 1:-1] + a[2:, 1:-1]) - f(4.0) * a[1:-1, 1:-1])
+                    + a[1:-1, :-2]) + a[1:-1, 2:]
+        un[c] = ((up + f(0.2) * lap(uo)) - (up * vp) * vp) + f(0.03) * (f(1.0) - up)
+        vn[c] = ((vp + f(0.1) * lap(vo)) + (up * vp) * vp) - f(0.09) * vp
+
+
+def fdtd_numpy(ex: np.ndarray, ey: np.ndarray, hz: np.ndarray, steps: int) -> None:
+    f = np.float32
+    ex, ey, hz = ex[0], ey[0], hz[0]
+    for _ in range(steps):
+        ey[1:, :] = ey[1:, :] - f(0.5) * (hz[1:, :] - hz[:-1, :])
+        ex[:, 1:] = ex[:, 1:] - f(0.5) * (hz[:, 1:] - hz[:, :-1])
+        hz[:-1, :-1] = hz[:-1, :-1] - f(0.7) * (((ex[:-1, 1:] - ex[:-1, :-1]) + ey[1:, :-1])
+                                                 - ey[:-1, :-1])
+
+
+def coupled_numpy(a: np.ndarray, b: np.ndarray, w: np.ndarray, steps: int) -> None:
+    a, b = a[0], b[0]
+    c = (slice(1, -1),) * 3
+    for _ in range(steps):
+        a[c] = a[c] + w[1:-1, None, None] * ((b[2:, 1:-1, 1:-1] - b[c]) + b[1:-1, 1:-1, 2:])
+        b[c] = 0.25 * (((b[c] + a[:-2, 1:-1, 1:-1]) + a[1:-1, :-2, 1:-1]) + a[1:-1, 1:-1, :-2])
+
+
+def mixed_numpy(u: np.ndarray, s: np.ndarray, steps: int, c: float) -> None:
+    f = np.float32
+    s = s[0]
+    inner = (slice(1, -1), slice(1, -1))
+    for t in range(steps):
+        old, new = u[t % 2], u[(t + 1) % 2]
+        lap = ((((old[:-2, 1:-1] + old[2:, 1:-1]) + old[1:-1, :-2]) + old[1:-1, 2:])
+               - f(4.0) * old[inner])
+        new[inner] = old[inner] + f(c) * lap
+        s[inner] = f(0.5) * s[inner] + new[inner]
+
+
+def random_fields(kernel, params, seed, dtype=np.float32):
+    rng = np.random.default_rng(seed)
+    return [rng.random(shape).astype(dtype) for shape in kernel.field_shapes(params)]
+
+
+@pytest.mark.parametrize("steps", [0, 1, 4])
+def test_gray_scott_two_double_buffered_fields_match_numpy(steps):
+    program = multi_program("gray_scott")
+    kernel = build_reference(program)
+    params = {"n": 9, "T": steps}
+    assert kernel.field_shapes(params) == ((2, 9, 9), (2, 9, 9))
+    u, v = random_fields(kernel, params, [11, steps])
+    expected = [u.copy(), v.copy()]
+    kernel.run((u, v), params)
+    gray_scott_numpy(*expected, steps)
+    assert u.tobytes() == expected[0].tobytes() and v.tobytes() == expected[1].tobytes()
+    if steps:
+        assert not np.array_equal(u, v)
+
+
+@pytest.mark.parametrize("steps", [0, 1, 3])
+def test_fdtd_three_fields_in_place_match_numpy(steps):
+    program = multi_program("fdtd_2d")
+    kernel = build_reference(program)
+    params = {"nx": 7, "ny": 10, "tmax": steps}
+    assert kernel.field_shapes(params) == ((1, 7, 10),) * 3
+    assert kernel.grid_shape(params) == (1, 7, 10)
+    ey, ex, hz = random_fields(kernel, params, [12, steps])  # program.fields order
+    expected = {"ex": ex.copy(), "ey": ey.copy(), "hz": hz.copy()}
+    kernel.run([ey, ex, hz], params)
+    fdtd_numpy(expected["ex"], expected["ey"], expected["hz"], steps)
+    for name, got in (("ey", ey), ("ex", ex), ("hz", hz)):
+        assert got.tobytes() == expected[name].tobytes(), name
+
+
+@pytest.mark.parametrize("steps", [0, 2])
+def test_coupled_3d_fields_in_place_with_a_read_only_array_match_numpy(steps):
+    program = multi_program("coupled_3d_in_place")
+    kernel = build_reference(program)
+    params = {"n": 6, "T": steps}
+    assert kernel.field_shapes(params) == ((1, 6, 6, 6),) * 2
+    a, b = random_fields(kernel, params, [13, steps], np.float64)
+    w = np.random.default_rng(14).random(6)
+    expected = [a.copy(), b.copy()]
+    kernel.run((a, b), params, (w,))
+    coupled_numpy(*expected, w, steps)
+    assert a.tobytes() == expected[0].tobytes() and b.tobytes() == expected[1].tobytes()
+
+
+@pytest.mark.parametrize("steps", [0, 1, 2, 5])
+def test_a_double_buffered_field_beside_one_in_place_matches_numpy(steps):
+    program = multi_program("mixed_fields")
+    kernel = build_reference(program)
+    params = {"n": 8, "T": steps, "c": 0.15}
+    assert kernel.field_shapes(params) == ((2, 8, 8), (1, 8, 8))
+    u, s = random_fields(kernel, params, [15, steps])
+    expected = [u.copy(), s.copy()]
+    kernel.run((u, s), params)
+    mixed_numpy(*expected, steps, float(np.float32(0.15)))
+    assert u.tobytes() == expected[0].tobytes() and s.tobytes() == expected[1].tobytes()
+
+
+def test_reference_source_of_several_fields():
+    source = reference_source(multi_program("fdtd_2d"))
+    assert ("void an5d_reference(void *an5d_buf, void *an5d_buf1, void *an5d_buf2, "
+            "int tmax, int nx, int ny)") in source
+    # fields in place point to their rows, like read-only arrays
+    for name, buffer in (("ey", "an5d_buf"), ("ex", "an5d_buf1"), ("hz", "an5d_buf2")):
+        assert f"  float (*{name})[ny] = (float (*)[ny]){buffer};" in source
+    assert "  int t, i, j;" in source  # every nest's variables, each once
+    mixed = reference_source(multi_program("mixed_fields"))
+    assert "float (*u)[n][n] = (float (*)[n][n])an5d_buf;" in mixed
+    assert "float (*s)[n] = (float (*)[n])an5d_buf1;" in mixed
+    coupled = reference_source(multi_program("coupled_3d_in_place"))
+    assert "void *an5d_buf, void *an5d_buf1, void *an5d_ro0, int T, int n)" in coupled
+    assert "double *w = (double *)an5d_ro0;" in coupled
+    assert "  int " not in coupled  # every loop declares its variable
+
+
+def test_several_fields_validation():
+    kernel = build_reference(multi_program("mixed_fields"))
+    params = {"n": 8, "T": 1, "c": 0.5}
+    u, s = np.zeros((2, 8, 8), np.float32), np.zeros((1, 8, 8), np.float32)
+    with pytest.raises(UsageError, match=r"one array is given; the program writes 2 fields "
+                                         r"\('u', 's'\): give one numpy array per field"):
+        kernel.run(u, params)
+    with pytest.raises(UsageError, match="3 arrays are given; the program writes 2 fields"):
+        kernel.run((u, s, s), params)
+    with pytest.raises(UsageError, match=r"the grid of 's' has shape \(8, 8\); with these "
+                                         r"parameters 's' needs \(1, 8, 8\) \(one buffer x "
+                                         r"extents: it is updated in place\)"):
+        kernel.run((u, s[0]), params)
+    with pytest.raises(UsageError, match=r"the grid of 'u' has dtype float64"):
+        kernel.run((u.astype(np.float64), s), params)
+    with pytest.raises(UsageError, match="the grid of 's' must be a numpy array, not list"):
+        kernel.run((u, s.tolist()), params)
+    with pytest.raises(UsageError, match="the grid of 'u' must be a writeable C-contiguous"):
+        kernel.run((u.transpose(0, 2, 1), s), params)
+
+
+def test_the_cache_tells_fields_apart():
+    import dataclasses
+    program = multi_program("mixed_fields")
+    assert build_reference(program) is build_reference(multi_program("mixed_fields"))
+    u, s = program.fields
+    wider = dataclasses.replace(program, arrays=(u, dataclasses.replace(s, extents=(
+        s.extents[0], s.extents[1] + 1))))
+    assert build_reference(wider) is not build_reference(program)
