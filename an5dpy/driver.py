@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from an5dpy.analysis.stencil import analyze
+from an5dpy.analysis import analyze
 from an5dpy.cuda import kernels as cuda_kernels
 from an5dpy.cuda.kernels import Kernels, emitted_schedule  # noqa: F401 (re-exported)
 from an5dpy.cuda.render import render_host

@@ -2,7 +2,7 @@
 
 A program whose time loop holds several assignments (in one loop nest or in consecutive
 nests, each with its own bounds), or one that updates its field in place, is analysed
-here; :func:`an5dpy.analysis.stencil.analyze` sends it. Each statement first passes the
+here; :func:`an5dpy.analysis.analyze` sends it. Each statement first passes the
 one-statement checks of :class:`~an5dpy.analysis.stencil._Analysis` (write at the loop
 point, reads at constant offsets, accesses inside the arrays). Then isl computes the exact
 flow dependences of the whole scop: for every read, which statement instance last wrote
@@ -27,6 +27,9 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from an5dpy.analysis import stencil
+from an5dpy.analysis.stencil import (classify_shape, count_flops, format_access,
+                                     is_diagonal_free)
 from an5dpy.errors import UnsupportedInput
 from an5dpy.ir import (Access, Affine, CoefArray, CoefRead, Expr, FieldInfo, Read,
                        SpaceDim, StencilInfo, StencilProgram, SubStep, TimeInfo,
@@ -59,8 +62,6 @@ class _Statement:
 
 
 def analyze_fields(program: StencilProgram) -> StencilInfo:
-    from an5dpy.analysis import stencil  # the one-statement checks live there
-
     fields = {a.name: a for a in program.fields}
     first = program.statements[0]
     statements: list[_Statement] = []
@@ -99,13 +100,13 @@ def analyze_fields(program: StencilProgram) -> StencilInfo:
         for acc, _ in st.field_reads:
             if acc.modulus != buffers[acc.array]:
                 raise UnsupportedInput(
-                    f"{stencil.format_access(acc)} selects its time buffer modulo "
+                    f"{format_access(acc)} selects its time buffer modulo "
                     f"{acc.modulus} but '{acc.array}' is written modulo {buffers[acc.array]}: "
                     f"every access of a field must rotate through the same buffers", acc.coord)
             if acc.array == st.field and buffers[acc.array] == 1 and any(_offset_of(st, acc)):
                 raise UnsupportedInput(
-                    f"in-place update: {stencil.format_access(acc)} reads a neighbour of the "
-                    f"cell {stencil.format_access(st.stmt.target)} writes, which the loop may "
+                    f"in-place update: {format_access(acc)} reads a neighbour of the "
+                    f"cell {format_access(st.stmt.target)} writes, which the loop may "
                     f"already have updated (Gauss-Seidel) or not, depending on the order cells "
                     f"are updated in; a statement updating its field in place may read it only "
                     f"at the cell it writes", acc.coord)
@@ -216,8 +217,6 @@ def _dataflow(statements: list[_Statement], writer: dict[str, int],
     """For each (statement, field, subscripts) read: ``"new"`` where every value it reads
     was written earlier in the same time step, ``"old"`` where every value comes from the
     previous step or from before the loop; refuses the rest, naming the dependence."""
-    from an5dpy.analysis.stencil import format_access
-
     schedule = isl.UnionMap.from_map(_schedule_map(statements[0]))
     for st in statements[1:]:
         schedule = schedule.union(isl.UnionMap.from_map(_schedule_map(st)))
@@ -260,8 +259,6 @@ def _substeps(statements: list[_Statement], writer: dict[str, int],
     """The sub-step of each statement: consecutive statements share one until a statement
     reads a new value (written in the same step) from a statement of the current one. A
     read of an old value of a field an earlier sub-step replaced is refused."""
-    from an5dpy.analysis.stencil import format_access
-
     sigma: list[int] = []
     for st in statements:
         level = sigma[-1] if sigma else 0
@@ -311,8 +308,6 @@ def _box(bounds: list[Affine], pick_low: bool, what: str, coord) -> tuple[Affine
 
 def _info(program: StencilProgram, statements: list[_Statement], writer: dict[str, int],
           buffers: dict[str, int], versions: dict, sigma: list[int]) -> StencilInfo:
-    from an5dpy.analysis.stencil import classify_shape, count_flops, is_diagonal_free
-
     ndim = statements[0].analysis.ndim
     tloop = program.time_loop
     # each field's cells, in array dimension order

@@ -1,6 +1,6 @@
 """Polyhedral analysis of a stencil program (an5dpy/ARCHITECTURE.md: the analysis stage).
 
-:func:`analyze` turns the frontend's :class:`~an5dpy.ir.StencilProgram` into a
+:func:`analyze_statement` turns the frontend's :class:`~an5dpy.ir.StencilProgram` into a
 :class:`~an5dpy.ir.StencilInfo`.  It proves, with isl (islpy), that the loop nest can be
 blocked and derives what the later stages need:
 
@@ -65,7 +65,7 @@ from an5dpy.ir import (
 )
 
 __all__ = [
-    "analyze",
+    "analyze_statement",
     "op_mix",
     "count_flops",
     "classify_shape",
@@ -80,11 +80,9 @@ SUPPORTED_NDIMS = (2, 3)
 # =========================================================================== entry point
 
 
-def analyze(program: StencilProgram) -> StencilInfo:
-    """Analyse ``program``; raise :class:`UnsupportedInput` if it cannot be blocked."""
-    if program.multi_statement or program.array.in_place:
-        from an5dpy.analysis.fields import analyze_fields
-        return analyze_fields(program)
+def analyze_statement(program: StencilProgram) -> StencilInfo:
+    """Analyse a program of one statement on a time-buffered array (the entry point for
+    every program is :func:`an5dpy.analysis.analyze`)."""
     return _Analysis(program).run()
 
 

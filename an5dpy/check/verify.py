@@ -192,7 +192,7 @@ def random_read_only(program, env: Mapping[str, int], seed: int) -> tuple[np.nda
     """Random values for each read-only array of ``program`` (``program.arrays`` order),
     each from a seed of its own, in the range of the grid's values."""
     return tuple(random_grid(array_shape(a.extents, env), a.elem_type, (seed, k))
-                 for k, a in enumerate(program.arrays[1:], 1) if a.read_only)
+                 for k, a in enumerate(program.arrays) if a.read_only)
 
 
 def random_fields(info: StencilInfo, env: Mapping[str, int], seed: int

@@ -35,12 +35,15 @@ def _coef_text(node: CoefRead, dim_vars: tuple[str, ...]) -> str:
 
 
 def format_program(program: StencilProgram) -> str:
-    a = program.array
-    extents = "".join(f"[{e}]" for e in a.extents)
-    first = f"[{a.time_extent}]" if a.time_extent else "[*]"
-    lines = [f"file {program.filename}, scop at {program.scop.pragma_start}",
-             f"array {a.name}: {a.elem_type} {first}{extents} ({a.form.replace('_', ' ')})"]
-    for c in program.arrays[1:]:
+    lines = [f"file {program.filename}, scop at {program.scop.pragma_start}"]
+    for a in program.fields:
+        extents = "".join(f"[{e}]" for e in a.extents)
+        first = "" if a.in_place else f"[{a.time_extent}]" if a.time_extent else "[*]"
+        lines.append(f"array {a.name}: {a.elem_type} {first}{extents} "
+                     f"({a.form.replace('_', ' ')}{', in place' if a.in_place else ''})")
+    for c in program.arrays:
+        if not c.read_only:
+            continue
         extents = "".join(f"[{e}]" for e in c.extents)
         lines.append(f"read-only array {c.name}: {c.elem_type} {extents} "
                      f"({c.form.replace('_', ' ')})")
@@ -51,12 +54,15 @@ def format_program(program: StencilProgram) -> str:
         elif p.value is not None:
             extra = f" = {p.value}"
         lines.append(f"parameter {p.name}: {p.ctype}{extra}")
-    indent = ""
-    for loop in (program.time_loop, *program.space_loops):
-        lines.append(f"{indent}for {loop.var} in [{loop.lower}, {loop.upper}]:")
-        indent += "  "
-    for st in program.statements:
-        lines.append(f"{indent}{_access(st.target)} = {c_expr(st.value, _access)}")
+    lines.append(f"for {program.time_loop.var} in [{program.time_loop.lower}, "
+                 f"{program.time_loop.upper}]:")
+    for nest in program.nests:
+        indent = "  "
+        for loop in nest.loops:
+            lines.append(f"{indent}for {loop.var} in [{loop.lower}, {loop.upper}]:")
+            indent += "  "
+        for st in nest.statements:
+            lines.append(f"{indent}{_access(st.target)} = {c_expr(st.value, _access)}")
     return "\n".join(lines)
 
 

@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from an5dpy import ir
-from an5dpy.analysis.stencil import analyze, classify_shape, format_access, op_mix
+from an5dpy.analysis import analyze
+from an5dpy.analysis.stencil import classify_shape, format_access, op_mix
 from an5dpy.errors import UnsupportedInput
 from an5dpy.ir import (
     Access,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from an5dpy.analysis.stencil import analyze
+from an5dpy.analysis import analyze
 from an5dpy.errors import UnsupportedInput
 from an5dpy.frontend import read_program_text
 

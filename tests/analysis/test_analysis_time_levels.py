@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from an5dpy.analysis.stencil import MAX_TIME_BUFFERS, analyze, format_access, read_lag
+from an5dpy.analysis import analyze
+from an5dpy.analysis.stencil import MAX_TIME_BUFFERS, format_access, read_lag
 from an5dpy.errors import UnsupportedInput
 from an5dpy.frontend import read_program_text
 from an5dpy.ir import Access, Read, walk

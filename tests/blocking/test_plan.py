@@ -10,7 +10,7 @@ from an5dpy.blocking.plan import (DimExtent, LaunchGeometry, Mode, budget_min_bl
                          budget_register_limit, degrees_needed, format_block_size,
                          launch_degrees, launch_plan, make_plan, parse_block_size)
 from ir_builders import StencilSpec, box_offsets, build_program, star_offsets
-from an5dpy.analysis.stencil import analyze
+from an5dpy.analysis import analyze
 
 
 def info_of(offsets, dtype="float"):

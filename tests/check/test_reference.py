@@ -233,7 +233,7 @@ def test_a_leapfrog_update_with_a_read_only_array_matches_numpy(steps, lower):
 def test_the_result_buffer_of_a_rotation_holds_the_newest_level():
     """``verify.result_buffer``: the buffer the last step wrote, for every start and step
     count (the newest level, where the step count is 0: the one the first step reads)."""
-    from an5dpy.analysis.stencil import analyze
+    from an5dpy.analysis import analyze
     from an5dpy.check.verify import result_buffer
     for lower in (0, 1, 2):
         program = read_program_text(WAVE.format(lower=lower), f"wave{lower}.c")

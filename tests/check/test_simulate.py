@@ -241,7 +241,7 @@ def stencils(draw):
 @given(stencil=stencils(), bt=st.integers(1, 5), sl=st.sampled_from((None, 1, 2, 5)),
        steps=st.integers(0, 12), data=st.data())
 def test_random_stencils_and_plans_match_gcc(stencil, bt, sl, steps, data):
-    from an5dpy.analysis.stencil import analyze
+    from an5dpy.analysis import analyze
     from an5dpy.frontend import read_program_text
     offsets, coefs, dtype, sizes, divisor = stencil
     program = read_program_text(render(offsets, coefs, dtype, sizes, divisor), "random.c")

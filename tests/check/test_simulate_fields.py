@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from an5dpy.analysis.stencil import analyze
+from an5dpy.analysis import analyze
 from an5dpy.blocking.plan import make_plan
 from an5dpy.check.simulate import field_shapes, simulate
 from an5dpy.frontend import read_program_text

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from an5dpy.analysis.stencil import analyze
+from an5dpy.analysis import analyze
 from an5dpy.errors import UnsupportedInput
 from an5dpy.frontend import read_program, read_program_text
 from an5dpy.ir import Coord
