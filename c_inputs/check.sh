@@ -4,10 +4,11 @@
 # loop on the CPU): the paper's 21 (paper_benchmarks.txt) and the hand-written programs.
 # Also checks that the generated files are what generate.py produces, and that a few
 # files build as CUDA C++ host code with nvcc (skipped when nvcc is missing): j2d5pt,
-# poisson2d (coefficient arrays) and wave2d (three time levels).
+# poisson2d (coefficient arrays), wave2d (three time levels), grayscott2d (two fields) and
+# fdtd2d (fields updated in place).
 #
 # Usage: c_inputs/check.sh [--nvcc-all]    (from anywhere; exits 1 on any failure)
-#   --nvcc-all   build and run every file with nvcc, not only those three.
+#   --nvcc-all   build and run every file with nvcc, not only those five.
 set -u
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -17,9 +18,9 @@ nvcc_all=0
 [ "${1:-}" = "--nvcc-all" ] && nvcc_all=1
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-4}"
 
-hand_written="poisson2d varheat2d wave2d acoustic3d heat3dz dampedwave2d"
+hand_written="poisson2d varheat2d wave2d acoustic3d heat3dz dampedwave2d grayscott2d fdtd2d acousticvp3d"
 benches="$(tr '\n' ' ' <"$here/paper_benchmarks.txt")$hand_written"
-nvcc_some=" j2d5pt poisson2d wave2d "
+nvcc_some=" j2d5pt poisson2d wave2d grayscott2d fdtd2d "
 fail=0
 
 if ! python3 "$here/generate.py" --check; then
@@ -50,7 +51,7 @@ run_one() {
 
 for b in $benches; do
   src="$here/$b.c"
-  line="$(printf '%-11s' "$b")"
+  line="$(printf '%-12s' "$b")"
   fpp="$(sed -n 's/^#define BENCH_FPP //p' "$src")"
   line+=" fpp=$(printf '%-4s' "$fpp")"
   for type in float double; do

@@ -1,7 +1,8 @@
 /* common.h -- benchmark harness for the stencil programs in this directory.
  *
- * A benchmark file defines BENCH_DIM (2 or 3), BENCH_FPP (FLOPs per cell update) and
- * BENCH_RAD (stencil radius), includes this header, and defines
+ * A benchmark file defines BENCH_DIM (2 or 3), BENCH_FPP (FLOPs per cell update: every
+ * statement of one time step, for one cell) and BENCH_RAD (stencil radius), includes this
+ * header, and defines
  *
  *     double kernel_stencil(SB_TYPE *A1, int compsize, int timestep, bool scop);
  *
@@ -10,16 +11,23 @@
  * taken in seconds. With scop true it runs the #pragma scop region (the code an5dpy
  * replaces with GPU code), with scop false the plain CPU/OpenMP copy of the loop nest.
  *
- * Two optional macros describe programs beyond that double-buffered form:
+ * Optional macros describe programs beyond that double-buffered form:
  *
- *   BENCH_LEVELS  time buffers in A1 (default 2). A program that defines it keeps part of
- *                 its state in every buffer: a k-level rotation that writes buffer
+ *   BENCH_LEVELS  time buffers per field (default 2). A program that defines it keeps part
+ *                 of its state in every buffer: a k-level rotation that writes buffer
  *                 (t + BENCH_LEVELS - 1) % BENCH_LEVELS in step t (p[(t+2)%3] from
  *                 p[(t+1)%3] and p[t%3]), or a leapfrog in two buffers (u[(t+1)%2] from
  *                 u[t%2] and itself); -c then compares every buffer. A program that leaves
  *                 it undefined is a two-buffer iteration whose other buffer is scratch (the
  *                 generated code leaves an earlier time level there, which one depends on
  *                 its launch plan), and -c compares only the buffer the last step wrote.
+ *   BENCH_FIELDS  fields, the arrays the time step writes (default 1). A1 holds them back
+ *                 to back, each field its BENCH_LEVELS time buffers (u[2][n][n] then
+ *                 v[2][n][n]); the rule of BENCH_LEVELS applies to each field.
+ *   BENCH_IN_PLACE  1: the fields have no time dimension (ey[n][n], updated in place, as
+ *                 PolyBench's fdtd-2d does); each field is one buffer of dimsize^BENCH_DIM
+ *                 elements, -c compares all of them, and BENCH_LEVELS must stay undefined.
+ *                 0 (the default): every field has BENCH_LEVELS time buffers.
  *   BENCH_COEFS   read-only coefficient arrays (default 0). With BENCH_COEFS > 0 the
  *                 function is
  *
@@ -30,8 +38,10 @@
  *                 a per-plane coefficient), filled once with fixed-seed random values in
  *                 [BENCH_COEF_LO, BENCH_COEF_HI) (defaults 0.5 and 1.5).
  *
- * The "Checksum" line of -c sums the buffer the last step wrote (buffer
- * (timestep + BENCH_LEVELS - 2) % BENCH_LEVELS).
+ * Every buffer of A1, boundaries included, starts from fixed-seed random values in
+ * [0.5, 1.5) (one stream over all of A1, in memory order). The "Checksum" line of -c sums,
+ * over every field, the buffer the last step wrote (buffer (timestep + BENCH_LEVELS - 2) %
+ * BENCH_LEVELS of the field; its only buffer when BENCH_IN_PLACE is 1).
  *
  * The element type comes from the command line: -D SB_TYPE=float or -D SB_TYPE=double.
  *
@@ -69,7 +79,28 @@
 #error "BENCH_DIM must be 2 or 3"
 #endif
 
-/* SB_EVERY_LEVEL: whether -c compares every time buffer (see BENCH_LEVELS above). */
+#ifndef BENCH_FIELDS
+#define BENCH_FIELDS 1
+#endif
+#if BENCH_FIELDS < 1
+#error "BENCH_FIELDS must be at least 1"
+#endif
+#ifndef BENCH_IN_PLACE
+#define BENCH_IN_PLACE 0
+#endif
+#if BENCH_IN_PLACE != 0 && BENCH_IN_PLACE != 1
+#error "BENCH_IN_PLACE must be 0 or 1"
+#endif
+
+/* SB_EVERY_LEVEL: whether -c compares every buffer of a field (see BENCH_LEVELS above);
+   SB_BUFFERS: buffers per field. An in-place field is one buffer, its only time level. */
+#if BENCH_IN_PLACE
+#ifdef BENCH_LEVELS
+#error "BENCH_IN_PLACE 1: a field is one buffer, leave BENCH_LEVELS undefined"
+#endif
+#define SB_BUFFERS 1
+#define SB_EVERY_LEVEL 1
+#else
 #ifdef BENCH_LEVELS
 #define SB_EVERY_LEVEL 1
 #else
@@ -78,6 +109,8 @@
 #endif
 #if BENCH_LEVELS < 2
 #error "BENCH_LEVELS must be at least 2"
+#endif
+#define SB_BUFFERS BENCH_LEVELS
 #endif
 #ifndef BENCH_COEFS
 #define BENCH_COEFS 0
@@ -264,7 +297,7 @@ int main(int argc, char **argv)
   dimsize = compsize + 2 * BENCH_RAD;
   {
     /* Reject sizes whose byte count would not fit in size_t. */
-    double need = (double)(BENCH_LEVELS + BENCH_COEFS) * (double)sizeof(SB_TYPE);
+    double need = (double)(BENCH_FIELDS * SB_BUFFERS + BENCH_COEFS) * (double)sizeof(SB_TYPE);
     int d;
     for (d = 0; d < BENCH_DIM; d++)
       need *= (double)dimsize;
@@ -276,7 +309,7 @@ int main(int argc, char **argv)
   cells = (size_t)dimsize * (size_t)dimsize;
   if (BENCH_DIM == 3)
     cells *= (size_t)dimsize;
-  elems = (size_t)BENCH_LEVELS * cells;
+  elems = (size_t)BENCH_FIELDS * (size_t)SB_BUFFERS * cells;
   bytes = elems * sizeof(SB_TYPE);
 
   init = (SB_TYPE *)malloc(bytes);
@@ -288,16 +321,16 @@ int main(int argc, char **argv)
             compare ? 3 : 2, bytes);
     return 1;
   }
-  /* Every time buffer, boundaries included, gets independent values. */
+  /* Every buffer of every field, boundaries included, gets independent values. */
   for (e = 0; e < elems; e++)
     init[e] = sb_rng_value(&rng);
 #if BENCH_COEFS > 0
   /* The coefficients, from a generator of their own (the buffers' values do not depend on
      BENCH_COEFS); the runs only read them, so they are filled once. */
-  coefs = (SB_TYPE *)malloc((size_t)BENCH_COEFS * bytes / BENCH_LEVELS);
+  coefs = (SB_TYPE *)malloc((size_t)BENCH_COEFS * cells * sizeof(SB_TYPE));
   if (coefs == NULL) {
     fprintf(stderr, "%s: cannot allocate %d coefficient arrays of %zu bytes\n", argv[0],
-            BENCH_COEFS, bytes / BENCH_LEVELS);
+            BENCH_COEFS, cells * sizeof(SB_TYPE));
     return 1;
   }
   {
@@ -311,8 +344,16 @@ int main(int argc, char **argv)
          BENCH_FPP, SB_STR(SB_TYPE));
   printf("Size: %d^%d (+%d halo per side), timesteps %d, repeats %d\n", compsize,
          BENCH_DIM, BENCH_RAD, timesteps, repeats);
+#if BENCH_IN_PLACE
+  printf("Fields: %d back to back, each one buffer updated in place, -c compares every one\n",
+         BENCH_FIELDS);
+#else
+#if BENCH_FIELDS > 1
+  printf("Fields: %d back to back, each %d time buffers\n", BENCH_FIELDS, BENCH_LEVELS);
+#endif
 #if SB_EVERY_LEVEL
   printf("Time buffers: %d, -c compares every one\n", BENCH_LEVELS);
+#endif
 #endif
 #if BENCH_COEFS > 0
   printf("Coefficient arrays: %d, values in [%g, %g)\n", BENCH_COEFS,
@@ -333,40 +374,45 @@ int main(int argc, char **argv)
   printf("Average: %.3f GFLOPS, %.3f ms\n", gflops, avg * 1e3);
 
   if (compare) {
-    /* Step t writes buffer (t + BENCH_LEVELS - 1) % BENCH_LEVELS. */
-    const size_t last = ((size_t)timesteps + BENCH_LEVELS - 2) % BENCH_LEVELS;
+    /* Step t writes buffer (t + SB_BUFFERS - 1) % SB_BUFFERS of every field. */
+    const size_t last = ((size_t)timesteps + SB_BUFFERS - 2) % SB_BUFFERS;
     const size_t first = SB_EVERY_LEVEL ? 0 : last;
-    const size_t count = SB_EVERY_LEVEL ? elems : cells;
-    const SB_TYPE *got = work + first * cells;
-    const SB_TYPE *want = ref + first * cells;
+    const size_t count = (SB_EVERY_LEVEL ? (size_t)SB_BUFFERS : 1) * cells;
     double max_abs = 0.0, max_rel = 0.0, sum = 0.0;
-    bool nan_seen = false;
-    size_t c;
+    bool nan_seen = false, identical = true;
+    size_t f, c;
 
     memcpy(ref, init, bytes);
     (void)sb_run(ref, coefs, compsize, timesteps, false);
-    for (c = 0; c < count; c++) {
-      double a = (double)got[c], b = (double)want[c];
-      double diff = fabs(a - b);
-      double rel = diff / fmax(fabs(b), 1e-30);
-      if (isnan(diff)) {
-        if (!(isnan(a) && isnan(b)))
-          nan_seen = true;
-        continue;
+    /* Each field's compared buffers, [first, first + count / cells), in memory order. */
+    for (f = 0; f < (size_t)BENCH_FIELDS; f++) {
+      const size_t offset = (f * SB_BUFFERS + first) * cells;
+      const SB_TYPE *got = work + offset;
+      const SB_TYPE *want = ref + offset;
+      for (c = 0; c < count; c++) {
+        double a = (double)got[c], b = (double)want[c];
+        double diff = fabs(a - b);
+        double rel = diff / fmax(fabs(b), 1e-30);
+        if (isnan(diff)) {
+          if (!(isnan(a) && isnan(b)))
+            nan_seen = true;
+          continue;
+        }
+        if (diff > max_abs)
+          max_abs = diff;
+        if (rel > max_rel)
+          max_rel = rel;
+        if (first + c / cells == last)
+          sum += b;
       }
-      if (diff > max_abs)
-        max_abs = diff;
-      if (rel > max_rel)
-        max_rel = rel;
-      if (first + c / cells == last)
-        sum += b;
+      if (memcmp(got, want, count * sizeof(SB_TYPE)) != 0)
+        identical = false;
     }
     if (nan_seen)
       printf("Max error: nan (relative nan)\n");
     else
       printf("Max error: %.9g (relative %.9g)\n", max_abs, max_rel);
-    printf("Bit-identical: %s\n",
-           memcmp(got, want, count * sizeof(SB_TYPE)) == 0 ? "yes" : "no");
+    printf("Bit-identical: %s\n", identical ? "yes" : "no");
     printf("Checksum (CPU result): %.17g\n", sum);
     free(ref);
   }

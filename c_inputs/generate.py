@@ -6,7 +6,9 @@ Usage:  python3 c_inputs/generate.py [--check]
 It also writes ``paper_benchmarks.txt``, their names in Table 3's order, one a line: the
 list that check.sh, the tests and the scripts read wherever they mean the paper's
 benchmarks. The other programs of this directory (poisson2d.c, varheat2d.c, wave2d.c,
-acoustic3d.c, heat3dz.c, dampedwave2d.c) are written by hand; this script neither writes nor checks them.
+acoustic3d.c, heat3dz.c, dampedwave2d.c, and grayscott2d.c, fdtd2d.c, acousticvp3d.c with
+several statements per time step) are written by hand; this script neither writes nor
+checks them.
 
 Every program has the same shape (see common.h for the harness): a function
 ``kernel_stencil`` whose ``#pragma scop`` region holds the time loop and the spatial

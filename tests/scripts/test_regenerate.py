@@ -29,7 +29,7 @@ def test_an_unknown_stencil_is_one_line_with_the_list(regenerate, capsys):
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.startswith("regenerate.py: error: unknown stencil nosuch (c_inputs/ "
-                                   "has: acoustic3d, box2d1r,")
+                                   "has: acoustic3d, acousticvp3d, box2d1r,")
     assert "j2d5pt" in captured.err and captured.err.count("\n") == 1
 
 
