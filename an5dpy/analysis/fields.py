@@ -33,7 +33,7 @@ from an5dpy.analysis.stencil import (classify_shape, count_flops, format_access,
 from an5dpy.errors import UnsupportedInput
 from an5dpy.ir import (Access, Affine, CoefArray, CoefRead, Expr, FieldInfo, Read,
                        SpaceDim, StencilInfo, StencilProgram, SubStep, TimeInfo,
-                       sorted_coef_reads, transform, walk)
+                       sorted_coef_reads, transform)
 
 #: Time buffers a field of a program of several statements may have: 1 (in place) or 2.
 COUPLED_BUFFERS = (1, 2)
@@ -63,7 +63,6 @@ class _Statement:
 
 def analyze_fields(program: StencilProgram) -> StencilInfo:
     fields = {a.name: a for a in program.fields}
-    first = program.statements[0]
     statements: list[_Statement] = []
     index = 0
     writer: dict[str, int] = {}
@@ -125,16 +124,8 @@ def _offset_of(st: _Statement, acc: Access) -> tuple[int, ...]:
 def _check_statement(stencil, program, index, n, pos, nest, stmt) -> _Statement:
     """The one-statement checks for statement ``stmt``, and its reads' offsets."""
     a = stencil._Analysis(program, nest, stmt)
-    a._check_structure(stmt)
     target = stmt.target
-    perm = a._write_permutation(target)
-    accesses = [e for e in walk(stmt.value) if isinstance(e, Access)]
-    a._check_value_scalars(stmt.value)
-    for acc in accesses:
-        a._check_read_form(acc)
-    read_only = {d.name for d in program.arrays if d.read_only}
-    field_reads = [acc for acc in accesses if acc.array not in read_only]
-    coef_reads = [acc for acc in accesses if acc.array in read_only]
+    perm, field_reads, coef_reads = a.check_statement()
     for acc in [target] + field_reads:
         if acc.time is not None:
             a._time_shift(acc)

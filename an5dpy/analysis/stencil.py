@@ -227,17 +227,8 @@ class _Analysis:
         prog = self.prog
         stmt = self._statement()
         self.stmt = stmt
-        self._check_structure(stmt)
-
         target = stmt.target
-        perm = self._write_permutation(target)  # array dim d -> nest index
-        accesses = [e for e in walk(stmt.value) if isinstance(e, Access)]
-        self._check_value_scalars(stmt.value)
-        for acc in accesses:
-            self._check_read_form(acc)
-        read_only = {a.name for a in prog.arrays if a.read_only}
-        reads = [acc for acc in accesses if acc.array not in read_only]
-        coef_reads = [acc for acc in accesses if acc.array in read_only]
+        perm, reads, coef_reads = self.check_statement()
         w_shift = self._time_shifts(target, reads)
 
         self._build_isl()
@@ -287,7 +278,7 @@ class _Analysis:
                         read_shift=r_shift, write_shift=w_shift, buffers=buffers)
 
         def to_read(e: Expr) -> Expr | None:
-            if isinstance(e, Access) and e.array in read_only:
+            if isinstance(e, Access) and (e.array, e.indices) in coef_index:
                 return CoefRead(e.ctype, e.coord, array=e.array,
                                 index=coef_index[(e.array, e.indices)])
             if isinstance(e, Access):
@@ -321,6 +312,21 @@ class _Analysis:
             time=time, offsets=offsets, shape=shape, diagonal_free=diag_free,
             associative=associative, assoc=assoc, opt=opt,
             flops_per_cell=count_flops(update), update=update, coefficients=coefficients)
+
+    def check_statement(self) -> tuple[list[int], list[Access], list[Access]]:
+        """The checks of the statement's form (structure, write at the loop point, scalars
+        and read forms); returns the write's permutation (array dim d -> nest index), the
+        reads of fields and the reads of read-only arrays, in source order."""
+        stmt = self.stmt
+        self._check_structure(stmt)
+        perm = self._write_permutation(stmt.target)
+        accesses = [e for e in walk(stmt.value) if isinstance(e, Access)]
+        self._check_value_scalars(stmt.value)
+        for acc in accesses:
+            self._check_read_form(acc)
+        read_only = {a.name for a in self.prog.arrays if a.read_only}
+        return (perm, [acc for acc in accesses if acc.array not in read_only],
+                [acc for acc in accesses if acc.array in read_only])
 
     # ------------------------------------------------------------------ structure
 

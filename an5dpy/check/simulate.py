@@ -365,10 +365,7 @@ class _Group:
 
         def read(node: Read | CoefRead) -> np.ndarray:
             if isinstance(node, CoefRead):
-                key = (node.array, node.index)
-                if key not in cache:
-                    cache[key] = self.coefficient(node, plane)
-                return cache[key]
+                return self.cached_coefficient(node, plane, cache)
             f, dz, plane_off = index[node.array], node.offset[0], node.offset[1:]
             key = (f, node.offset)
             if key not in cache:
@@ -484,6 +481,13 @@ class _Group:
             case _:
                 raise InternalError(f"unknown op {op!r}")
 
+    def cached_coefficient(self, node: CoefRead, plane: int, cache: dict) -> np.ndarray:
+        """:meth:`coefficient`, computed once per read in ``cache`` (one evaluation)."""
+        key = (node.array, node.index)
+        if key not in cache:
+            cache[key] = self.coefficient(node, plane)
+        return cache[key]
+
     def coefficient(self, node: CoefRead, plane: int) -> np.ndarray:
         """The read-only array's values at every thread's cell of streaming plane ``plane``
         plus the read's offsets; NaN where that falls outside the array (halo threads;
@@ -522,10 +526,7 @@ class _Group:
 
         def read(node: Read | CoefRead) -> np.ndarray:
             if isinstance(node, CoefRead):
-                key = (node.array, node.index)
-                if key not in cache:
-                    cache[key] = self.coefficient(node, plane)
-                return cache[key]
+                return self.cached_coefficient(node, plane, cache)
             dz, plane_off = node.offset[0], node.offset[1:]
             if node.lag != 1:
                 key = (node.lag, dz)
