@@ -151,13 +151,6 @@ def load(path: str, defines: Defines = (), include_dirs: Sequence[str] = (),
 def generate(info: StencilInfo, plan: BlockingPlan, stem: str, smem_wrap: bool = True,
              regs: int | None = None, plan_note: str = "") -> Kernels:
     """Schedule, render model and kernel texts of ``plan`` (:func:`an5dpy.cuda.kernels.generate`)."""
-    if info.coupled:
-        statements = info.program.statements
-        raise UnsupportedInput(
-            "this release blocks a time step of several statements (or a field updated in "
-            "place) on the CPU simulator only: `an5d verify --backend sim` and `an5d "
-            "analyze` accept it, but its CUDA code is not generated yet",
-            statements[1].coord if len(statements) > 1 else statements[0].coord)
     return cuda_kernels.generate(info, plan, stem, smem_wrap=smem_wrap, regs=regs,
                                  plan_note=plan_note)
 

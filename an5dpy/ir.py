@@ -809,6 +809,22 @@ class StencilInfo:
         (:attr:`fields`, :attr:`substeps`)."""
         return bool(self.fields)
 
+    @property
+    def updates(self) -> tuple[Expr, ...]:
+        """Every update the time step evaluates: the one statement's, or each of a time
+        step of several statements (sub-step order)."""
+        if self.coupled:
+            return tuple(value for sub in self.substeps for _, value in sub.updates)
+        return (self.update,)
+
+    @property
+    def written_at(self) -> tuple[int, ...]:
+        """Per field (:attr:`fields` order), the sub-step (0-based) whose statement writes
+        it."""
+        return tuple(next(k for k, sub in enumerate(self.substeps)
+                          if any(name == f.name for name, _ in sub.updates))
+                     for f in self.fields)
+
     def field_info(self, name: str) -> FieldInfo:
         for f in self.fields:
             if f.name == name:

@@ -199,6 +199,15 @@ class BlockingPlan:
         """The levels of the kernel a launch of ``steps`` time steps runs."""
         return steps * self.substeps
 
+    def field_time(self, level: int, substep: int) -> int:
+        """The time steps a field written at sub-step ``substep`` (0-based) has advanced at
+        level ``level`` of a launch: one per full step, plus one once its own sub-step of
+        the current step is done. Its boundary values at that level are those of the
+        buffer of that parity."""
+        if level <= 0:
+            return 0
+        return (level - 1) // self.substeps + ((level - 1) % self.substeps >= substep)
+
     def kernel_degrees(self) -> tuple[int, ...]:
         """The kernels' degrees (levels) a launch plan can need (:func:`degrees_needed`)."""
         return tuple(self.kernel_degree(d) for d in degrees_needed(self.bt, self.levels))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -85,12 +85,31 @@ def field_shapes(info: StencilInfo, env: Mapping[str, int | float]) -> tuple[tup
     return tuple((f.buffers, *sizes) for f in info.fields)
 
 
+def field_pool(info: StencilInfo, fields: Sequence[np.ndarray]) -> np.ndarray:
+    """The device layout of a time step of several statements: shape ``(F, 2, *extents)``,
+    two buffers per field, field after field (the generated host code's); a field updated
+    in place (one buffer) is copied into both of its buffers."""
+    pool = np.empty((len(fields), 2, *np.shape(fields[0])[1:]), np.asarray(fields[0]).dtype)
+    for k, (f, values) in enumerate(zip(info.fields, fields)):
+        pool[k] = values if f.buffers == 2 else values[0]
+    return pool
+
+
+def pool_fields(info: StencilInfo, env: Mapping[str, int | float], pool: np.ndarray
+                ) -> tuple[np.ndarray, ...]:
+    """The fields' arrays back from :func:`field_pool`'s layout after a run: both buffers
+    of a double-buffered field, the buffer of the last time level of a field in place."""
+    last = (info.time.start_buffer(env) + info.time.steps(env)) % 2
+    return tuple(pool[k].copy() if f.buffers == 2 else pool[k, last][None].copy()
+                 for k, f in enumerate(info.fields))
+
+
 def _simulate_fields(info: StencilInfo, plan: BlockingPlan, fields, env, dims, schedule,
                      read_only) -> tuple[np.ndarray, ...]:
     """:func:`simulate` for a program of several statements. ``fields`` holds one array per
     field (:func:`field_shapes`); the run keeps two buffers of every field (a field in
-    place gets a copy of itself, whose boundary cells are its own), buffer ``b`` of all
-    fields in ``pool[b]``. Returns the fields' new values, in the same shapes."""
+    place gets a copy of itself, whose boundary cells are its own: :func:`field_pool`).
+    Returns the fields' new values, in the same shapes."""
     shapes = field_shapes(info, env)
     if len(fields) != len(shapes) or any(np.shape(a) != sh for a, sh in zip(fields, shapes)):
         raise InternalError(f"field shapes {[np.shape(a) for a in fields]} do not match "
@@ -99,20 +118,16 @@ def _simulate_fields(info: StencilInfo, plan: BlockingPlan, fields, env, dims, s
         raise InternalError(f"{len(read_only)} read-only arrays for "
                             f"{len(info.coefficients)} coefficients")
     dtype = numpy_type(plan.dtype)
-    steps, start = info.time.steps(env), info.time.start_buffer(env)
-    pool = np.empty((2, len(shapes), *shapes[0][1:]), dtype)
-    for f, (field, values) in enumerate(zip(info.fields, fields)):
-        for b in range(2):
-            pool[b, f] = values[b] if field.buffers == 2 else values[0]
+    # the generated code's layout (field, buffer, ..), run as (buffer, field, ..)
+    pool = field_pool(info, [np.asarray(f, dtype) for f in fields])
     kernels = _Kernels(info, plan, dict(env),
                        {c.name: np.asarray(a, numpy_type(c.elem_type))
                         for c, a in zip(info.coefficients, read_only)})
+    steps, start = info.time.steps(env), info.time.start_buffer(env)
     for launch in launch_plan(steps, plan.bt, start):
-        run_launch(kernels, schedule.kernel(plan.kernel_degree(launch.degree)), dims, pool,
-                   launch)
-    last = (start + steps) % 2
-    return tuple(pool[:, f].copy() if field.buffers == 2 else pool[last, f][None].copy()
-                 for f, field in enumerate(info.fields))
+        run_launch(kernels, schedule.kernel(plan.kernel_degree(launch.degree)), dims,
+                   pool.swapaxes(0, 1), launch)
+    return pool_fields(info, env, pool)
 
 
 class _Kernels:
@@ -129,10 +144,7 @@ class _Kernels:
         names = [f.name for f in info.fields]
         self.substeps = [tuple((names.index(name), compile_expr(value, scalars))
                                for name, value in sub.updates) for sub in info.substeps]
-        #: per field, the sub-step (0-based) writing it
-        self.written_at = [next(k for k, sub in enumerate(info.substeps)
-                                if any(n == f.name for n, _ in sub.updates))
-                           for f in info.fields]
+        self.written_at = info.written_at
         if plan.mode is Mode.ASSOC:
             form = info.assoc
             self.acc_type = numpy_type(form.sum_type)
@@ -336,10 +348,7 @@ class _Group:
     def time_of(self, field: int, level: int) -> int:
         """How many time steps field ``field`` has advanced at level ``level`` of the
         launch (it advances at its own sub-step of each step)."""
-        if level <= 0:
-            return 0
-        s = self.k.plan.substeps
-        return (level - 1) // s + ((level - 1) % s >= self.k.written_at[field])
+        return self.k.plan.field_time(level, self.k.written_at[field])
 
     def field_boundary(self, level: int, plane: int) -> np.ndarray:
         """Every field's value at level ``level`` at its boundary cells: the buffer of the

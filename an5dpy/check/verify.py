@@ -52,16 +52,8 @@ UNIT_ROUNDOFF = {"float": 2.0 ** -24, "double": 2.0 ** -53}
 BACKENDS = ("sim", "cuda", "isl")
 
 
-def updates(info: StencilInfo) -> tuple:
-    """Every update the time step evaluates: the one statement's, or each of a time step of
-    several statements."""
-    if info.coupled:
-        return tuple(value for sub in info.substeps for _, value in sub.updates)
-    return (info.update,)
-
-
 def must_be_identical(info: StencilInfo, plan: BlockingPlan, exact_build: bool) -> bool:
-    return exact_build and plan.mode is not Mode.ASSOC and all(is_exact(u) for u in updates(info))
+    return exact_build and plan.mode is not Mode.ASSOC and all(is_exact(u) for u in info.updates)
 
 
 def tolerance(info: StencilInfo, plan: BlockingPlan, steps: int,
@@ -70,7 +62,7 @@ def tolerance(info: StencilInfo, plan: BlockingPlan, steps: int,
     computes in (a double stencil calling sqrtf rounds like float there) and ``A`` the
     problem's amplification of rounding-size changes (at least 1; :func:`amplification`)."""
     from an5dpy.ir import walk
-    types = {n.ctype for u in updates(info) for n in walk(u) if n.ctype in UNIT_ROUNDOFF}
+    types = {n.ctype for u in info.updates for n in walk(u) if n.ctype in UNIT_ROUNDOFF}
     types |= {plan.dtype}
     u = max(UNIT_ROUNDOFF[t] for t in types)
     ops = max(1, info.flops_per_cell)
@@ -331,6 +323,18 @@ def prove_file(path: str, options, params: Mapping[str, str],
 # --------------------------------------------------------------------------- whole runs
 
 
+def _run_cuda(path, info: StencilInfo, plan: BlockingPlan, options, choice, arch, exact: bool,
+              state, env, read_only):
+    """Build the plan's kernels for this GPU (the exact build where ``exact``) and run them
+    on a copy of ``state`` (the grid, or the fields' arrays); returns the result, the
+    device's name and the build flags."""
+    from an5dpy.cuda.runtime import BuildOptions, cuda_runner, device_arch, device_name
+    opts = BuildOptions(arch=arch or device_arch(), exact=exact)
+    runner = cuda_runner(info, plan, Path(path).stem, opts, options.smem_wrap,
+                         regs=choice.regs)
+    return runner.run_numpy(state, env, read_only), device_name(), " ".join(opts.flags())
+
+
 def _verify_fields(path, info: StencilInfo, plan: BlockingPlan, program, env, backend: str,
                    exact: bool, seed: int, arch, options, choice) -> VerifyReport:
     """:func:`verify_file` for a time step of several statements: random values in every
@@ -350,9 +354,9 @@ def _verify_fields(path, info: StencilInfo, plan: BlockingPlan, program, env, ba
                           read_only)
         exact_build = True
     else:
-        raise UsageError("--backend cuda: the CUDA code of a time step of several "
-                         "statements is not generated yet (--backend sim runs its "
-                         "schedule on the CPU)")
+        result, device, build = _run_cuda(path, info, plan, options, choice, arch, exact,
+                                          fields, env, read_only)
+        exact_build = exact
     got, want = field_results(info, env, result), field_results(info, env, reference)
     if must_be_identical(info, plan, exact_build):
         comparison = compare(got, want, None)
@@ -434,12 +438,8 @@ def verify_file(path: str, options, backend: str, params: Mapping[str, str],
                           read_only)
         exact_build = True
     else:
-        from an5dpy.cuda.runtime import BuildOptions, cuda_runner, device_arch, device_name
-        opts = BuildOptions(arch=arch or device_arch(), exact=exact)
-        runner = cuda_runner(info, plan, Path(path).stem, opts, options.smem_wrap,
-                             regs=choice.regs)
-        result = runner.run_numpy(grid, env, read_only)
-        device, build = device_name(), " ".join(opts.flags())
+        result, device, build = _run_cuda(path, info, plan, options, choice, arch, exact,
+                                          grid, env, read_only)
         exact_build = exact
     b = result_buffer(info, env)
     # every time buffer of a rotating program holds a level the C program leaves there; a

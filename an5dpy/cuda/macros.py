@@ -123,8 +123,8 @@ def predicate_macro(predicate: PlanePredicate, reach: tuple[int, int], comment: 
                      comment)
 
 
-def plane_macros(dtype: str, reach: tuple[int, int], levels: TimeLevels = TimeLevels()
-                 ) -> tuple[LineMacro, ...]:
+def plane_macros(dtype: str, reach: tuple[int, int], levels: TimeLevels = TimeLevels(),
+                 field_loads: tuple[LineMacro, ...] = ()) -> tuple[LineMacro, ...]:
     """The plane predicates and level-0 loads every kernel of a file shares.
 
     ``AN5D_STORES``, ``AN5D_BOUNDARY_PLANE`` and ``AN5D_EXISTS`` print the predicates of
@@ -135,11 +135,13 @@ def plane_macros(dtype: str, reach: tuple[int, int], levels: TimeLevels = TimeLe
     levels -1, -2, .. of the plane into ``an5d_old``, ``an5d_old2``, .. (pointers
     ``an5d_p_old``, ``an5d_p_old2``, ..) and ``G_LOAD`` takes those registers too; read
     away from the cell, they are loaded on boundary planes as well
-    (``LOAD_BOUNDARY_LEVELS``, from each level's boundary buffer).
+    (``LOAD_BOUNDARY_LEVELS``, from each level's boundary buffer). ``field_loads``: a time
+    step of several statements' ``LOAD`` and ``LOAD_BOUNDARY`` (of every field,
+    :func:`an5dpy.cuda.field_macros.field_plane_macros`) instead of the one array's.
     """
     out, q = P_OUT, P_PLANE
     be = boundary_pointer(0, levels)
-    loads = (
+    loads = field_loads or (
         LineMacro("LOAD", (out, q),
                   f"{out} = an5d_in_array ? an5d_p_ld[AN5D_PLANE({q})] : ({dtype})0"),
         LineMacro("LOAD_BOUNDARY", (out, q),
@@ -199,7 +201,7 @@ def update_macros(info: StencilInfo, plan: BlockingPlan, constants: "ConstantTab
     whose macros add the update's terms one plane at a time."""
     if plan.mode is Mode.ASSOC:
         return ()
-    printer = _Printer(info, plan, info.update, constants)
+    printer = UpdatePrinter(info, plan, info.update, constants)
     return (LineMacro(UPDATE_MACRO, update_params(info, plan), continued(printer.stencil()),
                       "the stencil update, which CALCn and STORE evaluate"),)
 
@@ -261,7 +263,7 @@ def level_macros(info: StencilInfo, plan: BlockingPlan, degree: int,
                  constants: "ConstantTable") -> tuple[Macro, ...]:
     """The level ops of the kernel of ``degree`` (CALCn, BOUNDARYn, STORE or ACCn,
     ACC_STORE) and their guarded forms, for the plan's mode."""
-    printer = _Printer(info, plan, info.update, constants)
+    printer = UpdatePrinter(info, plan, info.update, constants)
     if plan.mode is Mode.ASSOC:
         acc_type = accumulator_type(info.assoc.sum_type, plan.dtype)
         return tuple(_assoc_macros(printer, info, plan, degree, plan.dtype, acc_type))
@@ -302,7 +304,7 @@ class ConstantTable:
         return tuple(self.texts)
 
 
-class _Printer:
+class UpdatePrinter:
     """Prints the stencil expression for one kernel with the register/shared layout."""
 
     def __init__(self, info: StencilInfo, plan: BlockingPlan, update,
@@ -453,7 +455,7 @@ def coef_layouts(info: StencilInfo) -> tuple[CoefLayout, ...]:
 # --------------------------------------------------------------------------- level ops
 
 
-def _store_smem(printer: _Printer, value: str, plane: int = 0) -> str:
+def _store_smem(printer: UpdatePrinter, value: str, plane: int = 0) -> str:
     idx = "".join(f"[{t} + {r}]" for t, r in zip(printer.threads, printer.pad))
     return f"an5d_sm[{P_BUF}][{plane}]{idx} = {value};"
 
@@ -494,7 +496,7 @@ def stored_level_params(levels: TimeLevels, degree: int) -> tuple[str, ...]:
     return tuple(f"an5d_s{m}" for m in range(1, levels.stored_levels(degree)))
 
 
-def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> list[Macro]:
+def _calc_macros(printer: UpdatePrinter, plan: BlockingPlan, d: int, dtype: str) -> list[Macro]:
     r = printer.r
     idle = levels_with_idle_warps(plan, d)
     levels = plan.levels
@@ -556,7 +558,7 @@ def _calc_macros(printer: _Printer, plan: BlockingPlan, d: int, dtype: str) -> l
     return macros
 
 
-def _accumulate(printer: _Printer, by_plane: dict[int, list], r: int, dtype: str,
+def _accumulate(printer: UpdatePrinter, by_plane: dict[int, list], r: int, dtype: str,
                 acc_type: str) -> list[str]:
     """Statements adding an arriving plane's terms into the accumulators.
 
@@ -597,7 +599,7 @@ def _accumulate(printer: _Printer, by_plane: dict[int, list], r: int, dtype: str
     return lines
 
 
-def _assoc_macros(printer: _Printer, info: StencilInfo, plan: BlockingPlan, d: int,
+def _assoc_macros(printer: UpdatePrinter, info: StencilInfo, plan: BlockingPlan, d: int,
                   dtype: str, acc_type: str) -> list[Macro]:
     r = printer.r
     form = info.assoc

@@ -58,6 +58,17 @@ class HostCoef:
 
 
 @dataclass(frozen=True)
+class HostField:
+    """A field of a time step of several statements in the host region: the user's array
+    (``source``, a C expression), whether it is updated in place (one buffer, which the
+    device doubles), and the first of its two device buffers."""
+
+    source: str
+    in_place: bool
+    first_buffer: int
+
+
+@dataclass(frozen=True)
 class HostCall:
     """What the host region needs from the user's program, as C expressions."""
 
@@ -68,6 +79,12 @@ class HostCall:
     steps: str
     start_buffer: str
     read_only: tuple[HostCoef, ...] = ()
+    fields: tuple[HostField, ...] = ()  # a time step of several statements: every field
+
+    @property
+    def copies_last_level(self) -> bool:
+        """Some field is updated in place: the host copies back its last level's buffer."""
+        return any(f.in_place for f in self.fields)
 
 
 def host_coef(layout: CoefLayout) -> HostCoef:
@@ -90,7 +107,8 @@ def host_call(info: StencilInfo) -> HostCall:
         steps=f"(({t.upper.c_str()}) - ({t.lower.c_str()}) + 1)",
         start_buffer=f"((({t.lower.c_str()}) + ({t.read_shift})) % {t.buffers} + {t.buffers})"
                      f" % {t.buffers}",
-        read_only=tuple(host_coef(c) for c in coef_layouts(info)))
+        read_only=tuple(host_coef(c) for c in coef_layouts(info)),
+        fields=tuple(HostField(f.name, f.in_place, 2 * k) for k, f in enumerate(info.fields)))
 
 
 def render_host_region(model: RenderModel, info: StencilInfo, baseline: bool = False) -> str:

@@ -20,6 +20,8 @@ from an5dpy.blocking.ops import (Accumulate, Boundary, Calc, KernelSchedule, Loa
 from an5dpy.blocking.printing import plane_text
 from an5dpy.cexpr import c_expr
 from an5dpy.blocking.plan import TimeLevels, last_degree_limit
+from an5dpy.cuda.field_macros import (field_declarations, field_level_macros, field_name,
+                                      field_plane_macros, field_update_macros)
 from an5dpy.cuda.macros import (SYNC_MACRO, CoefLayout, ConstantTable, LineMacro, Macro,
                                 accumulator_type, boundary_pointer, coef_layouts, level_macros,
                                 loads_boundary, older_name, plane_macros,
@@ -95,9 +97,13 @@ class KernelCode:
     tail: PhaseCode
     head_steps: tuple[int, int]  # lowermost, middle
     unroll: int
-    #: A rotating program's per-thread pointers into its buffers, as C declarations
-    #: (a double-buffered program's are the template's own lines).
+    #: The per-thread pointers into the buffers, as C declarations, where they are not
+    #: the template's own lines for one double-buffered array: a rotating program's, or
+    #: every field's of a time step of several statements (with their cell flags).
     pointers: tuple[str, ...] = ()
+    #: The time steps a launch of this kernel advances (the launcher's ``degree``): the
+    #: degree, or the levels over the sub-steps per time step.
+    steps: int = 0
 
     @property
     def compact(self) -> bool:
@@ -324,11 +330,14 @@ class RenderModel:
     constants: tuple[str, tuple[str, ...]] = ("", ())  # constant-memory array: name, values
     levels: TimeLevels = TimeLevels()
     rotating: RotatingBuffers | None = None  # None: the double-buffered launch
+    fields: int = 0  # a time step of several statements: its fields (two buffers each)
 
     @property
     def device_buffers(self) -> int:
         """Grid buffers the host code allocates on the device: the program's time buffers,
         and a rotating program's work buffers after them."""
+        if self.fields:
+            return 2 * self.fields
         return self.rotating.pool if self.rotating else self.levels.buffers
 
     @property
@@ -374,6 +383,10 @@ class BaselineCode:
     name: str
     expr: str
     block: tuple[int, int]  # threads (y, x): 2D over dims 0 and 1, 3D over dims 1 and 2
+    #: A time step of several statements: one kernel per sub-step (``<name>_s<j>``), run in
+    #: order by the naive launcher; each holds its statements as C statements over the
+    #: cell ``an5d_at`` (``expr`` is then unused).
+    substeps: tuple[tuple[str, ...], ...] = ()
 
     @property
     def threads_x(self) -> int:
@@ -441,8 +454,14 @@ def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, pref
                  shared: tuple[LineMacro, ...]) -> KernelCode:
     dtype = plan.dtype
     d = ks.degree
-    macros = level_macros(info, plan, d, constants)
-    if plan.mode is Mode.ASSOC:
+    if plan.coupled:
+        macros = field_level_macros(info, plan, d)
+    else:
+        macros = level_macros(info, plan, d, constants)
+    if plan.coupled:  # a register of every field for each of the schedule's
+        regs = tuple((dtype, field_name(str(reg), k)) for reg in ks.registers()
+                     for k in range(plan.fields))
+    elif plan.mode is Mode.ASSOC:
         acc_type = accumulator_type(info.assoc.sum_type, dtype)
         regs = tuple((acc_type if reg.level > 0 else dtype, str(reg)) for reg in ks.registers())
     else:
@@ -453,8 +472,10 @@ def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, pref
         name=f"{prefix}_kernel_d{d}", degree=d,
         halo=plan.halo(d), compute=plan.compute_region(d),
         dims=dims, block_order=tuple(reversed(dims)), windows=_windows(plan, dims, d),
-        depth=d * plan.stream_radius, reads_odd_boundary=d > 1,
-        pointers=_rotating_pointers(plan, d) if plan.levels.rotating else (),
+        depth=d * plan.stream_radius, reads_odd_boundary=d > 1 and not plan.coupled,
+        pointers=(_rotating_pointers(plan, d) if plan.levels.rotating
+                  else field_declarations(info, dtype) if plan.coupled else ()),
+        steps=d // plan.substeps,
         registers=regs, macros=macros,
         undefs=(*(m.name for m in shared), SYNC_MACRO.name, *(m.name for m in macros)),
         prologue=_phase_code(ks.prologue),
@@ -506,8 +527,13 @@ def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem
     scalars = tuple((p.ctype, p.name) for p in info.params if _used_in_update(info, p.name))
     constants = ConstantTable(f"{prefix}_k")
     # built before the kernels, so the update numbers the constant table's literals
-    shared = (*plane_macros(plan.dtype, plan.reach, plan.levels),
-              *update_macros(info, plan, constants))
+    if plan.coupled:
+        shared = (*plane_macros(plan.dtype, plan.reach, plan.levels,
+                                field_plane_macros(info, plan.dtype)),
+                  *field_update_macros(info, plan, constants))
+    else:
+        shared = (*plane_macros(plan.dtype, plan.reach, plan.levels),
+                  *update_macros(info, plan, constants))
     kernels = tuple(_kernel_code(info, plan, ks, prefix, constants, plane_dims, shared)
                     for ks in schedule.kernels)
     base = _baseline_code(info, plan, prefix) if baseline else None
@@ -518,7 +544,7 @@ def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem
         stream_length=str(plan.sl) if plan.sl else "an5d_hi0 - an5d_lo0 + 1",
         radius=plan.stream_radius, reach_above=plan.reach[1],
         plane_dims=plane_dims, thread_block=tuple(reversed(plan.bs)),
-        nthreads=plan.nthreads, smem_planes=plan.smem_planes,
+        nthreads=plan.nthreads, smem_planes=plan.smem_planes * plan.fields,
         smem_wrap=smem_wrap, scalars=scalars,
         signature=launch_signature(info.ndim, scalars, coef_layouts(info)),
         shared_macros=shared, sync_macro=SYNC_MACRO, kernels=kernels,
@@ -526,25 +552,52 @@ def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem
         source_name=info.program.filename if info.program is not None else stem,
         header=f"{stem}_kernel.hu", max_registers=max_registers, plan_note=plan_note,
         constants=(constants.name, constants.values), levels=plan.levels,
-        rotating=RotatingBuffers.of(plan.levels) if plan.levels.rotating else None)
+        rotating=RotatingBuffers.of(plan.levels) if plan.levels.rotating else None,
+        fields=plan.fields if plan.coupled else 0)
 
 
 def _used_in_update(info: StencilInfo, name: str) -> bool:
     from an5dpy.ir import Scalar, walk
-    return any(isinstance(e, Scalar) and e.name == name for e in walk(info.update))
+    return any(isinstance(e, Scalar) and e.name == name
+               for update in info.updates for e in walk(update))
 
 
 def _baseline_code(info: StencilInfo, plan: BlockingPlan, prefix: str) -> BaselineCode:
-    update = info.update
     names = ["an5d_c0"] + [f"an5d_c{e}" for e in range(1, info.ndim)]
     coefs = {c.name: c for c in coef_layouts(info)}
+
+    def cell(offset) -> str:
+        return " + ".join(f"(size_t)({c} + ({o})) * an5d_stride{k}"
+                          for k, (c, o) in enumerate(zip(names, offset)))
 
     def read(node: Read | CoefRead) -> str:
         if isinstance(node, CoefRead):  # only interior cells run: every read is in range
             return coefs[node.array].read(node.index, names, clamp=False)
-        idx = " + ".join(f"(size_t)({c} + ({o})) * an5d_stride{k}"
-                         for k, (c, o) in enumerate(zip(names, node.offset)))
         name = "src" if node.lag == 1 else older_name("src_old", node.lag - 1)
-        return f"an5d_{name}[{idx}]"
+        return f"an5d_{name}[{cell(node.offset)}]"
 
-    return BaselineCode(f"{prefix}_naive", c_expr(update, read), NAIVE_BLOCK[info.ndim])
+    if not info.coupled:
+        return BaselineCode(f"{prefix}_naive", c_expr(info.update, read), NAIVE_BLOCK[info.ndim])
+    index = {f.name: k for k, f in enumerate(info.fields)}
+    substeps = []
+    for j, sub in enumerate(info.substeps):
+        def field_read(node: Read | CoefRead, j=j) -> str:
+            if isinstance(node, CoefRead):
+                return read(node)
+            g = index[node.array]
+            # a field an earlier sub-step of this time step wrote is in the buffer written
+            buffer = "dst" if info.written_at[g] < j else "src"
+            return f"an5d_{buffer}[(size_t){g} * an5d_field + {cell(node.offset)}]"
+
+        statements = []
+        for name, value in sub.updates:
+            k, f = index[name], info.field_info(name)
+            inside = " && ".join(f"an5d_c{e} >= an5d_lo{e} + {f.margin_lo[e]} && "
+                                 f"an5d_c{e} <= an5d_hi{e} - {f.margin_hi[e]}"
+                                 for e in range(info.ndim)
+                                 if f.margin_lo[e] or f.margin_hi[e])
+            store = (f"an5d_dst[(size_t){k} * an5d_field + an5d_at] = "
+                     f"({plan.dtype})({c_expr(value, field_read)});")
+            statements.append(f"if ({inside}) {store}" if inside else store)
+        substeps.append(tuple(statements))
+    return BaselineCode(f"{prefix}_naive", "", NAIVE_BLOCK[info.ndim], tuple(substeps))

@@ -36,6 +36,7 @@ import numpy as np
 
 from an5dpy.cuda.render_model import NAIVE_BLOCK, PLANE_CELLS_MAX, STATIC_SMEM_LIMIT, Signature
 from an5dpy.cuda.kernels import Kernels, generate
+from an5dpy.check.simulate import field_pool, pool_fields
 from an5dpy.errors import CudaCompileError, InternalError, UsageError
 from an5dpy.ir import StencilInfo, array_shape
 from an5dpy.blocking.plan import (BlockingPlan, DimExtent, LaunchGeometry,
@@ -325,12 +326,16 @@ class CupyRunner:
         if self.plan.levels.rotating:
             self._run_rotating(grid, dims, sizes, steps, start)
             return
+        # a time step of several statements: the pool holds two buffers per field, and
+        # the kernels take field 0's (:func:`field_pool`)
+        buffers = grid[0] if self.info.coupled else grid
         for launch in launch_plan(steps, self.plan.bt, start):
-            geo = LaunchGeometry(self.plan, launch.degree, dims)
-            args = (grid[launch.source], grid[launch.source ^ 1], grid[launch.boundary_even],
-                    grid[launch.boundary_even ^ 1], *sizes)
+            degree = self.plan.kernel_degree(launch.degree)
+            geo = LaunchGeometry(self.plan, degree, dims)
+            args = (buffers[launch.source], buffers[launch.source ^ 1],
+                    buffers[launch.boundary_even], buffers[launch.boundary_even ^ 1], *sizes)
             shared = self.smem_bytes if self.smem_bytes > STATIC_SMEM_LIMIT else 0
-            self.kernel(launch.degree)((geo.nblocks,), self.block, args, shared_mem=shared)
+            self.kernel(degree)((geo.nblocks,), self.block, args, shared_mem=shared)
 
     def _run_rotating(self, grid, dims, sizes, steps: int, start: int) -> None:
         """A rotating program's run (:func:`~an5dpy.blocking.plan.level_run`): the
@@ -350,19 +355,26 @@ class CupyRunner:
                                        shared_mem=shared)
         run.place(buffers, dims)
 
-    def run_numpy(self, grid: np.ndarray, env: Mapping[str, int | float],
-                  read_only: Sequence[np.ndarray] = ()) -> np.ndarray:
-        """Copy ``grid`` and the read-only arrays (numpy) to the GPU, run, and return the
-        result as a new numpy array."""
+    def run_numpy(self, grid, env: Mapping[str, int | float],
+                  read_only: Sequence[np.ndarray] = (), naive: bool = False):
+        """Copy ``grid`` and the read-only arrays (numpy) to the GPU, run (the naive
+        kernels where ``naive``), and return the result as a new numpy array. For a time
+        step of several statements ``grid`` is the fields' arrays (shapes of
+        :func:`an5dpy.check.simulate.field_shapes`), and so is the result."""
+        run = self.run_naive if naive else self.run
+        device_ro = tuple(self._cupy.asarray(a) for a in read_only)
+        if self.info.coupled:
+            pool = self._cupy.asarray(field_pool(self.info, grid))
+            run(pool, env, device_ro)
+            return pool_fields(self.info, env, self._cupy.asnumpy(pool))
         device_grid = self._cupy.asarray(grid)
-        self.run(device_grid, env, tuple(self._cupy.asarray(a) for a in read_only))
+        run(device_grid, env, device_ro)
         return self._cupy.asnumpy(device_grid)
 
     def run_naive(self, grid, env: Mapping[str, int | float], read_only: Sequence = ()) -> None:
         dims = grid_extents(self.info, env)
         if any(d.length == 0 for d in dims):
             return
-        fn = self.module.get_function(f"{self.prefix}_naive")
         sizes = self._args(dims, env, read_only)
         by, bx = NAIVE_BLOCK[self.info.ndim]
         block = (bx, by)
@@ -372,6 +384,15 @@ class CupyRunner:
             blocks += (dims[0].length,)
         src = self.info.time.start_buffer(env)
         levels = self.plan.levels
+        if self.info.coupled:  # one kernel per sub-step, in order, each time step
+            substeps = [self.module.get_function(f"{self.prefix}_naive_s{j}")
+                        for j in range(len(self.info.substeps))]
+            for _ in range(self.info.time.steps(env)):
+                for sub in substeps:
+                    sub(blocks, block, (grid[0, src], grid[0, src ^ 1], *sizes))
+                src ^= 1
+            return
+        fn = self.module.get_function(f"{self.prefix}_naive")
         if levels.rotating:  # the levels the update reads, the next buffer written
             k = levels.buffers
             for step in range(self.info.time.steps(env)):

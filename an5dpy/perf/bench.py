@@ -78,9 +78,12 @@ class BenchResult:
 
 
 def device_grid(info: StencilInfo, env: Mapping[str, int], dtype: str, seed: int = 0):
-    """Random values in [0.5, 1.5) in every time buffer, made on the device."""
+    """Random values in [0.5, 1.5) in every time buffer, made on the device; for a time
+    step of several statements, both buffers of every field (the runner's layout,
+    :func:`an5dpy.check.simulate.field_pool`)."""
     import cupy
-    shape = (info.time.buffers, *(d.size for d in grid_extents(info, env)))
+    extents = tuple(d.size for d in grid_extents(info, env))
+    shape = (len(info.fields), 2, *extents) if info.coupled else (info.time.buffers, *extents)
     rng = cupy.random.default_rng(seed)
     grid = rng.random(shape, dtype=cupy.float64) + 0.5
     return grid.astype(cupy.float32 if dtype == "float" else cupy.float64)
