@@ -508,6 +508,11 @@ class ArrayDecl:
     ``in_place`` marks a field (an array some statement writes) without a time-buffer
     dimension: the statement updates it in place (``ey[i][j] = ey[i][j] - ...``);
     ``time_extent`` is then None.
+
+    ``outer_extent_inferred`` marks a field in place whose declaration leaves the outermost
+    extent open (``float (*ey)[n]``) where no other field declares it either: ``extents[0]``
+    is then the smallest extent that covers every cell the scop's accesses reach in
+    dimension 0 (:mod:`an5dpy.frontend.extract` infers it).
     """
 
     name: str
@@ -518,6 +523,7 @@ class ArrayDecl:
     coord: Coord | None = field(default=None, compare=False)
     read_only: bool = False
     in_place: bool = False
+    outer_extent_inferred: bool = False
 
 
 @dataclass(frozen=True)

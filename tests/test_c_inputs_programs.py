@@ -5,8 +5,10 @@ BENCH_COEF_LO/HI of c_inputs/common.h): each program built by gcc for float and 
 run with -c (the scop path against the OpenMP copy, bit for bit), and run for a thousand
 steps without leaving the finite numbers; the harness' comparison of time buffers and
 fields, its checksum buffers and its coefficient values, on small programs written here;
-and an5dpy's view of the programs (analyze, and verify --backend sim on those with
-read-only arrays; wave2d, acoustic3d and dampedwave2d rotate through time levels)."""
+and an5dpy's view of the programs (analyze, and verify --backend sim: on those with
+read-only arrays; wave2d, acoustic3d and dampedwave2d rotate through time levels; the
+multi-statement ones, whose fields in place are pointers to rows with an outermost extent
+inferred from the accesses)."""
 
 from __future__ import annotations
 
@@ -29,9 +31,8 @@ HAND_WRITTEN = sorted(f[:-2] for f in os.listdir(C_INPUTS)
 COEFFICIENT_PROGRAMS = ("poisson2d", "varheat2d", "heat3dz")
 #: Those with k-level time rotation (three levels, or a leapfrog in two buffers).
 LEVEL_PROGRAMS = ("wave2d", "acoustic3d", "dampedwave2d")
-#: Those with several fields or statements per time step (BENCH_FIELDS), which an5dpy
-#: refuses today: only gcc runs them here.
-# issue 16: multi-statement programs, not accepted yet
+#: Those with several fields or statements per time step (BENCH_FIELDS): an5dpy analyses
+#: them and verifies them on the simulator, but generates no CUDA for them yet (issue 16).
 MULTI_STATEMENT_PROGRAMS = ("grayscott2d", "fdtd2d", "acousticvp3d")
 GCC = shutil.which("gcc")
 needs_gcc = pytest.mark.skipif(GCC is None, reason="gcc is not installed")
@@ -313,8 +314,7 @@ def test_coefficients_are_the_same_exact_values_in_float_and_double(tmp_path):
 # --------------------------------------------------------------------------- an5dpy's view
 
 
-# issue 16: multi-statement programs, not accepted yet
-@pytest.mark.parametrize("name", sorted(set(HAND_WRITTEN) - set(MULTI_STATEMENT_PROGRAMS)))
+@pytest.mark.parametrize("name", HAND_WRITTEN)
 def test_analyze_reads_the_program(name, capsys, in_repo):
     path = f"c_inputs/{name}.c"
     status, out, err = run(capsys, "analyze", path, "--dtype", "float", "--json")
@@ -323,9 +323,25 @@ def test_analyze_reads_the_program(name, capsys, in_repo):
     ndim, rad = int(macro(name, "BENCH_DIM")), int(macro(name, "BENCH_RAD"))
     assert (info["ndim"], info["radius"]) == (ndim, [rad] * ndim)
     assert info["flops_per_cell"] == macro(name, "BENCH_FPP")
-    updated, *read_only = info["arrays"]
-    assert updated["time_levels"] == (macro(name, "BENCH_LEVELS") or 2)
-    assert len(read_only) == (macro(name, "BENCH_COEFS") or 0)
+    fields = int(macro(name, "BENCH_FIELDS") or 1)
+    updated, read_only = info["arrays"][:fields], info["arrays"][fields:]
+    levels = 1 if macro(name, "BENCH_IN_PLACE") else (macro(name, "BENCH_LEVELS") or 2)
+    assert [(a["role"], a["time_levels"]) for a in updated] == [("updated", levels)] * fields
+    # every grid is dimsize^ndim (the fields in place declare no outermost extent: the
+    # accesses give it)
+    assert all(a["extents"] == ["dimsize"] * ndim for a in updated)
+    assert [a["role"] for a in read_only] == ["read_only"] * int(macro(name, "BENCH_COEFS") or 0)
+
+
+@pytest.mark.parametrize("name, inferred", [("fdtd2d", True), ("acousticvp3d", True),
+                                            ("grayscott2d", False)])
+def test_analyze_says_which_extents_it_inferred(name, inferred, capsys, in_repo):
+    status, out, err = run(capsys, "analyze", f"c_inputs/{name}.c", "--dtype", "double")
+    assert status == 0, err
+    field_lines = [l for l in out.splitlines() if l.startswith("  field ")]
+    assert len(field_lines) == macro(name, "BENCH_FIELDS")
+    note = "; extent of dimension 0 inferred from the accesses: dimsize"
+    assert all(l.endswith(note) == inferred for l in field_lines), out
 
 
 @pytest.mark.parametrize("name, dtype, size, steps, plan", [
@@ -344,6 +360,14 @@ def test_analyze_reads_the_program(name, capsys, in_repo):
     ("dampedwave2d", "float", 37, 11, ["--bt", "5", "--bs", "24", "--sl", "7"]),
     ("dampedwave2d", "double", 12, 6, ["--bt", "3", "--bs", "16", "--opt", "none"]),
     ("dampedwave2d", "float", 1, 4, ["--bt", "2", "--bs", "8"]),
+    ("grayscott2d", "float", 30, 6, ["--bt", "2", "--bs", "32"]),
+    ("grayscott2d", "double", 9, 5, ["--bt", "3", "--bs", "16", "--opt", "none"]),
+    ("fdtd2d", "float", 23, 7, ["--bt", "1", "--bs", "32"]),
+    ("fdtd2d", "double", 9, 5, ["--bt", "3", "--bs", "16"]),
+    ("fdtd2d", "float", 1, 4, ["--bt", "1", "--bs", "8", "--opt", "none"]),
+    ("acousticvp3d", "float", 11, 4, ["--bt", "1", "--bs", "16x12"]),
+    ("acousticvp3d", "double", 9, 5, ["--bt", "2", "--bs", "20x20"]),
+    ("acousticvp3d", "double", 2, 3, ["--bt", "1", "--bs", "9x9", "--opt", "none"]),
 ])
 def test_verify_on_the_simulator_is_bit_identical(name, dtype, size, steps, plan, capsys,
                                                    in_repo):

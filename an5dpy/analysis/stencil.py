@@ -662,6 +662,8 @@ class _Analysis:
             ival, eval_ = idx.evaluate(env), ext.evaluate(env)
             ext_text = _affine_text(ext)
             ext_desc = ext_text if ext.is_constant else f"{ext_text} = {eval_}"
+            if d == 0 and arr.outer_extent_inferred:
+                ext_desc += ", inferred from the accesses"
             raise UnsupportedInput(
                 f"{kind} may fall outside the array: {format_access(acc)} {kind}s index {ival} "
                 f"of dimension {d} (extent {ext_desc}) when {text}; every access must stay "

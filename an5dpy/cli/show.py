@@ -6,7 +6,7 @@ import json
 
 from an5dpy.analysis.stencil import format_access
 from an5dpy.cexpr import c_expr
-from an5dpy.ir import CoefIndex, CoefRead, Read, StencilInfo, StencilProgram
+from an5dpy.ir import ArrayDecl, CoefIndex, CoefRead, Read, StencilInfo, StencilProgram
 from an5dpy.blocking.plan import BlockingPlan
 
 
@@ -34,13 +34,19 @@ def _coef_text(node: CoefRead, dim_vars: tuple[str, ...]) -> str:
     return node.array + "".join(f"[{one(i)}]" for i in node.index)
 
 
+def _inferred(array: ArrayDecl) -> str:
+    """The note on a field whose outermost extent no declaration gives."""
+    return f"extent of dimension 0 inferred from the accesses: {array.extents[0]}"
+
+
 def format_program(program: StencilProgram) -> str:
     lines = [f"file {program.filename}, scop at {program.scop.pragma_start}"]
     for a in program.fields:
         extents = "".join(f"[{e}]" for e in a.extents)
         first = "" if a.in_place else f"[{a.time_extent}]" if a.time_extent else "[*]"
         lines.append(f"array {a.name}: {a.elem_type} {first}{extents} "
-                     f"({a.form.replace('_', ' ')}{', in place' if a.in_place else ''})")
+                     f"({a.form.replace('_', ' ')}{', in place' if a.in_place else ''}"
+                     f"{', ' + _inferred(a) if a.outer_extent_inferred else ''})")
     for c in program.arrays:
         if not c.read_only:
             continue
@@ -91,10 +97,13 @@ def format_analysis(info: StencilInfo) -> str:
     if not info.coupled:
         lines.append(f"  update: {c_expr(info.update, access)}")
         return "\n".join(lines)
+    declared = {a.name: a for a in info.program.arrays}
     for f in info.fields:
         form = "in place" if f.in_place else "2 time buffers"
         cells = ", ".join(f"[{lo}, {hi}]" for lo, hi in zip(f.lower, f.upper))
-        lines.append(f"  field {f.name}: {form}, written at {cells}")
+        array = declared[f.name]
+        inferred = f"; {_inferred(array)}" if array.outer_extent_inferred else ""
+        lines.append(f"  field {f.name}: {form}, written at {cells}{inferred}")
     for k, sub in enumerate(info.substeps):
         lines.append(f"  sub-step {k + 1} of {len(info.substeps)}:")
         for name, value in sub.updates:

@@ -195,7 +195,8 @@ class _ScopReader:
         The reading goes in passes, so that each error is the first one in its kind:
         the loop headers of every nest (their shape, then equal depths), the bounds, the
         statements' targets (which arrays are fields: :meth:`_collect_fields`), then the
-        statements themselves, in source order."""
+        statements themselves, in source order; last the outermost extents that
+        declarations leave open, which follow from the statements' accesses."""
         first = items[0]
         if not isinstance(first, c_ast.For):
             raise UnsupportedInput(f"the scop must hold a for loop (the time loop), not "
@@ -224,6 +225,10 @@ class _ScopReader:
             self.loop_vars = [self.time_var, *names]
             statements = tuple(self._statement(s) for s in shape.body)
             nests.append(ir.LoopNest(nest_loops, statements, nest_loops[0].coord))
+        if self._open_fields:  # no field declares the outermost extent
+            self._close_open_field_extents(self._inferred_outer_extent(nests), inferred=True)
+        for statement in (s for nest in nests for s in nest.statements):
+            self._close_open_extents(statement.target, statement.value)
         self._require_closed_extents()
         return time_loop, tuple(nests)
 
@@ -493,7 +498,10 @@ class _ScopReader:
                     f"one statement per time step", self.coord(node.lvalue))
             self._fields[name] = node
             self._array(name, base, self.coord(node.lvalue))
-        self._close_open_field_extents()
+        declared = next((a for a in self.arrays.values()
+                         if not a.read_only and a.name not in self._open_fields), None)
+        if self._open_fields and declared is not None:
+            self._close_open_field_extents(declared.extents[0], inferred=False)
 
     def _written_array(self, node: c_ast.Node) -> tuple[str, c_ast.ID]:
         """The name of the array a statement of the innermost body writes, and the name's
@@ -520,7 +528,6 @@ class _ScopReader:
         target = self._access(node.lvalue)
         value = build_expr(node.rvalue, _ExprNames(self))
         value = convert(value, target.ctype)
-        self._close_open_extents(target, value)
         for decl in self._deferred_params:
             self._record_param(decl)
         return Assign(target=target, value=value, coord=self.coord(node))
@@ -537,7 +544,7 @@ class _ScopReader:
         if array.read_only:
             return self._read_only_access(array, subscripts, coord)
         if array.in_place:
-            rank = len(array.extents)
+            rank = len(array.extents) + (name in self._open_fields)
             if len(subscripts) != rank:
                 raise UnsupportedInput(
                     f"'{name}' has {rank} dimensions (updated in place: {rank} spatial, no "
@@ -666,7 +673,8 @@ class _ScopReader:
         """A field: a time-buffer dimension plus one per spatial loop (a pointer counts as
         the time dimension: ``float (*A)[n][n]``), or, updated in place, one per spatial
         loop (``float ey[n][n]``; a pointer ``float (*ey)[n]`` or a parameter
-        ``float ey[][n]`` leaves the outermost extent to another field)."""
+        ``float ey[][n]`` leaves the outermost extent open: another field's, or where none
+        declares it, inferred from the accesses, :meth:`_inferred_outer_extent`)."""
         name = decl.name
         rank = len(sizes) + pointer
         loops = self.space_dims
@@ -715,26 +723,59 @@ class _ScopReader:
         open_outer = "[]" if array.name in self._open_fields else ""
         return open_outer + "".join(f"[{extent}]" for extent in array.extents)
 
-    def _close_open_field_extents(self) -> None:
-        """An in-place field declared without its outermost extent takes it from a field
-        that declares it (all fields have the same extents)."""
-        if not self._open_fields:
-            return
-        known = next((a for a in self.arrays.values()
-                      if not a.read_only and a.name not in self._open_fields), None)
-        if known is None:
-            name = self._open_fields[0]
-            raise UnsupportedInput(
-                f"the outermost extent of field '{name}' is not declared, nor that of any "
-                f"other field the scop writes, so it is unknown: declare '{name}' with its "
-                f"extent (such as '{self.arrays[name].elem_type} {name}[n]"
-                f"{''.join(f'[{e}]' for e in self.arrays[name].extents)}')",
-                self.arrays[name].coord)
+    def _close_open_field_extents(self, extent: Affine, inferred: bool) -> None:
+        """Give the in-place fields declared without their outermost extent ``extent``: that
+        of a field that declares it (all fields have the same extents), or the one
+        inferred from the accesses."""
         for name in self._open_fields:
             array = self.arrays[name]
             self.arrays[name] = dataclasses.replace(
-                array, extents=(known.extents[0], *array.extents))
+                array, extents=(extent, *array.extents), outer_extent_inferred=inferred)
         self._open_fields.clear()
+
+    def _inferred_outer_extent(self, nests: Sequence[ir.LoopNest]) -> Affine:
+        """No field declares the outermost extent (each is a pointer to rows,
+        ``float (*ey)[n]``): the smallest extent that covers every cell the scop touches in
+        dimension 0, one more than the highest index any access of a field reaches there
+        (:func:`_highest_index`, over the loops of the access's nest). The nests may reach
+        different highest indices (``n - 1`` and ``n - 2``): the largest is taken where
+        they differ by constants; where they differ by an amount that depends on the
+        parameters, which one is larger is not known and the extent must be declared.
+        Accesses whose first subscript is not a loop variable plus a constant are left to
+        the analysis, which refuses them. That no access reaches below index 0 is the analysis'
+        bounds check (:mod:`an5dpy.analysis.stencil`)."""
+        name = self._open_fields[0]
+        array = self.arrays[name]
+        declare = (f"declare '{name}' with its extent (such as '{array.elem_type} {name}[n]"
+                   f"{''.join(f'[{e}]' for e in array.extents)}')")
+        unknown = (f"the outermost extent of field '{name}' is not declared, nor that of any "
+                   f"other field the scop writes")
+        reached: list[tuple[Affine, Access]] = []
+        for nest in nests:
+            for statement in nest.statements:
+                for acc in (statement.target, *ir.walk(statement.value)):
+                    if isinstance(acc, Access) and acc.array in self._open_fields:
+                        highest = _highest_index(acc.indices[0], nest.loops)
+                        if highest is not None:
+                            reached.append((highest, acc))
+        if not reached:
+            raise UnsupportedInput(
+                f"{unknown}, and no access of a field subscripts dimension 0 with a spatial "
+                f"loop variable plus a constant, so it cannot be inferred: {declare}",
+                array.coord)
+        largest = _largest([highest for highest, _ in reached])
+        if largest is None:
+            first, first_acc = reached[0]
+            other, other_acc = next((h, a) for h, a in reached
+                                    if not (h - first).is_constant)
+            raise UnsupportedInput(
+                f"{unknown}, and the accesses do not decide it: {_access_text(first_acc)} "
+                f"(line {_line(first_acc.coord)}) reaches index {first} of dimension 0 and "
+                f"{_access_text(other_acc)} (line {_line(other_acc.coord)}) index {other}, "
+                f"which differ by an amount that depends on the parameters, so which is "
+                f"the larger is unknown (an extent inferred from the accesses covers the "
+                f"highest index any of them reaches): {declare}", array.coord)
+        return largest + 1
 
     def _read_only_decl(self, decl: Declaration, elem_type: str, pointer: bool,
                         sizes: list[c_ast.Node | None], coord: Coord | None, form: str,
@@ -994,6 +1035,36 @@ def _loop_var_name(node: c_ast.For) -> str:
 def _no_names(id_node: c_ast.ID) -> Affine:
     """For constant expressions: any identifier makes them non-constant."""
     raise NotAffine(id_node, "nonlinear")
+
+
+def _highest_index(index: Affine, loops: Sequence[Loop]) -> Affine | None:
+    """The highest value a subscript ``v + c`` takes over its nest: the upper bound of the
+    loop over ``v`` plus ``c``. None for any other subscript (a constant, a parameter, the
+    time loop's variable, a loop variable times a factor): every access of a field must be
+    at a constant offset from the loop point, and the analysis refuses the others, naming
+    the access."""
+    bounds = {loop.var: loop for loop in loops}
+    if len(index.terms) != 1 or index.terms[0][1] != 1 or index.terms[0][0] not in bounds:
+        return None
+    return bounds[index.terms[0][0]].upper + index.const
+
+
+def _largest(values: Sequence[Affine]) -> Affine | None:
+    """The one of ``values`` that each other is below or equal to by a constant, or None
+    where two differ by an amount that depends on the parameters."""
+    for candidate in values:
+        if all((candidate - v).is_constant and (candidate - v).const >= 0 for v in values):
+            return candidate
+    return None
+
+
+def _access_text(acc: Access) -> str:
+    """An access of a field in place as C spells it: ``ey[i + 1][j]``."""
+    return acc.array + "".join(f"[{index}]" for index in acc.indices)
+
+
+def _line(coord: Coord | None) -> str:
+    return str(coord.line) if coord is not None else "?"
 
 
 def _subscript_base(node: c_ast.Node) -> c_ast.Node:

@@ -94,3 +94,33 @@ def test_mixed_element_types_are_refused():
 def test_a_field_written_twice_is_refused():
     err = refusal(program("a[i][j] = b[i][j];\n", "a[i][j] = a[i][j] + 1.0f;\n"))
     assert "written by two statements" in str(err)
+
+
+ROWS = ("void f(int T, int n, float (*a)[n], float (*b)[n])\n{\n#pragma scop\n"
+        "  for (int t = 0; t < T; t++) {\n")
+
+
+def test_an_inferred_extent_still_refuses_an_index_below_zero():
+    """Fields declared as pointers to rows take their outermost extent from the highest
+    index the accesses reach (the frontend); the lowest must be 0 or more, as for any
+    array: the bounds check names the inferred extent."""
+    text = (ROWS + "    for (int i = 0; i < n; i++)\n      for (int j = 0; j < n; j++)\n"
+            "        a[i][j] = a[i][j] + b[i][j];\n"
+            "    for (int i = 0; i < n; i++)\n      for (int j = 0; j < n; j++)\n"
+            "        b[i][j] = b[i][j] + a[i-1][j];\n" + TAIL)
+    err = refusal(text)
+    assert str(err).startswith(
+        "x.c:10:29: error: read may fall outside the array: a[i-1][j] reads index -1 of "
+        "dimension 0 (extent n = "), str(err)
+    assert ", inferred from the accesses) when " in str(err)
+
+
+def test_an_inferred_extent_covers_every_access():
+    text = (ROWS + "    for (int i = 0; i < n; i++)\n      for (int j = 0; j < n; j++)\n"
+            "        a[i][j] = a[i][j] + b[i+1][j];\n"
+            "    for (int i = 0; i < n; i++)\n      for (int j = 0; j < n; j++)\n"
+            "        b[i][j] = b[i][j] + a[i][j];\n" + TAIL)
+    info = info_of(text)
+    assert [str(d.extent) for d in info.dims] == ["n + 1", "n"]
+    assert [(a.name, a.outer_extent_inferred) for a in info.program.fields] == [
+        ("a", True), ("b", True)]
