@@ -66,6 +66,13 @@ there; ``scripts/model_fit.py`` refits them and cross-validates the fit). It is
 pessimistic: the tuned plans run 1.39x its prediction in geomean (the norm charges partly
 overlapping resources in full).
 
+**Several statements per time step.** A time step of ``S`` sub-steps is ``S`` levels of the
+pipeline, each holding every field (``F``): a launch of ``bt`` steps has ``bt x S`` levels,
+level T runs sub-step ``(T - 1) % S`` (:class:`an5dpy.perf.counts.LevelWork`: its FLOPs,
+instruction mix, the fields it stages in shared memory and their reads; ``time_comp`` sums
+each sub-step's executed FLOPs over its own eff_ALU), and level 0 and level d load and
+store every field (``F`` words per cell each).
+
 Choices where the paper is vague are listed in :data:`MODEL_NOTES`. The constants and notes
 live in :mod:`an5dpy.perf.model_constants`, the counts and occupancy in
 :mod:`an5dpy.perf.counts`, the printed report in :mod:`an5dpy.perf.report`.
@@ -87,7 +94,8 @@ from an5dpy.perf.counts import (CoefficientReads, LevelWork, Occupancy, OpMix, T
 from an5dpy.perf.gpus import GpuSpec, get_gpu
 from an5dpy.perf.model_constants import (BOTTLENECKS, COEF_READ_INSTRUCTIONS, DEPENDENT_LATENCY,
                                          DOUBLE_DIVISION_INSTRUCTIONS, DOUBLE_DIVISION_LATENCY,
-                                         EXPOSED_ISSUE, LEVEL_OVERHEAD, REGISTER_BUDGETS,
+                                         EXPOSED_ISSUE, FIELD_SELECT_INSTRUCTIONS,
+                                         LEVEL_OVERHEAD, REGISTER_BUDGETS,
                                          SPILL_INSTRUCTIONS, UNBOUNDED_EXCESS, WAVE_TAIL)
 from an5dpy.ir import StencilInfo
 
@@ -445,7 +453,8 @@ class Model:
                 + DOUBLE_DIVISION_INSTRUCTIONS * mix.double_divisions
                 + work.smem_reads + work.smem_planes + 1
                 + LEVEL_OVERHEAD[plan.ndim] + SPILL_INSTRUCTIONS * short
-                + COEF_READ_INSTRUCTIONS * work.coef_reads)
+                + COEF_READ_INSTRUCTIONS * work.coef_reads
+                + FIELD_SELECT_INSTRUCTIONS * (len(work.writes) - 1))
 
     def level_latency(self, plan: BlockingPlan, substep: int = 0) -> float:
         """Cycles of a level op's dependency chain: the update's arithmetic one

@@ -17,9 +17,10 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def _fields_lines(p: Prediction) -> list[str]:
-    """A time step of several statements: its fields, each with its share of the global
-    traffic, registers and shared memory, and what each sub-step's level ops do."""
+def format_fields(p: Prediction) -> list[str]:
+    """The lines of a prediction for a time step of several statements (``an5d model``,
+    ``an5d tune``): its fields, each with its share of the global traffic, plane
+    registers and shared memory, and what a level op of each sub-step does."""
     plan = p.plan
     nfields = len(p.fields)
     per_field = (f"each {_fmt_bytes(p.field_gm_bytes)} of global traffic, "
@@ -31,8 +32,8 @@ def _fields_lines(p: Prediction) -> list[str]:
         staged = ", ".join(w.staged) if w.staged else "none"
         lines.append(f"  sub-step {k + 1} (level {k + 1} of each step): computes "
                      f"{', '.join(w.writes)}; {w.flops} FLOP/cell (eff_ALU "
-                     f"{w.mix.eff_alu:.3f}), {w.smem_reads} shared reads per computing "
-                     f"thread; in shared memory: {staged} ({_count(w.smem_planes, 'plane')})")
+                     f"{w.mix.eff_alu:.3f}), {_count(w.smem_reads, 'shared read')} per "
+                     f"computing thread; in shared memory: {staged} ({_count(w.smem_planes, 'plane')})")
     return lines
 
 
@@ -44,7 +45,7 @@ def format_prediction(p: Prediction, gpu: GpuSpec | None = None) -> str:
     lines.append(f"{p.cells} interior cells, {p.steps} steps, {p.launch_count} launches "
                  f"({degrees})")
     if plan.coupled:
-        lines += _fields_lines(p)
+        lines += format_fields(p)
     lines.append(f"predicted {p.gflops:,.1f} GFLOP/s, {p.seconds * 1e3:.3f} ms, bottleneck: "
                  f"{p.bottleneck}")
     if p.time_issue:
