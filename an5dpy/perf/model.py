@@ -484,18 +484,18 @@ class Model:
         """
         gpu, d = self.gpu, cost.degree
         substeps = len(self.work(plan))
-        instructions = latency = 0
+        instructions = chains = 0
         for s in range(substeps):
             levels = range(s + 1, d + 1, substeps)
             warps = sum(cost.levels[T].total / WARP_SIZE
                         * active_warp_fraction(plan.bs, plan.plane_radius, T)
                         for T in levels)
             instructions += warps * self.level_instructions(plan, d, regs, s)
-            latency += len(levels) * self.level_latency(plan, s)
+            chains += len(levels) * self.level_latency(plan, s)
         block_steps = cost.levels[0].total / plan.nthreads
         per_step = instructions / block_steps / gpu.schedulers_per_sm
         resident = cost.occupancy.blocks_per_sm
-        latency = gpu.step_latency_cycles + latency
+        latency = gpu.step_latency_cycles + chains
         cycles = max(latency + EXPOSED_ISSUE * per_step, resident * per_step)
         time_issue = (block_steps / (gpu.sm_count * resident) * cycles
                       / (gpu.clock_mhz * 1e6))

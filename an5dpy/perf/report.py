@@ -26,14 +26,16 @@ def format_fields(p: Prediction) -> list[str]:
     per_field = (f"each {_fmt_bytes(p.field_gm_bytes)} of global traffic, "
                  f"{plan.registers_per_thread() // nfields} plane registers, "
                  f"{plan.smem_bytes // nfields} B shared")
-    lines = [f"{_count(nfields, 'field')} ({', '.join(p.fields)}; "
-             f"{per_field}), {_count(len(p.work), 'sub-step')} per time step (bt={plan.bt} steps = {plan.depth} levels per launch):"]
+    lines = [f"{_count(nfields, 'field')} ({', '.join(p.fields)}; {per_field}), "
+             f"{_count(len(p.work), 'sub-step')} per time step (bt={plan.bt} steps = "
+             f"{plan.depth} levels per launch):"]
     for k, w in enumerate(p.work):
         staged = ", ".join(w.staged) if w.staged else "none"
         lines.append(f"  sub-step {k + 1} (level {k + 1} of each step): computes "
                      f"{', '.join(w.writes)}; {w.flops} FLOP/cell (eff_ALU "
                      f"{w.mix.eff_alu:.3f}), {_count(w.smem_reads, 'shared read')} per "
-                     f"computing thread; in shared memory: {staged} ({_count(w.smem_planes, 'plane')})")
+                     f"computing thread; in shared memory: {staged} "
+                     f"({_count(w.smem_planes, 'plane')})")
     return lines
 
 
