@@ -15,12 +15,17 @@ from an5dpy.perf.counts import level_planes
 from an5dpy.perf.gpus import GpuSpec, get_gpu
 from an5dpy.perf.model import Prediction, Registers, predict
 
-from paths import C_INPUTS
+from paths import C_INPUTS, DATA
 
 
 def load_benchmark(name: str, dtype: str = "float"):
     """The program and analysis of ``c_inputs/NAME.c`` with ``SB_TYPE`` = ``dtype``."""
     return load(os.path.join(C_INPUTS, f"{name}.c"), defines=(("SB_TYPE", dtype),))
+
+
+def load_multi(name: str) -> StencilInfo:
+    """The analysis of ``tests/data/multi/NAME.c`` (a time step of several statements)."""
+    return load(os.path.join(DATA, "multi", f"{name}.c"))[1]
 
 
 def benchmark_grid(info: StencilInfo, n: int) -> tuple[DimExtent, ...]:
@@ -63,3 +68,18 @@ def stream_counts_direct(stream: DimExtent, sl: int | None, degree: int, r: int
     return n, tuple(interior), tuple(boundary)
 
 
+
+
+def star_fields(names: Sequence[str], dtype: str = "float") -> StencilInfo:
+    """A 2D 5-point star (radius 1) on each field of ``names``, double-buffered, one
+    statement per field in one nest and no field reading another: one name gives the
+    one-statement form, several the same stencil once per field (sizes: ``n``, ``T``)."""
+    k = "0.2f" if dtype == "float" else "0.2"
+    decls = ", ".join(f"{dtype} {f}[2][n][n]" for f in names)
+    body = "\n".join(
+        f"        {f}[(t+1)%2][i][j] = {k} * ({f}[t%2][i-1][j] + {f}[t%2][i+1][j]"
+        f" + {f}[t%2][i][j] + {f}[t%2][i][j-1] + {f}[t%2][i][j+1]);" for f in names)
+    text = (f"void fields(int n, int T, {decls})\n{{\n  int t, i, j;\n#pragma scop\n"
+            f"  for (t = 0; t < T; t++)\n    for (i = 1; i < n - 1; i++)\n"
+            f"      for (j = 1; j < n - 1; j++) {{\n{body}\n      }}\n#pragma endscop\n}}\n")
+    return load(f"star_fields_{len(names)}.c", text=text)[1]

@@ -87,6 +87,12 @@ def run(args: argparse.Namespace) -> int:
         return 0
     sizes = " ".join(f"{k}={v}" for k, v in result.sizes.items())
     print(f"{args.input} on {gpu.name}: {sizes}; {result.candidates} plans fit")
+    if info.coupled:  # the fields and sub-steps, as the model counts the top plan
+        from an5dpy.perf.model import Model
+        from an5dpy.perf.report import format_fields
+        top = Model(info, gpu, env).rank([result.ranking[0][0]])[0]
+        print(f"model's top plan {top.plan.describe()}:")
+        print("\n".join(format_fields(top)))
     print("model ranking (predicted GFLOP/s):")
     for plan, g in result.ranking[:args.top]:
         print(f"  {g:10,.0f}  bt={plan.bt} bs={format_block_size(plan.bs)} "

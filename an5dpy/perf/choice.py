@@ -1,8 +1,9 @@
 """The plan an5dpy uses when the user leaves options open: the performance model's best
 plan of the tuner's search space for the target GPU and problem size.
 
-* :data:`SPACE`, :func:`candidate_plans`: the search space (``an5d tune`` ranks it too), with
-  the options the user fixed held fixed (:class:`Fixed`).
+* :data:`SPACE`, :func:`search_space`, :func:`candidate_plans`: the search space (``an5d
+  tune`` ranks it too; bT counted in time steps of the program's sub-steps), with the
+  options the user fixed held fixed (:class:`Fixed`).
 * :func:`default_plan`: the model's top plan of that space, each plan at its best register
   budget (:meth:`an5dpy.perf.model.Model.rank`): the same ranking ``an5d tune`` prints.
 * :func:`problem_env`: the sizes a plan is chosen (and modelled) for: the user's ``-P`` and
@@ -86,12 +87,23 @@ class Fixed:
         return " ".join(f"{name}={value}" for name, value in self.settings())
 
 
+def search_space(info: StencilInfo) -> dict:
+    """The search space for ``info``: :data:`SPACE` of its dimensions, whose bT values are
+    levels of the pipeline (a launch's kernel degree, the range the model was fitted on).
+    A time step of S sub-steps is S levels, so its bT goes up to the largest degree
+    divided by S (at least 1)."""
+    space = SPACE[info.ndim]
+    levels, substeps = space["bt"], max(1, len(info.substeps))
+    return {**space, "bt": range(levels.start,
+                                 max(levels.start, levels[-1] // substeps) + 1)}
+
+
 def candidate_plans(info: StencilInfo, gpu: GpuSpec, dtype: str | None = None,
                     fixed: Fixed = Fixed(), prune: bool = True) -> list[BlockingPlan]:
     """Every plan of the search space that can run on ``gpu``, with the options of
     ``fixed`` held at their values (a fixed value need not be one of the space's); with
     ``prune``, without those whose register estimate exceeds an SM's registers."""
-    space = SPACE[info.ndim]
+    space = search_space(info)
     values = {name: (space[name] if is_auto(getattr(fixed, name)) else (getattr(fixed, name),))
               for name in ("bt", "bs", "sl")}
     opt = None if is_auto(fixed.opt) else fixed.opt
@@ -150,7 +162,7 @@ def _nothing_fits(info: StencilInfo, gpu: GpuSpec, fixed: Fixed, plans) -> NoRet
     refusal of the user's own options alone is raised as is, whatever the model picks."""
     reason = "the registers or shared memory the plans need exceed the GPU's"
     if not plans:
-        space = SPACE[info.ndim]
+        space = search_space(info)
         pick = {name: (space[name][0] if is_auto(getattr(fixed, name)) else getattr(fixed, name))
                 for name in ("bt", "bs", "sl")}
         try:

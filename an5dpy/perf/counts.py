@@ -1,6 +1,7 @@
 """What the model counts: thread classes, the update's instruction mix, shared-memory
-reads, reads of read-only arrays, SM occupancy, and the thread slots of a launch along
-each dimension (see the thread classes of :mod:`an5dpy.perf.model`)."""
+reads, reads of read-only arrays, what one level op of each sub-step does
+(:class:`LevelWork`), SM occupancy, and the thread slots of a launch along each dimension
+(see the thread classes of :mod:`an5dpy.perf.model`)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from an5dpy.analysis.stencil import op_mix
 from an5dpy.blocking.plan import (REGISTER_GRANULE, BlockingPlan, DimExtent, Mode, default_mode,
                                   round_up)
 from an5dpy.blocking.trace import BlockRanges
-from an5dpy.ir import (WORD_BYTES, AssocForm, Binary, Cast, Expr, StencilInfo, Unary,
-                       common_type)
+from an5dpy.ir import (WORD_BYTES, AssocForm, Binary, Cast, CoefRead, Expr, Read, StencilInfo,
+                       SubStep, Unary, common_type, walk)
 from an5dpy.perf.gpus import GpuSpec
 from an5dpy.perf.model_constants import ASSOC_TEMPORARIES, SPILL_FREE_BASE
 
@@ -81,17 +82,38 @@ class OpMix:
         arriving plane, the partial sum of that plane's terms and adds it to the output's
         accumulator (:func:`assoc_expression`): a plane of k products costs 1 MUL +
         (k-1) FMA, and each partial sum after the first one ADD (an FMA when the partial
-        is a single product).
+        is a single product). A time step of several statements (which has no mode
+        assoc) evaluates every statement once: the sum of their mixes (per sub-step:
+        :attr:`LevelWork.mix`).
         """
         mode = mode or default_mode(info)
+        if info.coupled:
+            return OpMix.total(OpMix.of_expr(value) for sub in info.substeps
+                               for _, value in sub.updates)
         if mode is Mode.ASSOC and info.assoc is not None:
-            m = op_mix(assoc_expression(info.assoc))
-        else:
-            m = op_mix(info)
+            return OpMix.of_expr(assoc_expression(info.assoc))
+        return OpMix.of_expr(info.update)
+
+    @staticmethod
+    def of_expr(expr: Expr) -> "OpMix":
+        """The mix of one expression as written."""
+        m = op_mix(expr)
         calls = sum(m["calls"].values())
         # fast math: x / y becomes x * (1/y) with a hoisted constant reciprocal -> a MUL
         return OpMix(fma=m["fma"], mul=m["mul"] - m["fma"] + m["div"],
                      add=m["add"] - m["fma"], other=calls, double_divisions=m["double_div"])
+
+    def __add__(self, other: "OpMix") -> "OpMix":
+        return OpMix(self.fma + other.fma, self.mul + other.mul, self.add + other.add,
+                     self.other + other.other, self.double_divisions + other.double_divisions)
+
+    @staticmethod
+    def total(mixes: Iterable["OpMix"]) -> "OpMix":
+        """The mix of evaluating each of ``mixes`` once."""
+        out = OpMix(0, 0, 0, 0)
+        for m in mixes:
+            out = out + m
+        return out
 
     @property
     def instructions(self) -> int:
@@ -160,7 +182,12 @@ def smem_reads_per_thread(info: StencilInfo, mode: Mode) -> int:
     Reproduces Table 2's practical column: 2D star ``2r``, 2D box ``(2r+1)-1``, 3D star
     ``4r``, 3D box ``(2r+1)^2-1``.
     """
-    offsets = info.offsets
+    return shared_reads(info.offsets, mode)
+
+
+def shared_reads(offsets, mode: Mode) -> int:
+    """Shared-memory reads per computing thread of one array read at ``offsets`` (the rule
+    of :func:`smem_reads_per_thread`, which applies it to the one-statement update)."""
     match mode:
         case Mode.NONDIAG:
             return len({o[1:] for o in offsets if o[0] == 0 and any(o[1:])})
@@ -201,6 +228,75 @@ class CoefficientReads:
         """Device-memory bytes of one launch over an interior of ``lengths`` cells per
         dimension (array order): each array's elements along the dimensions it follows."""
         return sum(word * math.prod(lengths[d] for d in dims) for word, dims in self.arrays)
+
+
+@dataclass(frozen=True)
+class LevelWork:
+    """What a thread does in one level op of a sub-step (a time step of ``S`` sub-steps
+    runs them as ``S`` consecutive levels; level ``T`` is sub-step ``(T - 1) % S``).
+
+    ``writes``: the fields the sub-step's statements compute (every other field carries
+    its register to the level); ``flops`` the sub-step's FLOPs per cell and ``mixes`` its
+    statements' instruction mixes; ``staged``: the fields written to shared memory
+    (those the sub-step reads at in-plane offsets), ``smem_planes`` their planes per
+    thread (each field's window planes) and ``smem_reads`` the reads of them per
+    computing thread (:func:`shared_reads`, per field); ``coef_reads`` / ``coef_l1_bytes``:
+    the distinct reads of read-only arrays and their bytes. The one-statement form has one
+    LevelWork, the update's (:func:`level_work`).
+    """
+
+    writes: tuple[str, ...]
+    flops: int
+    mixes: tuple[OpMix, ...]
+    staged: tuple[str, ...]
+    smem_planes: int
+    smem_reads: int
+    coef_reads: int = 0
+    coef_l1_bytes: int = 0
+
+    @property
+    def mix(self) -> OpMix:
+        """The level's instructions: every statement of the sub-step."""
+        return OpMix.total(self.mixes)
+
+
+def level_work(info: StencilInfo, plan: BlockingPlan) -> tuple[LevelWork, ...]:
+    """One :class:`LevelWork` per sub-step, in execution order.
+
+    The one-statement form: its update in the plan's mode (:meth:`OpMix.of`), its
+    shared-memory reads (:func:`smem_reads_per_thread`) and the plan's shared planes (its
+    window, and the older levels read at in-plane neighbours). A time step of several
+    statements: per sub-step, what :func:`substep_work` counts."""
+    if info.coupled:
+        return tuple(substep_work(info, sub, plan) for sub in info.substeps)
+    coefs = CoefficientReads.of(info)
+    return (LevelWork((info.array,), info.flops_per_cell, (OpMix.of(info, plan.mode),),
+                      (info.array,), plan.smem_planes, smem_reads_per_thread(info, plan.mode),
+                      coefs.reads, coefs.l1_bytes),)
+
+
+def substep_work(info: StencilInfo, sub: SubStep, plan: BlockingPlan) -> LevelWork:
+    """A level op of sub-step ``sub`` (as the kernels and the simulator run it): each field
+    the sub-step reads at an in-plane offset is staged in shared memory (its centre plane,
+    or all 2r+1 in mode none) and read there at each distinct offset (:func:`shared_reads`);
+    its statements' values are evaluated once each (reads of one field at one offset are
+    shared between them); each distinct read of a read-only array is one load."""
+    offsets: dict[str, set[tuple[int, ...]]] = {f.name: set() for f in info.fields}
+    coefs: set[tuple[str, tuple]] = set()
+    for _, value in sub.updates:
+        for e in walk(value):
+            if isinstance(e, Read):
+                offsets[e.array].add(e.offset)
+            elif isinstance(e, CoefRead):
+                coefs.add((e.array, e.index))
+    reads = {name: shared_reads(sorted(offs), plan.mode) for name, offs in offsets.items()}
+    staged = tuple(name for name in offsets if reads[name])
+    return LevelWork(
+        writes=tuple(name for name, _ in sub.updates), flops=sum(sub.flops),
+        mixes=tuple(OpMix.of_expr(value) for _, value in sub.updates), staged=staged,
+        smem_planes=len(staged) * plan.window_smem_planes, smem_reads=sum(reads.values()),
+        coef_reads=len(coefs),
+        coef_l1_bytes=sum(WORD_BYTES[info.coefficient(name).elem_type] for name, _ in coefs))
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,13 @@ there; ``scripts/model_fit.py`` refits them and cross-validates the fit). It is
 pessimistic: the tuned plans run 1.39x its prediction in geomean (the norm charges partly
 overlapping resources in full).
 
+**Several statements per time step.** A time step of ``S`` sub-steps is ``S`` levels of the
+pipeline, each holding every field (``F``): a launch of ``bt`` steps has ``bt x S`` levels,
+level T runs sub-step ``(T - 1) % S`` (:class:`an5dpy.perf.counts.LevelWork`: its FLOPs,
+instruction mix, the fields it stages in shared memory and their reads; ``time_comp`` sums
+each sub-step's executed FLOPs over its own eff_ALU), and level 0 and level d load and
+store every field (``F`` words per cell each).
+
 Choices where the paper is vague are listed in :data:`MODEL_NOTES`. The constants and notes
 live in :mod:`an5dpy.perf.model_constants`, the counts and occupancy in
 :mod:`an5dpy.perf.counts`, the printed report in :mod:`an5dpy.perf.report`.
@@ -81,13 +88,14 @@ from an5dpy.blocking.plan import (WARP_SIZE, BlockingPlan, DimExtent, LaunchGeom
                                   active_warp_fraction, budget_register_limit, grid_extents,
                                   run_degrees)
 from an5dpy.errors import UsageError
-from an5dpy.perf.counts import (CoefficientReads, Occupancy, OpMix, ThreadCounts, occupancy,
-                                plane_dim_counts, smem_reads_per_thread, spill_free_registers,
+from an5dpy.perf.counts import (CoefficientReads, LevelWork, Occupancy, OpMix, ThreadCounts,
+                                level_work, occupancy, plane_dim_counts, spill_free_registers,
                                 stream_counts, sum_counts)
 from an5dpy.perf.gpus import GpuSpec, get_gpu
 from an5dpy.perf.model_constants import (BOTTLENECKS, COEF_READ_INSTRUCTIONS, DEPENDENT_LATENCY,
                                          DOUBLE_DIVISION_INSTRUCTIONS, DOUBLE_DIVISION_LATENCY,
-                                         EXPOSED_ISSUE, LEVEL_OVERHEAD, REGISTER_BUDGETS,
+                                         EXPOSED_ISSUE, FIELD_SELECT_INSTRUCTIONS,
+                                         LEVEL_OVERHEAD, REGISTER_BUDGETS,
                                          SPILL_INSTRUCTIONS, UNBOUNDED_EXCESS, WAVE_TAIL)
 from an5dpy.ir import StencilInfo
 
@@ -211,6 +219,10 @@ class Prediction:
     halo_computes: bool
     launches: tuple[LaunchCost, ...]  # one per distinct degree, in launch-plan order
     registers: int | None = None  # the register budget predicted for (None: the estimate)
+    #: The fields (one for the one-statement form) and what a level op of each sub-step
+    #: does; ``smem_reads_per_thread`` and ``mix`` are then per time step (all sub-steps).
+    fields: tuple[str, ...] = ()
+    work: tuple[LevelWork, ...] = ()
 
     @property
     def useful_flops(self) -> int:
@@ -234,7 +246,20 @@ class Prediction:
             "smem_reads_per_thread": self.smem_reads_per_thread,
             "halo_computes": self.halo_computes, "launch_count": self.launch_count,
             "launches": [c.to_json() for c in self.launches],
+            "fields": list(self.fields),
+            "substeps": [{"writes": list(w.writes), "flops_per_cell": w.flops,
+                          "mix": w.mix.to_json(), "staged": list(w.staged),
+                          "smem_planes": w.smem_planes,
+                          "smem_reads_per_thread": w.smem_reads,
+                          "coef_reads": w.coef_reads} for w in self.work],
         }
+
+    @property
+    def field_gm_bytes(self) -> int:
+        """Device-memory bytes of each field (every field is loaded and stored alike; the
+        read-only arrays' bytes not included)."""
+        coef = sum(c.count * c.coef_gm_bytes for c in self.launches)
+        return (self.gm_bytes - coef) // max(1, len(self.fields))
 
 
 # --------------------------------------------------------------------------- the model
@@ -295,12 +320,24 @@ class Model:
         self.dims, self.steps = resolve_sizes(info, sizes, steps)
         self._mix = {m: OpMix.of(info, m) for m in Mode}
         self.cells = math.prod(d.length for d in self.dims)
-        self._reads = {m: smem_reads_per_thread(info, m) for m in Mode}
         self._coefs = CoefficientReads.of(info)
         self._costs: dict[tuple, LaunchCost] = {}
+        self._work: dict[tuple, tuple[LevelWork, ...]] = {}
+        self.fields = (tuple(f.name for f in info.fields) if info.coupled
+                       else (info.array,))
 
     def mix(self, mode: Mode) -> OpMix:
+        """The instruction mix of a time step (every statement) in mode ``mode``."""
         return self._mix[mode]
+
+    def work(self, plan: BlockingPlan) -> tuple[LevelWork, ...]:
+        """What a level op of each sub-step does under ``plan`` (:func:`level_work`):
+        level T of a launch is sub-step ``(T - 1) % len(work)``."""
+        key = (plan.mode, plan.smem_planes, plan.window_smem_planes)
+        work = self._work.get(key)
+        if work is None:
+            work = self._work[key] = level_work(self.info, plan)
+        return work
 
     def occupancy(self, plan: BlockingPlan, degree: int | None = None,
                   regs: int | None = None) -> Occupancy:
@@ -359,30 +396,37 @@ class Model:
                          valid=inner[T] * window[T])
             for T in range(d + 1))
         # a rotating program's loads bring the older levels along where the update reads
-        # them, and its stores write the launch's last levels
-        gm_reads = levels[0].in_array * plan.levels.history
-        gm_writes = levels[d].valid * plan.levels.stored_levels(d)
-        if self.halo_computes:
-            comp = sum(c.computing for c in levels[1:])
-        else:
-            comp = sum(c.valid for c in levels[1:])
-        sm_writes = sum(c.total for c in levels[1:]) * plan.smem_planes
-        sm_reads = comp * self._reads[plan.mode]
-        flops = comp * self.info.flops_per_cell
+        # them, and its stores write the launch's last levels; level 0 loads every field
+        # and level d stores every field
+        gm_reads = levels[0].in_array * plan.levels.history * plan.fields
+        gm_writes = levels[d].valid * plan.levels.stored_levels(d) * plan.fields
+        # per sub-step: its levels' computing threads and all their threads
+        work = self.work(plan)
+        comp = [0] * len(work)
+        slots = [0] * len(work)
+        for T in range(1, d + 1):
+            c = levels[T]
+            comp[(T - 1) % len(work)] += c.computing if self.halo_computes else c.valid
+            slots[(T - 1) % len(work)] += c.total
+        sm_writes = sum(n * w.smem_planes for n, w in zip(slots, work))
+        sm_reads = sum(n * w.smem_reads for n, w in zip(comp, work))
+        step_flops = [n * w.flops for n, w in zip(comp, work)]
+        flops = sum(step_flops)
         word = plan.word_bytes
         lengths = tuple(d.length for d in self.dims)
         coef_gm = self._coefs.gm_bytes(lengths) if levels[0].total else 0
-        coef_l1 = comp * self._coefs.l1_bytes
+        coef_l1 = sum(n * w.coef_l1_bytes for n, w in zip(comp, work))
         gm_bytes = (gm_reads + gm_writes) * word + coef_gm
         sm_bytes = (sm_reads + sm_writes) * word + coef_l1
-        time_comp = flops / (gpu.peak_gflops(dtype) * 1e9 * self._mix[plan.mode].eff_alu)
+        time_comp = sum(f / (gpu.peak_gflops(dtype) * 1e9 * w.mix.eff_alu)
+                        for f, w in zip(step_flops, work))
         time_sm = sm_bytes / (gpu.smem_gbs(dtype) * 1e9)
         time_gm = gm_bytes / (gpu.gmem_gbs(dtype) * 1e9)
         nblocks = geo.nblocks
         waves = nblocks / (occ.blocks_per_sm * gpu.sm_count)
         eff_sm = self.wave_efficiency(waves) if nblocks else 1.0
         cost = LaunchCost(d, 1, nblocks, geo.plane_blocks, nstream, occ, waves, eff_sm, levels,
-                          gm_reads, gm_writes, sm_reads, sm_writes, comp, flops, gm_bytes,
+                          gm_reads, gm_writes, sm_reads, sm_writes, sum(comp), flops, gm_bytes,
                           sm_bytes, time_comp, time_sm, time_gm, coef_gm_bytes=coef_gm,
                           coef_l1_bytes=coef_l1)
         if gpu.step_latency_cycles > 0 and levels[0].total:
@@ -390,31 +434,36 @@ class Model:
         return cost
 
     def level_instructions(self, plan: BlockingPlan, degree: int,
-                           regs: int | None = None) -> float:
-        """Instructions a thread issues per level op (see :meth:`_with_issue`).
+                           regs: int | None = None, substep: int = 0) -> float:
+        """Instructions a thread issues per level op of sub-step ``substep`` (see
+        :meth:`_with_issue`): its statements' arithmetic, its shared-memory reads and the
+        stores of its staged planes (:class:`LevelWork`).
 
         ``regs``: a register budget; its limit (:func:`budget_register_limit`) below
         :func:`spill_free_registers` costs :data:`SPILL_INSTRUCTIONS` per register. Each
         distinct read of a read-only array costs :data:`COEF_READ_INSTRUCTIONS`.
         """
-        mix = self._mix[plan.mode]
+        work = self.work(plan)[substep]
+        mix = work.mix
         short = 0
         if regs is not None:
             short = max(0, spill_free_registers(plan, degree)
                         - budget_register_limit(regs, plan.nthreads))
         return (mix.instructions * (2 if plan.dtype == "double" else 1)
                 + DOUBLE_DIVISION_INSTRUCTIONS * mix.double_divisions
-                + self._reads[plan.mode] + plan.smem_planes + 1
+                + work.smem_reads + work.smem_planes + 1
                 + LEVEL_OVERHEAD[plan.ndim] + SPILL_INSTRUCTIONS * short
-                + COEF_READ_INSTRUCTIONS * self._coefs.reads)
+                + COEF_READ_INSTRUCTIONS * work.coef_reads
+                + FIELD_SELECT_INSTRUCTIONS * (len(work.writes) - 1))
 
-    def level_latency(self, plan: BlockingPlan) -> float:
+    def level_latency(self, plan: BlockingPlan, substep: int = 0) -> float:
         """Cycles of a level op's dependency chain: the update's arithmetic one
         instruction after another (nvcc keeps the written order of the sums), and each
-        double division's Newton-Raphson sequence."""
-        mix = self._mix[plan.mode]
-        return (DEPENDENT_LATENCY[plan.dtype] * mix.instructions
-                + DOUBLE_DIVISION_LATENCY * mix.double_divisions)
+        double division's Newton-Raphson sequence. The statements of a sub-step are
+        independent of each other, so their chains overlap: the longest one counts."""
+        return max(DEPENDENT_LATENCY[plan.dtype] * mix.instructions
+                   + DOUBLE_DIVISION_LATENCY * mix.double_divisions
+                   for mix in self.work(plan)[substep].mixes)
 
     def _with_issue(self, cost: LaunchCost, plan: BlockingPlan, regs: int | None
                     ) -> LaunchCost:
@@ -430,17 +479,23 @@ class Model:
         step of its blocks: ``latency`` = the GPU's step latency (a global load's round
         trip) + ``d`` x :meth:`level_latency` (each level's chain ends at a barrier), and
         ``e`` = :data:`EXPOSED_ISSUE` (the block computes while its next loads fly).
+        Level T is sub-step ``(T - 1) % S`` of a time step: its instructions and chain
+        are that sub-step's.
         """
         gpu, d = self.gpu, cost.degree
-        per_level = self.level_instructions(plan, d, regs)
-        warps = sum(cost.levels[T].total / WARP_SIZE
-                    * active_warp_fraction(plan.bs, plan.plane_radius, T)
-                    for T in range(1, d + 1))
-        instructions = warps * per_level
+        substeps = len(self.work(plan))
+        instructions = chains = 0
+        for s in range(substeps):
+            levels = range(s + 1, d + 1, substeps)
+            warps = sum(cost.levels[T].total / WARP_SIZE
+                        * active_warp_fraction(plan.bs, plan.plane_radius, T)
+                        for T in levels)
+            instructions += warps * self.level_instructions(plan, d, regs, s)
+            chains += len(levels) * self.level_latency(plan, s)
         block_steps = cost.levels[0].total / plan.nthreads
         per_step = instructions / block_steps / gpu.schedulers_per_sm
         resident = cost.occupancy.blocks_per_sm
-        latency = gpu.step_latency_cycles + d * self.level_latency(plan)
+        latency = gpu.step_latency_cycles + chains
         cycles = max(latency + EXPOSED_ISSUE * per_step, resident * per_step)
         time_issue = (block_steps / (gpu.sm_count * resident) * cycles
                       / (gpu.clock_mhz * 1e6))
@@ -487,9 +542,11 @@ class Model:
             gm_bytes=sum(c.count * c.gm_bytes for c in launches),
             sm_bytes=sum(c.count * c.sm_bytes for c in launches),
             flops=sum(c.count * c.flops for c in launches),
-            mix=self._mix[plan.mode], smem_reads_per_thread=self._reads[plan.mode],
+            mix=self._mix[plan.mode],
+            smem_reads_per_thread=sum(w.smem_reads for w in self.work(plan)),
             halo_computes=self.halo_computes, launches=tuple(launches),
-            registers=regs if isinstance(regs, int) else None)
+            registers=regs if isinstance(regs, int) else None, fields=self.fields,
+            work=self.work(plan))
 
     def budgets(self, plan: BlockingPlan) -> tuple[int | None, ...]:
         """Register budgets worth predicting for ``plan``: none (the estimate), and where

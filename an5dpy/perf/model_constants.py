@@ -32,6 +32,12 @@ DOUBLE_DIVISION_LATENCY = 100
 #: in-plane subscripts' parts are per thread, computed once). Counted from the kernels'
 #: source, not fitted: no measurement of such kernels is in artifact/H200.
 COEF_READ_INSTRUCTIONS = 4
+#: Instructions per thread and level op for each field a sub-step computes beyond the
+#: first (a time step of several statements): like the one field's (in LEVEL_OVERHEAD), its
+#: value is selected against its boundary value at boundary cells, a predicated load from
+#: the boundary plane's address and the select. Counted from the kernels' macros (CALCn of
+#: cuda/macros.py), not fitted: no measurement of such kernels is in artifact/H200.
+FIELD_SELECT_INSTRUCTIONS = 2
 #: Cycles from one dependent arithmetic instruction to the next (FFMA / DFMA latency).
 DEPENDENT_LATENCY = {"float": 4, "double": 8}
 #: Share of a block's own issue time per step that its step latency does not cover: the
@@ -103,6 +109,20 @@ MODEL_NOTES = (
     "are on-chip traffic charged with shared memory (one memory on NVIDIA GPUs), plus "
     "COEF_READ_INSTRUCTIONS each in the issue term. Programs without read-only arrays "
     "are predicted as before.",
+    "A time step of several statements (coupled fields, sub-steps; counts.LevelWork): "
+    "each time step is S levels of the pipeline (bt x S levels per launch, so the halo's "
+    "redundant work and the thread classes are those of a launch of bt x S levels), level "
+    "T runs sub-step (T - 1) % S, and every level holds every field. Per launch each field "
+    "is loaded once per in-array cell and stored once per valid cell (read-only arrays as "
+    "above). A level op charges its sub-step's FLOPs and instruction mix (all its "
+    "statements), shared-memory stores of the fields it reads at in-plane offsets (their "
+    "window planes each) and reads per distinct (field, offset) by the rule above; other "
+    "fields carry their registers for free. The issue term charges a sub-step's "
+    "instructions to its levels, its longest statement's chain as its latency (the "
+    "statements are independent), LEVEL_OVERHEAD and the barrier once per level op and "
+    "FIELD_SELECT_INSTRUCTIONS per further field it computes. Registers and shared memory "
+    "per block count every field (BlockingPlan). No coupled kernel has been measured: "
+    "none of this is fitted.",
     "eff_SM = waves / ceil(waves), waves = blocks / (blocks per SM x SMs); on GPUs with "
     "a step latency waves / (ceil(waves) + WAVE_TAIL); each launch of the launch plan is "
     "costed by its own degree.",

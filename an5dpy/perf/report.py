@@ -13,6 +13,32 @@ def _fmt_bytes(n: float) -> str:
     return f"{n:.0f} B"
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def format_fields(p: Prediction) -> list[str]:
+    """The lines of a prediction for a time step of several statements (``an5d model``,
+    ``an5d tune``): its fields, each with its share of the global traffic, plane
+    registers and shared memory, and what a level op of each sub-step does."""
+    plan = p.plan
+    nfields = len(p.fields)
+    per_field = (f"each {_fmt_bytes(p.field_gm_bytes)} of global traffic, "
+                 f"{plan.registers_per_thread() // nfields} plane registers, "
+                 f"{plan.smem_bytes // nfields} B shared")
+    lines = [f"{_count(nfields, 'field')} ({', '.join(p.fields)}; {per_field}), "
+             f"{_count(len(p.work), 'sub-step')} per time step (bt={plan.bt} steps = "
+             f"{plan.depth} levels per launch):"]
+    for k, w in enumerate(p.work):
+        staged = ", ".join(w.staged) if w.staged else "none"
+        lines.append(f"  sub-step {k + 1} (level {k + 1} of each step): computes "
+                     f"{', '.join(w.writes)}; {w.flops} FLOP/cell (eff_ALU "
+                     f"{w.mix.eff_alu:.3f}), {_count(w.smem_reads, 'shared read')} per "
+                     f"computing thread; in shared memory: {staged} "
+                     f"({_count(w.smem_planes, 'plane')})")
+    return lines
+
+
 def format_prediction(p: Prediction, gpu: GpuSpec | None = None) -> str:
     """A readable report of a prediction (``an5d model``)."""
     plan = p.plan
@@ -20,6 +46,8 @@ def format_prediction(p: Prediction, gpu: GpuSpec | None = None) -> str:
     degrees = ", ".join(f"{c.count} x degree {c.degree}" for c in p.launches) or "none"
     lines.append(f"{p.cells} interior cells, {p.steps} steps, {p.launch_count} launches "
                  f"({degrees})")
+    if plan.coupled:
+        lines += format_fields(p)
     lines.append(f"predicted {p.gflops:,.1f} GFLOP/s, {p.seconds * 1e3:.3f} ms, bottleneck: "
                  f"{p.bottleneck}")
     if p.time_issue:
@@ -30,7 +58,8 @@ def format_prediction(p: Prediction, gpu: GpuSpec | None = None) -> str:
     lines.append(f"  compute  {p.time_comp * 1e3:10.3f} ms  ({p.flops / 1e9:,.1f} GFLOP "
                  f"executed{peak}, eff_ALU {p.eff_alu:.3f})")
     lines.append(f"  shared   {p.time_sm * 1e3:10.3f} ms  ({_fmt_bytes(p.sm_bytes)}{bw_sm}, "
-                 f"{p.smem_reads_per_thread} reads per computing thread)")
+                 f"{p.smem_reads_per_thread} reads per computing thread"
+                 f"{' and time step' if plan.coupled else ''})")
     lines.append(f"  global   {p.time_gm * 1e3:10.3f} ms  ({_fmt_bytes(p.gm_bytes)}{bw_gm})")
     coef_gm = sum(c.count * c.coef_gm_bytes for c in p.launches)
     coef_l1 = sum(c.count * c.coef_l1_bytes for c in p.launches)

@@ -1,11 +1,14 @@
 """Model-guided tuning (AN5D paper section 6.3, extended for Hopper).
 
-1. Enumerate the space: bT 1-16 (2D) or 1-8 (3D); bS from {128, 256, 512, 1024} (2D) or
+1. Enumerate the space: bT 1-16 (2D) or 1-8 (3D), counted in levels of the pipeline (a
+   time step of S sub-steps is S levels, so bT goes up to 16/S or 8/S:
+   :func:`an5dpy.perf.choice.search_space`); bS from {128, 256, 512, 1024} (2D) or
    {16x16, 32x16, 32x32, 64x16} (3D, contiguous dimension first); sl from
    {128, 256, 512, 1024} (2D) or {64, 128, 256, off} (3D); the stencil's default mode.
 2. Prune plans that cannot run: shared memory and threads over the GPU's limits, and the
    paper's register estimate (bT(2r+1) + bT + 20 for float, 2bT(2r+1) + bT + 30 for
-   double) over 255 per thread or over the registers of an SM for one block.
+   double, the rings once per field) over 255 per thread or over the registers of an SM
+   for one block.
 3. Rank the rest with the performance model (:mod:`an5dpy.perf.model`; on Hopper each plan at
    its best register budget, as the model's issue term sees it). The space and the top
    plan, which every command uses where the user leaves plan options open, are in
@@ -151,7 +154,11 @@ def generator_fingerprint() -> str:
 
 def cache_key(info: StencilInfo, dtype: str, gpu: str, env: Mapping, top: int,
               caps: Sequence, measure_steps: int | None, diverse: bool = True) -> str:
-    expr = c_expr(info.update, lambda r: f"A{list(r.offset)}")
+    if info.coupled:  # every statement, its reads named by field
+        expr = [f"{name} = {c_expr(value, lambda r: f'{r.array}{list(r.offset)}')}"
+                for sub in info.substeps for name, value in sub.updates]
+    else:
+        expr = c_expr(info.update, lambda r: f"A{list(r.offset)}")
     bounds = [(str(d.lower), str(d.upper), str(d.extent)) for d in info.dims]
     parts = json.dumps([expr, bounds, info.ndim, dtype, gpu, __version__,
                         generator_fingerprint(),

@@ -10,6 +10,7 @@ from functools import lru_cache
 
 import pytest
 
+from model_support import load_multi, star_fields
 from paths import C_INPUTS, DATA, PAPER_BENCHMARKS
 
 from an5dpy import driver
@@ -194,3 +195,33 @@ def test_translate_writes_the_choice_in_the_headers_only_when_chosen():
         stripped = auto.outputs[name].replace("\n   " + line, "") \
             .replace("\n  /* " + line + " */", "")
         assert stripped == text, name
+
+
+# --------------------------------------------------------------------------- several statements
+
+
+def test_the_space_counts_bt_in_time_steps_of_the_sub_steps():
+    """A launch's kernel degree (levels) stays within the space's range, which the model
+    was fitted on: bT up to 16 levels / S sub-steps in 2D."""
+    one, fdtd = star_fields(["u"]), load_multi("fdtd_2d")  # 1 and 2 sub-steps
+    assert choice_module.search_space(one)["bt"] == choice_module.SPACE[2]["bt"]
+    assert choice_module.search_space(fdtd)["bt"] == range(1, 9)
+    h100 = get_gpu("H100")
+    plans = choice_module.candidate_plans(fdtd, h100)
+    assert {p.bt for p in plans} == set(range(1, 9))
+    assert max(p.depth for p in plans) == 16
+    # a bT the user gives is taken as given, whatever its levels
+    fixed = choice_module.Fixed(bt=10, bs=(256,), sl=128)
+    assert [p.depth for p in choice_module.candidate_plans(fdtd, h100, fixed=fixed)] == [20]
+
+
+@pytest.mark.parametrize("gpu_name, dtype", [("P100", "float"), ("H100", "double")])
+def test_a_second_field_lowers_bt_where_registers_bind(gpu_name, dtype):
+    """Two identical decoupled fields need twice the plane registers of one: where they
+    bind, the model's choice blocks fewer steps than for the single field."""
+    gpu = get_gpu(gpu_name)
+    env = {"n": 16386, "T": 1000}
+    one = choice_module.default_plan(star_fields(["u"], dtype), gpu, env)
+    two = choice_module.default_plan(star_fields(["u", "v"], dtype), gpu, env)
+    assert two.plan.bt < one.plan.bt
+    assert all(c.occupancy.limited_by == "regs" for c in two.launches)

@@ -15,12 +15,13 @@ from hypothesis import strategies as st
 from an5dpy.blocking.plan import BlockingPlan, DimExtent, LaunchGeometry, Mode, make_plan
 from an5dpy.check.simulate import ThreadGrid
 from an5dpy.errors import UsageError
-from an5dpy.perf.counts import (OpMix, occupancy, plane_dim_counts, smem_reads_per_thread,
-                                stream_counts)
+from an5dpy.perf.counts import (LevelWork, OpMix, level_work, occupancy, plane_dim_counts,
+                                smem_reads_per_thread, stream_counts)
 from an5dpy.perf.gpus import KNOWN_GPUS
 from an5dpy.perf.model import predict
 
-from model_support import benchmark_grid, load_benchmark, stream_counts_direct
+from model_support import (benchmark_grid, load_benchmark, load_multi, star_fields,
+                           stream_counts_direct)
 
 V100 = KNOWN_GPUS["V100"]
 
@@ -117,3 +118,58 @@ def test_occupancy_limits(j2d5pt):
     assert occupancy(big, V100, regs=128).blocks_per_sm == 0
     with pytest.raises(UsageError, match="does not fit"):
         predict(j2d5pt, big, V100, benchmark_grid(j2d5pt, 1024), 8, regs=128)
+
+
+# --------------------------------------------------------------------------- sub-steps
+
+
+def test_the_one_statement_form_is_one_level_work_of_its_update(j2d5pt):
+    for mode in (Mode.NONDIAG, Mode.NONE):
+        plan = make_plan(j2d5pt, bt=2, bs=(64,), opt=mode)
+        (work,) = level_work(j2d5pt, plan)
+        assert work == LevelWork((j2d5pt.array,), j2d5pt.flops_per_cell, (OpMix.of(j2d5pt, mode),),
+                                 (j2d5pt.array,), plan.smem_planes,
+                                 smem_reads_per_thread(j2d5pt, mode))
+
+
+def test_fdtd_levels_follow_their_sub_steps():
+    info = load_multi("fdtd_2d")
+    # sub-step 1: ey reads hz at (0,0), (-1,0) (registers); ex reads hz at (0,-1) (shared)
+    # sub-step 2: hz reads ex at (0,1) (shared), ey at (1,0) (registers)
+    nondiag = level_work(info, make_plan(info, bt=1, bs=(64,), opt="nondiag"))
+    assert [(w.writes, w.flops, w.staged, w.smem_planes, w.smem_reads) for w in nondiag] == [
+        (("ey", "ex"), 6, ("hz",), 1, 1), (("hz",), 5, ("ex",), 1, 1)]
+    none = level_work(info, make_plan(info, bt=1, bs=(64,), opt="none"))
+    assert [(w.staged, w.smem_planes, w.smem_reads) for w in none] == [
+        (("hz",), 3, 1), (("ex",), 3, 1)]  # each staged field's 2r+1 planes
+    # a time step's FLOPs and instructions are its sub-steps'
+    assert sum(w.flops for w in nondiag) == info.flops_per_cell == 11
+    assert OpMix.total(w.mix for w in nondiag) == OpMix.of(info)
+    for w in nondiag:
+        assert sum(2 * m.fma + m.mul + m.add + m.other for m in w.mixes) == w.flops
+
+
+def test_coupled_fields_of_one_sub_step_are_each_staged_and_read():
+    info = load_multi("gray_scott")
+    (work,) = level_work(info, make_plan(info, bt=2, bs=(64,)))
+    # u and v at (0, +-1) each: 2 fields x 2 reads; the reads along the stream: registers
+    assert (work.writes, work.staged, work.smem_planes, work.smem_reads) == (
+        ("u", "v"), ("u", "v"), 2, 4)
+    assert work.flops == info.flops_per_cell
+    assert len(work.mixes) == 2 and work.mix == OpMix.of(info)
+
+
+def test_read_only_arrays_are_charged_to_the_sub_step_that_reads_them():
+    info = load_multi("coupled_3d_in_place")  # a's statement reads w[i]; b's none
+    work = level_work(info, make_plan(info, bt=1, bs=(16, 16)))
+    assert [(w.writes, w.coef_reads, w.coef_l1_bytes) for w in work] == [
+        (("a",), 1, 8), (("b",), 0, 0)]
+
+
+def test_identical_decoupled_fields_count_each_fields_work():
+    one, two = star_fields(["u"]), star_fields(["u", "v"])
+    (w1,) = level_work(one, make_plan(one, bt=2, bs=(64,)))
+    (w2,) = level_work(two, make_plan(two, bt=2, bs=(64,)))
+    assert (w2.flops, w2.smem_reads, w2.smem_planes) == (
+        2 * w1.flops, 2 * w1.smem_reads, 2 * w1.smem_planes)
+    assert w2.mix == w1.mix + w1.mix and w2.mix.eff_alu == w1.mix.eff_alu

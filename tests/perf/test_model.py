@@ -23,10 +23,11 @@ from an5dpy.perf.counts import (ThreadCounts, plane_dim_counts, spill_free_regis
                                 stream_counts)
 from an5dpy.perf.gpus import KNOWN_GPUS
 from an5dpy.perf.model import Model, predict
-from an5dpy.perf.model_constants import BOTTLENECKS
+from an5dpy.perf.model_constants import (BOTTLENECKS, DEPENDENT_LATENCY,
+                                         FIELD_SELECT_INSTRUCTIONS, LEVEL_OVERHEAD)
 
-from model_support import (benchmark_grid, load_benchmark, predict_config,
-                           stream_counts_direct)
+from model_support import (benchmark_grid, load_benchmark, load_multi, predict_config,
+                           star_fields, stream_counts_direct)
 from paths import C_INPUTS, TESTS_DIR as HERE
 
 V100 = KNOWN_GPUS["V100"]
@@ -400,3 +401,101 @@ def test_cli_model_errors(capsys):
     code, _, err = _run(["model", box2, "--gpu", "P100", "--dtype", "double", "--opt", "none",
                          "--bs", "32x32", "--bt", "1"], capsys)
     assert code == 2 and "shared memory" in err
+
+
+# --------------------------------------------------------------------------- several statements
+
+
+def two_field_grid(n: int) -> tuple[DimExtent, ...]:
+    return (DimExtent(1, n, n + 2), DimExtent(1, n, n + 2))
+
+
+@pytest.mark.parametrize("gpu", ("V100", "H200"))
+@pytest.mark.parametrize("opt", ("nondiag", "none"))
+def test_two_identical_decoupled_fields_count_twice_the_work_of_one(gpu, opt):
+    one, two = star_fields(["u"]), star_fields(["u", "v"])
+    dims = two_field_grid(300)
+    p1 = predict(one, make_plan(one, bt=3, bs=(128,), sl=64, opt=opt), gpu, dims, 7, regs=64)
+    p2 = predict(two, make_plan(two, bt=3, bs=(128,), sl=64, opt=opt), gpu, dims, 7, regs=64)
+    assert p2.threads == p1.threads and p2.steps == p1.steps
+    for a, b in zip(p1.launches, p2.launches):
+        assert (b.degree, b.count, b.levels) == (a.degree, a.count, a.levels)
+        assert (b.gm_reads, b.gm_writes) == (2 * a.gm_reads, 2 * a.gm_writes)
+        assert (b.sm_reads, b.sm_writes) == (2 * a.sm_reads, 2 * a.sm_writes)
+        assert (b.gm_bytes, b.sm_bytes, b.flops) == (2 * a.gm_bytes, 2 * a.sm_bytes,
+                                                     2 * a.flops)
+        assert b.time_comp == pytest.approx(2 * a.time_comp)
+        assert b.time_gm == pytest.approx(2 * a.time_gm)
+    assert p2.useful_flops == 2 * p1.useful_flops
+    assert p2.field_gm_bytes == p1.gm_bytes
+    # each field's plane registers: the second field's ring doubles them
+    assert p2.plan.registers_per_thread() == 2 * p1.plan.registers_per_thread()
+
+
+def test_each_level_charges_its_own_sub_step():
+    info = load_multi("fdtd_2d")  # sub-step 1: ey, ex (6 FLOPs); sub-step 2: hz (5)
+    dims = (DimExtent(1, 40, 42), DimExtent(1, 50, 52))
+    plan = make_plan(info, bt=2, bs=(32,), sl=16)  # 4 levels: sub-steps 1, 2, 1, 2
+    model = Model(info, "V100", dims, 4)
+    (c,) = model.predict(plan).launches
+    assert (c.degree, c.count) == (4, 2)
+    valid = [lv.valid for lv in c.levels]
+    assert c.flops == 6 * (valid[1] + valid[3]) + 5 * (valid[2] + valid[4])
+    assert c.sm_reads == 1 * sum(valid[1:])  # one shared read in either sub-step
+    assert c.sm_writes == sum(lv.total for lv in c.levels[1:])  # one staged plane each
+    # level 0 loads and level d stores all three fields
+    assert c.gm_reads == 3 * c.levels[0].in_array and c.gm_writes == 3 * valid[4]
+    work, peak = model.work(plan), V100.peak_gflops("float") * 1e9
+    assert work[0].mix.eff_alu != work[1].mix.eff_alu  # each sub-step at its own
+    assert c.time_comp == pytest.approx(
+        (6 * (valid[1] + valid[3])) / (peak * work[0].mix.eff_alu)
+        + (5 * (valid[2] + valid[4])) / (peak * work[1].mix.eff_alu))
+    # halo threads compute their sub-step too where they are charged
+    halo = Model(info, "V100", dims, 4, halo_computes=True).predict(plan).launches[0]
+    comp = [lv.computing for lv in halo.levels]
+    assert halo.flops == 6 * (comp[1] + comp[3]) + 5 * (comp[2] + comp[4])
+    # the time step's useful FLOPs: both sub-steps
+    assert model.predict(plan).useful_flops == 40 * 50 * 4 * 11
+
+
+def test_issue_term_per_sub_step():
+    info = load_multi("fdtd_2d")
+    dims = (DimExtent(1, 40, 42), DimExtent(1, 50, 52))
+    plan = make_plan(info, bt=2, bs=(32,), sl=16)
+    m = Model(info, "H200", dims, 4)
+    first, second = m.work(plan)
+    # the sub-step's statements' mixes, 1 shared read, 1 staged plane, the barrier, the
+    # overhead and, for the second field it computes, its boundary select
+    assert m.level_instructions(plan, 4, None, 0) == (
+        first.mix.instructions + 1 + 1 + 1 + LEVEL_OVERHEAD[2] + FIELD_SELECT_INSTRUCTIONS)
+    assert m.level_instructions(plan, 4, None, 1) == (
+        second.mix.instructions + 1 + 1 + 1 + LEVEL_OVERHEAD[2])
+    # the statements of a sub-step are independent: the longest chain counts
+    assert m.level_latency(plan, 0) == DEPENDENT_LATENCY["float"] * max(
+        mix.instructions for mix in first.mixes)
+    assert m.level_latency(plan, 0) < DEPENDENT_LATENCY["float"] * first.mix.instructions
+
+
+def test_cli_model_reports_fields_and_sub_steps(capsys):
+    path = os.path.join(HERE, "data", "multi", "fdtd_2d.c")
+    args = ["model", path, "--gpu", "H100", "-P", "nx=1026", "-P", "ny=1026", "-P", "tmax=100",
+            "--bt", "3", "--bs", "256", "--sl", "128"]
+    code, out, err = _run(args, capsys)
+    assert code == 0, err
+    assert "3 fields (ey, ex, hz; each " in out
+    assert "2 sub-steps per time step (bt=3 steps = 6 levels per launch)" in out
+    assert "sub-step 1 (level 1 of each step): computes ey, ex; 6 FLOP/cell" in out
+    assert "sub-step 2 (level 2 of each step): computes hz; 5 FLOP/cell" in out
+    assert "in shared memory: hz (1 plane)" in out
+    code, out, err = _run([*args, "--json"], capsys)
+    data = json.loads(out)
+    assert data["fields"] == ["ey", "ex", "hz"]
+    assert [(s["writes"], s["flops_per_cell"], s["staged"]) for s in data["substeps"]] == [
+        (["ey", "ex"], 6, ["hz"]), (["hz"], 5, ["ex"])]
+    # 100 steps in launches of bt = 3 steps (33, then 1 for the parity): kernels of 6 and
+    # 2 levels
+    assert [(c["degree"], c["count"]) for c in data["launches"]] == [(6, 33), (2, 1)]
+    # the one-statement form's report has no such lines
+    code, out, _ = _run(["model", os.path.join(C_INPUTS, "j2d5pt.c"), "--gpu", "H100",
+                         "--dtype", "float", "--size", "64", "--steps", "4"], capsys)
+    assert code == 0 and "sub-step" not in out and "fields" not in out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 
 import pytest
 
@@ -14,7 +15,8 @@ from an5dpy.check.reference import resolve_params
 from an5dpy.perf.tune import (SPACE, Measured, TuneResult, cache_key, candidate_plans, rank,
                          result_from_json, tune, with_steps)
 
-from paths import C_INPUTS
+from model_support import load_multi, star_fields
+from paths import C_INPUTS, DATA
 H200 = get_gpu("H200")
 
 
@@ -231,3 +233,29 @@ def test_tuning_candidates_add_the_papers_diverse_picks_to_the_models_top_plans(
     plain = rank(info, v100, env, space)
     assert paper_ranking(info, v100, env, space, plain) == plain
     assert tuning_candidates(plain, plain, 5) == diverse_candidates(plain, 5)
+
+
+def test_coupled_programs_rank_plans_of_their_levels_and_key_every_statement():
+    fdtd = load_multi("fdtd_2d")
+    env = {"nx": 1026, "ny": 1026, "tmax": 100}
+    result = tune(fdtd, H200, env, "fdtd_2d", measure=False)
+    assert result.ranking and all(p.depth <= 16 for p, _ in result.ranking)
+    # two programs alike in their first statement only are two stencils to the cache (v's
+    # statement takes u's value in the other)
+    two = star_fields(["u", "v"])
+    other = replace(two, substeps=(replace(two.substeps[0], updates=(
+        two.substeps[0].updates[0], ("v", two.substeps[0].updates[0][1]))),))
+    sizes = {"n": 66, "T": 10}
+    assert cache_key(two, "float", "H200", sizes, 5, (None,), None) != cache_key(
+        other, "float", "H200", sizes, 5, (None,), None)
+
+
+def test_tune_prints_the_fields_and_sub_steps_of_its_top_plan(capsys):
+    from an5dpy.cli.main import main
+    fdtd = os.path.join(DATA, "multi", "fdtd_2d.c")
+    assert main(["tune", fdtd, "--gpu", "H200", "-P", "nx=1026", "-P", "ny=1026", "-P",
+                 "tmax=100", "--top", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "model's top plan bt=" in out and "3 fields (ey, ex, hz; each " in out
+    assert "sub-step 2 (level 2 of each step): computes hz" in out
+    assert out.count("opt=nondiag\n") == 3  # the ranking
