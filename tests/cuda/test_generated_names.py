@@ -25,13 +25,10 @@ from cuda_support import FORMS
 from read_only_support import PROGRAMS, write
 from paths import C_INPUTS
 
-#: Every form and every program of c_inputs/: read-only arrays, rotating time levels and all,
-#: but for the programs an5dpy refuses today.
+#: Every form and every program of c_inputs/: read-only arrays, rotating time levels, time
+#: steps of several statements and all.
 FORM_FILES = sorted(glob.glob(os.path.join(FORMS, "*.c")))
-# issue 16: multi-statement programs, not accepted yet
-NOT_ACCEPTED_YET = ("grayscott2d.c", "fdtd2d.c", "acousticvp3d.c")
-BENCHMARKS = sorted(path for path in glob.glob(os.path.join(C_INPUTS, "*.c"))
-                    if os.path.basename(path) not in NOT_ACCEPTED_YET)
+BENCHMARKS = sorted(glob.glob(os.path.join(C_INPUTS, "*.c")))
 
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _DEFINE = re.compile(r"^\s*#define\s+(\w+)\(([^)]*)\)", re.M)
