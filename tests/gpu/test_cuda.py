@@ -210,8 +210,8 @@ def test_generated_program_with_the_harness(tmp_path, name, args):
     assert rel <= tolerance(info, plan, steps), out
 
 
-#: The hand-written programs of c_inputs/ (read-only arrays, rotating time levels) with a
-#: plan each and the harness' size (3D smaller).
+#: The hand-written programs of c_inputs/ (read-only arrays, rotating time levels, time
+#: steps of several statements) with a plan each and the harness' size (3D smaller).
 HAND_WRITTEN = [("poisson2d", "float", ["--bt", "4", "--bs", "128", "--sl", "64"], "300"),
                 ("varheat2d", "double", ["--bt", "3", "--bs", "128"], "257"),
                 ("heat3dz", "float", ["--bt", "3", "--bs", "32x16"], "61"),
@@ -220,7 +220,14 @@ HAND_WRITTEN = [("poisson2d", "float", ["--bt", "4", "--bs", "128", "--sl", "64"
                 ("acoustic3d", "float", ["--bt", "2", "--bs", "32x32"], "45"),
                 ("acoustic3d", "double", ["--bt", "1", "--bs", "32x16"], "37"),
                 ("dampedwave2d", "float", ["--bt", "5", "--bs", "128", "--sl", "40"], "211"),
-                ("dampedwave2d", "double", ["--bt", "2", "--bs", "64", "--opt", "none"], "97")]
+                ("dampedwave2d", "double", ["--bt", "2", "--bs", "64", "--opt", "none"], "97"),
+                ("grayscott2d", "float", ["--bt", "4", "--bs", "128", "--sl", "64"], "300"),
+                ("grayscott2d", "double", ["--bt", "3", "--bs", "128", "--opt", "none"], "131"),
+                ("fdtd2d", "float", ["--bt", "3", "--bs", "128", "--sl", "50"], "257"),
+                ("fdtd2d", "double", ["--bt", "2", "--bs", "64", "--opt", "none"], "99"),
+                ("acousticvp3d", "float", ["--bt", "2", "--bs", "32x32"], "45"),
+                ("acousticvp3d", "double", ["--bt", "1", "--bs", "16x16", "--opt", "none"],
+                 "29")]
 
 
 @pytest.mark.parametrize("name, dtype, plan, size", HAND_WRITTEN,
