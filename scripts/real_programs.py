@@ -76,8 +76,8 @@ def render(out_dir: str) -> None:
     gpu = rows[0]["gpu"]
     md = [f"# Hand-written programs on {gpu}", "",
           "Paper sizes (16384^2, 512^3), GFLOP/s with the programs' BENCH_FPP. Tuned: the "
-          "fastest of the tuner's candidates; naive: one kernel per time step (per sub-step where a step has several statements), one thread "
-          "per cell; model: the prediction for the tuned plan; top 5: whether the model's "
+          "fastest of the tuner's candidates; naive: one kernel per time step (per sub-step "
+          "where a step has several statements), one thread per cell; model: the prediction for the tuned plan; top 5: whether the model's "
           "first five plans hold it, and the fastest of them over tuned.", "",
           "| program | dtype | tuned | plan | naive | tuned/naive | model | top 5 | top5/tuned |",
           "|---|---|---:|---|---:|---:|---:|---|---:|"]
