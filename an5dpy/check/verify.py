@@ -153,23 +153,26 @@ def compare(result: np.ndarray, reference: np.ndarray, tol: float | None,
                       amplification)
 
 
-def amplification(run_oracle: Callable[[np.ndarray], None], grid: np.ndarray,
-                  reference: np.ndarray, buffer: int, dtype: str, seed: int = 0) -> float:
+def amplification(run_oracle: Callable, state, reference: np.ndarray, dtype: str,
+                  seed: int = 0) -> float:
     """How far the oracle's own result moves, in units of u of ``dtype`` (relative as
-    :func:`compare` measures), when every input cell (every time buffer, boundaries included)
-    moves by one ulp: up or down at random, then each the other way; the larger of the
-    two. ``run_oracle(grid)`` runs gcc's loop nest in place; ``reference`` is its result
-    buffer for ``grid``. About 1 for an averaging stencil; large where the update divides
-    by a neighbour, cancels, or the problem grows."""
+    :func:`compare` measures), when every input cell (every time buffer of the grid, or of
+    every field of ``state``, a list of them; boundaries included) moves by one ulp: up or
+    down at random, then each the other way; the larger of the two. ``run_oracle(moved)``
+    runs gcc's loop nest on a moved copy of ``state`` and returns the values compared;
+    ``reference``: those of ``state`` itself. About 1 for an averaging stencil; large where
+    the update divides by a neighbour, cancels, or the problem grows."""
     u = UNIT_ROUNDOFF[dtype]
-    up = np.random.default_rng([seed, 1]).random(grid.shape) < 0.5
-    higher = np.nextafter(grid, np.array(np.inf, grid.dtype))
-    lower = np.nextafter(grid, np.array(-np.inf, grid.dtype))
+    arrays = state if isinstance(state, list) else [state]
+    rng = np.random.default_rng([seed, 1])
+    ups = [rng.random(a.shape) < 0.5 for a in arrays]
     worst = 0.0
-    for direction in (up, ~up):
-        moved = np.where(direction, higher, lower)
-        run_oracle(moved)
-        _, rel = relative_errors(moved[buffer], reference)
+    for flip in (False, True):
+        moved = [np.where(up != flip, np.nextafter(a, np.array(np.inf, a.dtype)),
+                          np.nextafter(a, np.array(-np.inf, a.dtype)))
+                 for a, up in zip(arrays, ups)]
+        _, rel = relative_errors(run_oracle(moved if isinstance(state, list) else moved[0]),
+                                 reference)
         worst = max(worst, float(np.nanmax(rel)) if rel.size else 0.0)
     return worst / u
 
@@ -335,59 +338,6 @@ def _run_cuda(path, info: StencilInfo, plan: BlockingPlan, options, choice, arch
     return runner.run_numpy(state, env, read_only), device_name(), " ".join(opts.flags())
 
 
-def _verify_fields(path, info: StencilInfo, plan: BlockingPlan, program, env, backend: str,
-                   exact: bool, seed: int, arch, options, choice) -> VerifyReport:
-    """:func:`verify_file` for a time step of several statements: random values in every
-    buffer of every field, each field's result compared."""
-    from an5dpy import driver
-    from an5dpy.check.reference import build_reference
-
-    fields = random_fields(info, env, seed)
-    read_only = random_read_only(program, env, seed)
-    oracle = build_reference(program)
-    reference = [f.copy() for f in fields]
-    oracle.run(reference, env, read_only)
-    device = build = None
-    if backend == "sim":
-        from an5dpy.check.simulate import simulate
-        result = simulate(info, plan, fields, env, driver.emitted_schedule(info, plan),
-                          read_only)
-        exact_build = True
-    else:
-        result, device, build = _run_cuda(path, info, plan, options, choice, arch, exact,
-                                          fields, env, read_only)
-        exact_build = exact
-    got, want = field_results(info, env, result), field_results(info, env, reference)
-    if must_be_identical(info, plan, exact_build):
-        comparison = compare(got, want, None)
-    else:
-        def moved_result(moved):
-            copies = [m.copy() for m in moved]
-            oracle.run(copies, env, read_only)
-            return field_results(info, env, copies)
-        amp = field_amplification(moved_result, fields, want, plan.dtype, seed)
-        comparison = compare(got, want, tolerance(info, plan, info.time.steps(env), amp), amp)
-    return VerifyReport(info, plan, backend, dict(env), comparison, device, build,
-                        choice=choice)
-
-
-def field_amplification(run_oracle: Callable, fields: list[np.ndarray], reference: np.ndarray,
-                        dtype: str, seed: int = 0) -> float:
-    """:func:`amplification` for several fields: every cell of every field moved by one
-    ulp; ``run_oracle(fields)`` returns the joined results (:func:`field_results`)."""
-    u = UNIT_ROUNDOFF[dtype]
-    worst = 0.0
-    rng = np.random.default_rng([seed, 1])
-    ups = [rng.random(f.shape) < 0.5 for f in fields]
-    for flip in (False, True):
-        moved = [np.where(up != flip, np.nextafter(f, np.array(np.inf, f.dtype)),
-                          np.nextafter(f, np.array(-np.inf, f.dtype)))
-                 for f, up in zip(fields, ups)]
-        _, rel = relative_errors(run_oracle(moved), reference)
-        worst = max(worst, float(np.nanmax(rel)) if rel.size else 0.0)
-    return worst / u
-
-
 def verify_file(path: str, options, backend: str, params: Mapping[str, str],
                 exact: bool = False, seed: int = 0, arch: str | None = None,
                 announce: Callable | None = None, loaded=None
@@ -422,34 +372,49 @@ def verify_file(path: str, options, backend: str, params: Mapping[str, str],
     _check_grid(info, shape, plan.dtype, env)
     if announce is not None:  # the backend and the grid are there: the run starts
         announce(choice)
-    if info.coupled:
-        return _verify_fields(path, info, plan, program, env, backend, exact, seed, arch,
-                              options, choice)
-    grid = random_grid(shape, plan.dtype, seed)
     read_only = random_read_only(program, env, seed)
-    reference = grid.copy()
     oracle = build_reference(program)
+    if info.coupled:  # random values in every buffer of every field; each field's result
+        state = random_fields(info, env, seed)
+
+        def copied(values):
+            return [v.copy() for v in values]
+
+        def compared(values):
+            return field_results(info, env, values)
+    else:
+        state = random_grid(shape, plan.dtype, seed)
+        # every time buffer of a rotating program holds a level the C program leaves
+        # there; a double-buffered run leaves a plan-dependent earlier level in the other
+        buffers = (list(range(info.time.buffers)) if plan.levels.rotating
+                   else [result_buffer(info, env)])
+
+        def copied(values):
+            return values.copy()
+
+        def compared(values):
+            return values[buffers]
+    reference = copied(state)
     oracle.run(reference, env, read_only)
     device = build = None
     if backend == "sim":
         from an5dpy.check.simulate import simulate
         # the schedule of the code an5d-translate emits (compact kernels included)
-        result = simulate(info, plan, grid, env, driver.emitted_schedule(info, plan),
+        result = simulate(info, plan, state, env, driver.emitted_schedule(info, plan),
                           read_only)
         exact_build = True
     else:
         result, device, build = _run_cuda(path, info, plan, options, choice, arch, exact,
-                                          grid, env, read_only)
+                                          state, env, read_only)
         exact_build = exact
-    b = result_buffer(info, env)
-    # every time buffer of a rotating program holds a level the C program leaves there; a
-    # double-buffered run leaves a plan-dependent earlier level in the other buffer
-    compared = list(range(info.time.buffers)) if plan.levels.rotating else [b]
+    got, want = compared(result), compared(reference)
     if must_be_identical(info, plan, exact_build):
-        comparison = compare(result[compared], reference[compared], None)
+        comparison = compare(got, want, None)
     else:
-        amp = amplification(lambda g: oracle.run(g, env, read_only), grid, reference[b], b, plan.dtype,
-                            seed)
-        comparison = compare(result[compared], reference[compared],
-                             tolerance(info, plan, info.time.steps(env), amp), amp)
+        def oracle_result(moved):
+            moved = copied(moved)
+            oracle.run(moved, env, read_only)
+            return compared(moved)
+        amp = amplification(oracle_result, state, want, plan.dtype, seed)
+        comparison = compare(got, want, tolerance(info, plan, info.time.steps(env), amp), amp)
     return VerifyReport(info, plan, backend, dict(env), comparison, device, build, choice)

@@ -92,8 +92,10 @@ def check(name: str, program, info, runner, params: dict, seed: int, naive: bool
     if must_be_identical(info, runner.plan, True):
         result = compare(got[b], expected[b], None)
     else:
-        amp = amplification(lambda g: oracle.run(g, env, read_only), grid, expected[b], b,
-                            info.dtype, seed)
+        def oracle_result(moved):
+            oracle.run(moved, env, read_only)
+            return moved[b]
+        amp = amplification(oracle_result, grid, expected[b], info.dtype, seed)
         result = compare(got[b], expected[b], tolerance(info, runner.plan, steps, amp), amp)
     assert result.passed, (name, runner.plan.describe(), params, naive, result.lines())
     return result
