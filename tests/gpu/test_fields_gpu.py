@@ -1,7 +1,7 @@
 """Time steps of several statements on the GPU (pytest -m gpu; skipped without one): every
 program of tests/data/multi/ (Gray-Scott's two double-buffered fields, FDTD-2D's three
 fields in place over nests of their own bounds and two sub-steps, mixed and 3D forms) and
-the c_inputs Gray-Scott, built exactly (no fast math, no FMA contraction) under several
+the multi-statement programs of c_inputs/, built exactly (no fast math, no FMA contraction) under several
 plans -- degrees 1..5, odd and tiny blocks, stream division on and off, modes none and
 nondiag -- and run for 0..9 steps on odd grids: every field bit-identical to the gcc
 oracle's, and so is the naive one-kernel-per-sub-step baseline."""
@@ -80,10 +80,11 @@ def test_multi_statement_program_bit_identical(path):
 
 
 @pytest.mark.parametrize("dtype", ["float", "double"])
-def test_c_inputs_gray_scott_bit_identical(dtype):
-    path = os.path.join(REPO, "c_inputs", "grayscott2d.c")
+@pytest.mark.parametrize("name", ["grayscott2d", "fdtd2d", "acousticvp3d"])
+def test_c_inputs_multi_statement_program_bit_identical(name, dtype):
+    path = os.path.join(REPO, "c_inputs", f"{name}.c")
     program, info = driver.load(path, (("SB_TYPE", dtype),))
-    sizes = (21, 5)
-    checked = check_program(program, info, "grayscott2d", sizes,
+    sizes = (13, 4) if info.ndim == 3 else (21, 5)
+    checked = check_program(program, info, name, sizes,
                             lambda size, steps: form_params(program, size, steps))
     assert checked == len(builds(info)) * len(STEPS) * len(sizes)
