@@ -1713,175 +1713,211 @@ def _box_offsets(dims: tuple[Dim, ...], star: bool) -> list[tuple[int, ...]]:
     return [o for o in every if sum(1 for c in o if c) <= 1] if star else every
 
 
+@dataclass(frozen=True)
+class StepShape:
+    """The layout a coupled program's reads are drawn for, per statement (execution
+    order): the field it writes, whether double-buffered, its nest; the nests' dimensions,
+    the grid's extents, and whether they are constants (the analysis then proves for these
+    values only, else for every value of the parameters)."""
+
+    fields: tuple[str, ...]
+    buffered: tuple[bool, ...]
+    nest_of: tuple[int, ...]
+    nests: tuple[tuple[Dim, ...], ...]
+    extents: tuple[int, ...]
+    constant_sizes: bool
+
+    def dims(self, s: int) -> tuple[Dim, ...]:
+        return self.nests[self.nest_of[s]]
+
+    def meets(self, s: int, w: int, offset: tuple[int, ...]) -> bool:
+        """Whether some cell statement ``s`` visits, moved by ``offset``, is one statement
+        ``w`` writes (for some parameter values: always, for large ones)."""
+        return not self.constant_sizes or _meets(self.dims(s), self.dims(w), offset,
+                                                 self.extents)
+
+    def new_read_ok(self, s: int, w: int, offset: tuple[int, ...]) -> bool:
+        """Whether statement ``s`` may read at ``offset`` the value statement ``w`` wrote in
+        this time step: ``w`` comes earlier, in an earlier nest or (same nest) at a cell not
+        after the reader's in loop order, and writes some cell read."""
+        return w < s and (self.nest_of[w] < self.nest_of[s] or _lex_sign(offset) <= 0) \
+            and self.meets(s, w, offset)
+
+    def old_read_ok(self, s: int, w: int, offset: tuple[int, ...], same_substep: bool
+                    ) -> bool:
+        """Whether statement ``s`` may read at ``offset`` the previous step's value of the
+        field statement ``w`` writes: from ``w``'s other buffer if double-buffered (``w``
+        not in an earlier sub-step, which replaced it); in place, before ``w`` writes the
+        cell: at the cell itself for ``w`` = ``s``, anywhere for a later nest, at or after
+        the cell in loop order for a later statement of the nest, after it for an earlier
+        one of the same sub-step."""
+        if w < s and not same_substep:
+            return False
+        if self.buffered[w]:
+            return True
+        if w == s:
+            return not any(offset)
+        if self.nest_of[w] != self.nest_of[s]:
+            return w > s
+        return _lex_sign(offset) >= 0 if w > s else _lex_sign(offset) > 0
+
+
 @st.composite
-def coupled_programs(draw, one_nest: bool | None = None, in_place: tuple[int, ...] = (),
-                     buffered: tuple[int, ...] = (), substep: bool = False,
-                     buffered_short: bool = True) -> CoupledProgram:
-    """A valid time step of several statements. The arguments force a form (for the
-    malformed cases): ``one_nest``, the statements (by index) whose field is ``in_place``
-    or ``buffered``, and with ``substep`` the last statement reading the first one's new
-    value at the cell (two sub-steps at least). ``buffered_short`` False keeps the nest of
-    every double-buffered field as wide as the box around all nests (no cells inside the
-    box that such a field's statement never writes)."""
+def step_shapes(draw, one_nest: bool | None, in_place: tuple[int, ...],
+                buffered: tuple[int, ...], buffered_short: bool) -> StepShape:
+    """2-4 statements in one nest or consecutive nests, each nest's bounds 0-2 cells in
+    from the grid's edges (what it reads within them), the grid's extents (tiny ones
+    too) as constants or parameters."""
     ndim = draw(st.sampled_from((2, 3)))
-    dtype = draw(st.sampled_from(("float", "double")))
     count = draw(st.integers(2, 4))
-    names = draw(st.permutations(FIELD_NAMES))[:count]
     is_buffered = [k in buffered or (k not in in_place and draw(st.booleans()))
                    for k in range(count)]
     if one_nest is None:
         one_nest = draw(st.integers(0, 2)) == 0
     cuts = [] if one_nest else sorted(draw(st.sets(st.integers(1, count - 1), min_size=1)))
-    groups = [list(range(a, b)) for a, b in zip([0] + cuts, cuts + [count])]
-    nest_of = [n for n, g in enumerate(groups) for _ in g]
-    bounds = [[(draw(st.sampled_from((0, 1, 1, 2, 2))), draw(st.sampled_from((0, 1, 1, 2, 2))))
-               for _ in range(ndim)] for _ in groups]
+    groups = [range(a, b) for a, b in zip([0] + cuts, cuts + [count])]
+    edge = st.sampled_from((0, 1, 1, 2, 2))
+    bounds = [[(draw(edge), draw(edge)) for _ in range(ndim)] for _ in groups]
     if not buffered_short:
         box = [(min(b[d][0] for b in bounds), min(b[d][1] for b in bounds))
                for d in range(ndim)]
         bounds = [box if any(is_buffered[s] for s in g) else b for g, b in zip(groups, bounds)]
-    constant_sizes = draw(st.integers(0, 3)) == 0
-    size_style = "constant" if constant_sizes else draw(st.sampled_from(("shared", "per_dim")))
     limit = (18, 12) if ndim == 2 else (8, 6)
     extents = []
     for d in range(ndim):
-        need = max(lo + hi for nest in bounds for lo, hi in [nest[d]]) + 1
+        least = max(lo + hi for nest in bounds for lo, hi in [nest[d]]) + 1
         tiny = draw(st.integers(0, 4)) == 0
-        extents.append(need + draw(st.integers(0, 1 if tiny else limit[0 if d == 0 else 1])))
+        extents.append(least + draw(st.integers(0, 1 if tiny else limit[min(d, 1)])))
+    size_style = draw(st.sampled_from(("constant", "shared", "per_dim", "per_dim")))
     if size_style == "shared":
         extents = [max(extents)] * ndim
-    own_names = draw(st.booleans())
     shared_names = draw(st.sampled_from(VAR_NAMES))[:ndim]
-    size_values: dict[str, int] = {}
-    nest_dims = []
-    for n, nest in enumerate(bounds):
-        names_here = draw(st.sampled_from(VAR_NAMES))[:ndim] if own_names else shared_names
-        dims = []
-        for d, (lo, hi) in enumerate(nest):
-            if size_style == "constant":
-                param, const = None, extents[d]
-            elif size_style == "shared":
-                param, const = "n", 0
-                size_values["n"] = extents[d]
-            else:
-                param, const = f"n{shared_names[d]}", 0
-                size_values[param] = extents[d]
-            dims.append(Dim(names_here[d], param, const, lo, hi, draw(st.booleans()),
-                            draw(st.sampled_from(("++", "++", "pre++", "+=1")))))
-        nest_dims.append(tuple(dims))
+    own_names = draw(st.booleans())
+    nests = []
+    for nest in bounds:
+        names = draw(st.sampled_from(VAR_NAMES))[:ndim] if own_names else shared_names
+        nests.append(tuple(
+            Dim(names[d], None if size_style == "constant" else
+                "n" if size_style == "shared" else f"n{shared_names[d]}",
+                extents[d] if size_style == "constant" else 0, lo, hi, draw(st.booleans()),
+                draw(st.sampled_from(("++", "++", "pre++", "+=1"))))
+            for d, (lo, hi) in enumerate(nest)))
+    fields = draw(st.permutations(FIELD_NAMES))[:count]
+    return StepShape(tuple(fields), tuple(is_buffered),
+                     tuple(n for n, g in enumerate(groups) for _ in g), tuple(nests),
+                     tuple(extents), size_style == "constant")
+
+
+@st.composite
+def coupled_reads(draw, shape: StepShape, shift: Callable[[bool], int], substep: bool
+                  ) -> list[list[FieldRead]]:
+    """The field reads of each statement, valid by :meth:`StepShape.new_read_ok` and
+    :meth:`StepShape.old_read_ok`: first 0-2 new values of earlier statements (which
+    decide the statement's sub-step), then usually its own old value at the cell and 0-4
+    more old values. ``shift(new)`` draws a double-buffered read's time constant; with
+    ``substep`` the last statement reads the first one's new value (two sub-steps)."""
+    count = len(shape.fields)
+
+    def read(w: int, offset: tuple[int, ...], new: bool) -> FieldRead:
+        return FieldRead(shape.fields[w], offset, new, shift(new) if shape.buffered[w] else None)
+
+    def offset_where(s: int, allowed: Callable) -> tuple[int, ...] | None:
+        star = draw(st.integers(0, 3)) > 0  # mostly along one dimension
+        choices = [o for o in _box_offsets(shape.dims(s), star) if allowed(o)] or \
+            [o for o in _box_offsets(shape.dims(s), False) if allowed(o)]
+        return draw(st.sampled_from(choices)) if choices else None
+
+    sigma: list[int] = []  # each statement's sub-step, as fields.py computes it
+    reads: list[list[FieldRead]] = []
+    for s in range(count):
+        here: list[FieldRead] = []
+        writers = [draw(st.integers(0, s - 1)) for _ in range(
+            draw(st.sampled_from((0, 0, 1, 1, 2))) if s else 0)]
+        if substep and s == count - 1:
+            writers.append(0)
+        for w in writers:
+            o = offset_where(s, lambda o, w=w: shape.new_read_ok(s, w, o))
+            if o is not None:
+                here.append(read(w, o, True))
+        assume(not substep or s < count - 1 or here)
+        sigma.append(max([sigma[-1] if sigma else 0] + [
+            sigma[shape.fields.index(r.field)] + 1 for r in here]))
+        if draw(st.integers(0, 4)) or not here:
+            here.insert(0, read(s, (0,) * len(shape.extents), False))
+        for _ in range(draw(st.integers(0, 4))):
+            w = draw(st.integers(0, count - 1))
+            o = offset_where(s, lambda o, w=w: shape.old_read_ok(s, w, o, sigma[w] == sigma[s]
+                                                                  if w < s else True))
+            if o is not None:
+                here.append(read(w, o, False))
+        reads.append(here)
+    return reads
+
+
+@st.composite
+def coupled_programs(draw, one_nest: bool | None = None, in_place: tuple[int, ...] = (),
+                     buffered: tuple[int, ...] = (), substep: bool = False,
+                     buffered_short: bool = True) -> CoupledProgram:
+    """A valid time step of several statements (:class:`StepShape`, :func:`coupled_reads`),
+    its updates averaging their reads (:func:`updates`) or in FDTD's difference form, 30%
+    with read-only arrays, some with scalar parameters, every field in any declaration
+    form, 0-7 steps. The arguments force a form (for the malformed cases): ``one_nest``,
+    the statements (by index) whose field is ``in_place`` or ``buffered``, and with
+    ``substep`` the last statement reading the first one's new value (two sub-steps at
+    least). ``buffered_short`` False keeps the nest of every double-buffered field as wide
+    as the box around all nests (no cells inside the box such a field's statement never
+    writes)."""
+    shape = draw(step_shapes(one_nest, in_place, buffered, buffered_short))
+    ndim, count = len(shape.extents), len(shape.fields)
+    dtype = draw(st.sampled_from(("float", "double")))
     time_start = draw(st.sampled_from((0, 0, 0, 1, 2, 3)))
     write_shift = draw(st.sampled_from([w for w in (1, 1, 0, 2, -1) if w >= -time_start]))
 
     def shift(new: bool) -> int:
-        """The time subscript's constant of a read of the new (written) buffer or the
-        other one, spelled with any constant of its parity that is never negative."""
+        """The time constant of a read of the written buffer (new) or of the other one,
+        any constant of its parity that is never negative."""
         base = write_shift if new else write_shift - 1
         return draw(st.sampled_from([c for c in (base, base, base + 2, base - 2)
                                      if c >= -time_start]))
-
-    def read(k: int, offset: tuple[int, ...], new: bool) -> FieldRead:
-        return FieldRead(names[k], offset, new, shift(new) if is_buffered[k] else None)
-
-    def pick_offset(dims, allowed) -> tuple[int, ...] | None:
-        star = draw(st.integers(0, 3)) > 0
-        choices = [o for o in _box_offsets(dims, star) if allowed(o)] or \
-            [o for o in _box_offsets(dims, False) if allowed(o)]
-        return draw(st.sampled_from(choices)) if choices else None
-
-    sigma: list[int] = []
-    reads: list[list[FieldRead]] = []
-    for s in range(count):
-        dims, n = nest_dims[nest_of[s]], nest_of[s]
-        here: list[FieldRead] = []
-        # new values of earlier statements first: they decide the sub-step
-        forced = substep and s == count - 1
-        for _ in range(draw(st.sampled_from((0, 0, 1, 1, 2))) if s else 0):
-            w = draw(st.integers(0, s - 1))
-            same_nest = nest_of[w] == n
-
-            def meets(o, w=w, same_nest=same_nest):
-                return (not same_nest or _lex_sign(o) <= 0) and (
-                    not constant_sizes or _meets(dims, nest_dims[nest_of[w]], o, extents))
-            o = pick_offset(dims, meets)
-            if o is not None:
-                here.append(read(w, o, True))
-        if forced:  # the first statement's new value: a second sub-step at least
-            o = (0,) * ndim
-            if constant_sizes and not _meets(dims, nest_dims[nest_of[0]], o, extents):
-                o = pick_offset(dims, lambda o: _meets(dims, nest_dims[nest_of[0]], o,
-                                                       extents))
-                assume(o is not None)
-            here.append(read(0, o, True))
-        level = max([sigma[-1] if sigma else 0] + [sigma[names.index(r.field)] + 1
-                                                   for r in here])
-        sigma.append(level)
-        # old values: the statement's own field, later statements' and (same sub-step)
-        # earlier ones'
-        if draw(st.integers(0, 4)) or not here:
-            here.insert(0, read(s, (0,) * ndim, False))
-        others = [w for w in range(count) if w >= s or sigma[w] == level]
-        for _ in range(draw(st.integers(0, 4))):
-            w = draw(st.sampled_from(others))
-            if is_buffered[w]:
-                def ok(o):
-                    return True
-            elif w == s:
-                def ok(o):
-                    return not any(o)
-            elif nest_of[w] != n:
-                if w < s:
-                    continue  # an earlier nest has replaced all it writes
-                def ok(o):
-                    return True
-            elif w > s:  # cells the writer updates at this iteration or later
-                def ok(o):
-                    return _lex_sign(o) >= 0
-            else:  # the writer, earlier in this nest, has not reached them yet
-                def ok(o):
-                    return _lex_sign(o) > 0
-            o = pick_offset(dims, ok)
-            if o is not None:
-                here.append(read(w, o, False))
-        reads.append(here)
+    reads = draw(coupled_reads(shape, shift, substep))
     coefs: tuple[Coef, ...] = ()
     coef_reads: list[list[CoefRead]] = [[] for _ in range(count)]
     if draw(st.integers(0, 9)) >= 7:  # 30%: read-only arrays, in bounds for every nest
-        tight = [replace(nest_dims[0][d], lower=min(nd[d].lower for nd in nest_dims),
-                         margin=min(nd[d].margin for nd in nest_dims)) for d in range(ndim)]
-        coefs, drawn = draw(coefficient_arrays(tight, constant_sizes))
+        tight = [replace(shape.nests[0][d], lower=min(n[d].lower for n in shape.nests),
+                         margin=min(n[d].margin for n in shape.nests)) for d in range(ndim)]
+        coefs, drawn = draw(coefficient_arrays(tight, shape.constant_sizes))
         for c in drawn:
             coef_reads[draw(st.integers(0, count - 1))].append(c)
     scalars = scalar_coefficients(draw(st.integers(0, 2)) if draw(st.booleans()) else 0)
-    updates_ = []
-    for s in range(count):
-        if draw(st.integers(0, 3)) == 0 and len(reads[s]) >= 2:  # own cell first if read
-            update = draw(difference_updates(reads[s], coef_reads[s], dtype))
-        else:
-            update = draw(updates([], 0, dtype, list(scalars), False, 2, tuple(reads[s]),
-                                  tuple(coef_reads[s])))
-        updates_.append(update)
-    used = {v for u in updates_ for v in _vars_of(u)}
-    scalars = tuple(sc for sc in scalars if sc.name in used)
-    nests = tuple(Nest(nest_dims[n], tuple(Assignment(names[s], updates_[s]) for s in g),
-                       draw(st.integers(0, 3)) == 0) for n, g in enumerate(groups))
-    fields = []
-    forms = [f for f in FIELD_FORMS if constant_sizes or f not in COEF_CONSTANT_FORMS]
-    for k in draw(st.permutations(range(count))):  # declared in any order
-        fields.append(CoupledField(names[k], is_buffered[k], draw(st.sampled_from(forms))))
+    values = [draw(difference_updates(reads[s], coef_reads[s], dtype))
+              if len(reads[s]) >= 2 and draw(st.integers(0, 3)) == 0 else
+              draw(updates([], 0, dtype, list(scalars), False, 2, tuple(reads[s]),
+                           tuple(coef_reads[s])))
+              for s in range(count)]
+    used = {v for u in values for v in _vars_of(u)}
+    nests = tuple(Nest(dims, tuple(Assignment(shape.fields[s], values[s])
+                                   for s in range(count) if shape.nest_of[s] == n),
+                       draw(st.integers(0, 3)) == 0) for n, dims in enumerate(shape.nests))
+    forms = [f for f in FIELD_FORMS if shape.constant_sizes or f not in COEF_CONSTANT_FORMS]
+    fields = [CoupledField(shape.fields[k], shape.buffered[k], draw(st.sampled_from(forms)))
+              for k in draw(st.permutations(range(count)))]  # declared in any order
     if all(not f.buffered and f.form in OPEN_FIELD_FORMS for f in fields):
         # some field must declare the outermost extent (the others take it from there)
         fields[0] = replace(fields[0], form="parameter")
     # 0-7 steps, mostly 2 or more (two steps run every launch degree of bT 2)
     steps = draw(st.integers(0, 7)) if draw(st.integers(0, 3)) == 0 else draw(st.integers(2, 7))
+    sizes = {d.extent_param: n for d, n in zip(shape.nests[0], shape.extents)
+             if d.extent_param}
     return CoupledProgram(
         ndim=ndim, dtype=dtype, fields=tuple(fields), nests=nests, write_shift=write_shift,
         time_var=draw(st.sampled_from(("t", "t", "step", "it"))), time_start=time_start,
         time_inclusive=draw(st.booleans()),
+        # A constant step count of 0 would be an empty loop nest (refused, rightly).
         steps_param=None if steps and draw(st.integers(0, 5)) == 0 else "T", steps=steps,
-        scalars=scalars, size_values=tuple(size_values.items()), coefs=coefs,
-        declare_in_for=draw(st.booleans()), spaced=draw(st.booleans()),
-        commuted=draw(st.integers(0, 3)) == 3,
-        math_header=any(calls_of(u) for u in updates_) or draw(st.booleans()),
+        scalars=tuple(sc for sc in scalars if sc.name in used),
+        size_values=tuple(sizes.items()), coefs=coefs, declare_in_for=draw(st.booleans()),
+        spaced=draw(st.booleans()), commuted=draw(st.integers(0, 3)) == 3,
+        math_header=any(calls_of(u) for u in values) or draw(st.booleans()),
         time_braces=draw(st.booleans()))
 
 
@@ -2121,8 +2157,7 @@ def examples(strategy, count: int, seed: int) -> list:
 def run_valid(case: ValidCase, backend: str = "sim", exact: bool = False,
               timeout: float = 120.0, workdir: str | None = None) -> Result:
     """Verify every plan of the case against gcc and translate it to files (a coupled
-    program: with ``backend`` cuda only, whose verification generates its CUDA anyway;
-    an5d-translate refuses it on the simulator's side of the release)."""
+    program with ``backend`` cuda only: an5d-translate does not generate its CUDA yet)."""
     text = render(case.program).text
     kind = "coupled" if isinstance(case.program, CoupledProgram) else "valid"
     start = time.perf_counter()
@@ -2152,16 +2187,21 @@ def _check_valid(case: ValidCase, path: str, backend: str, exact: bool, tmp: str
     p = case.program
     try:
         _, info = driver.load(path, p.defines)
+    except CaseTimeout:
+        raise
     except An5dError as e:
         commands.append(shlex.join(["an5d", "analyze", "case.c", *_flag_text("-D", p.defines)]))
         return REFUSED_VALID, str(e), 0
     except Exception as e:  # noqa: BLE001 - anything else is a bug of the package
         commands.append(shlex.join(["an5d", "analyze", "case.c", *_flag_text("-D", p.defines)]))
         return CRASH, _short_traceback(e), 0
+    # an5d-translate does not generate a coupled step's CUDA yet; verify on a GPU does
+    translates = not (isinstance(p, CoupledProgram) and backend == "sim")
     for k, draw in enumerate(case.plans):
         plan = resolve_plan(draw, info)
         seed = case.data_seed + k
-        commands[:] = [verify_command(p, plan, backend, exact, seed), translate_command(p, plan)]
+        commands[:] = [verify_command(p, plan, backend, exact, seed)] + (
+            [translate_command(p, plan)] if translates else [])
         stage = "verify"
         try:
             from an5dpy.check.verify import verify_file
@@ -2173,8 +2213,8 @@ def _check_valid(case: ValidCase, path: str, backend: str, exact: bool, tmp: str
                     and not report.comparison.bit_identical:
                 return FAIL, ("within the tolerance, but the simulator must be bit-identical "
                               "in modes nondiag and none | " + " | ".join(report.lines())), k
-            if isinstance(p, CoupledProgram) and backend == "sim":
-                continue  # an5d-translate does not generate a coupled step's CUDA yet
+            if not translates:
+                continue
             stage = "translate"
             translation = driver.translate(path, plan.options(p.defines))
             # verify simulated driver.emitted_schedule; translate must have emitted it

@@ -3,7 +3,10 @@
 A bounded campaign runs in the default suite (valid programs against gcc on the simulator,
 malformed ones through an5d-translate) and must find nothing; the unit tests check that
 the generator produces every language feature it claims, that every mutation kind is
-refused as the README says, and that a finding shrinks to a small program.
+refused as the README says, and that a finding shrinks to a small program. The same for
+time steps of several statements (coupled programs, issue 16): the generator's forms, the
+analysis agreeing with what it drew, random programs and plans bit-identical to gcc on the
+simulator, and each refused form refused at the read it adds.
 """
 
 from __future__ import annotations
@@ -458,7 +461,7 @@ def test_coupled_programs_verify_bit_identical_on_the_simulator():
         assert r.outcome == fz.PASS, (r.detail, r.source, r.commands)
         assert r.checks == len(case.plans)
     check()
-    assert sum(r.checks for r in results) >= 120
+    assert len(results) >= 60 and sum(r.checks for r in results) >= 100
 
 
 @pytest.mark.parametrize("kind", sorted(fz.COUPLED_MUTATIONS))
