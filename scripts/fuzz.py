@@ -14,14 +14,28 @@ random values) and ``an5d-translate``. Malformed cases are valid programs with o
 structured mutation that makes them invalid (among them a read-only array read out of
 bounds or at an unaccepted subscript, level t-1 away from the cell, level t-2, four time
 buffers); each must be refused with ``FILE:LINE:COL: error:`` and exit status 2, writing
-nothing.
+nothing. On the simulator, results in modes nondiag and none must be bit-identical.
 
-Programs are hypothesis strategies (:func:`valid_cases`, :func:`malformed_cases`), so a
-finding shrinks to a small program. New input forms extend the generator by adding a
-strategy (an expression factor, an array form, a mutation kind).
+Coupled cases (``--coupled``) are time steps of several statements: 2-4 fields, each
+double-buffered or in place, in one nest or in consecutive nests with their own bounds,
+reading each other's previous or (sub-steps) newly written values at constant offsets,
+read-only arrays and scalars, tiny grids, 0-7 steps; each is verified with plans of bT 1-3
+and 8-32 threads per in-plane dimension (the simulator today; ``--backend cuda`` runs the
+same programs on a GPU once their CUDA is generated). Coupled malformed cases
+(``--coupled-malformed``) add one read the analysis must refuse (Gauss-Seidel in place, a
+neighbour a later statement writes, a value two steps old, a level a sub-step replaced),
+checked with ``an5d analyze``. For a caller, :func:`coupled_programs` draws a program,
+:func:`render` writes it and :meth:`CoupledProgram.params` gives its ``-P`` values;
+:func:`coupled_cases` adds plans, and :func:`run_valid` verifies such a case.
+
+Programs are hypothesis strategies (:func:`valid_cases`, :func:`malformed_cases`,
+:func:`coupled_cases`, :func:`coupled_malformed_cases`), so a finding shrinks to a small
+program. New input forms extend the generator by adding a strategy (an expression factor,
+an array form, a mutation kind).
 
     python scripts/fuzz.py --valid 300 --malformed 100 --seed 1 --jobs 2 [--backend cuda]
         [--minutes X] [--out DIR] [--wild] [--log FILE]
+        [--coupled N --coupled-malformed M [--no-short-buffered]]
 
 prints one line per finding and a summary table last; ``--out DIR`` keeps each finding as
 a .c file with the command line that reproduces it. Exit status 1 if anything was found.
@@ -50,7 +64,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from hypothesis import HealthCheck, Phase, given, seed as hypothesis_seed, settings
+from hypothesis import HealthCheck, Phase, assume, given, seed as hypothesis_seed, settings
 from hypothesis import strategies as st
 
 REPO = Path(__file__).resolve().parent.parent
@@ -86,6 +100,22 @@ class CoefRead:
 
     array: str
     subscripts: tuple[tuple[int | None, int], ...]
+
+    def prec(self) -> int:
+        return PREC_PRIMARY
+
+
+@dataclass(frozen=True)
+class FieldRead:
+    """A read of field ``field`` in a time step of several statements (:class:`Coupled`):
+    at ``offset`` (array order), of the value a statement earlier in the time step wrote
+    (``new``) or of the previous step's. ``shift`` is the constant c of a double-buffered
+    field's time subscript ``(t + c) % 2``, None for a field updated in place."""
+
+    field: str
+    offset: tuple[int, ...]
+    new: bool
+    shift: int | None
 
     def prec(self) -> int:
         return PREC_PRIMARY
@@ -144,11 +174,11 @@ class Call:
 
 
 def leaves_of(e) -> list:
-    """The array reads of ``e`` (grid and read-only), in source order."""
+    """The array reads of ``e`` (grid, field and read-only), in source order."""
     out, stack = [], [e]
     while stack:
         n = stack.pop()
-        if isinstance(n, (Read, CoefRead)):
+        if isinstance(n, (Read, CoefRead, FieldRead)):
             out.append(n)
         elif isinstance(n, (Neg, Cast)):
             stack.append(n.operand)
@@ -326,6 +356,14 @@ def access_text(p: Program, shift: int, offset: tuple[int, ...], array: str = "A
         f"[{space_subscript(p, d.var, o)}]" for d, o in zip(p.dims, offset))
 
 
+def field_access_text(p, field: str, shift: int | None, offset: tuple[int, ...]) -> str:
+    """``u[(t+1)%2][i-1][j]``, or ``ey[i][j-1]`` for a field updated in place (``shift``
+    None), with the loop variables of ``p.dims`` (a :class:`NestSpelling`)."""
+    time = "" if shift is None else f"[{time_subscript(p, shift)}]"
+    return field + time + "".join(f"[{space_subscript(p, d.var, o)}]"
+                                  for d, o in zip(p.dims, offset))
+
+
 def coef_text(p: Program, e: CoefRead) -> str:
     return e.array + "".join(
         f"[{c}]" if d is None else f"[{space_subscript(p, p.dims[d].var, c)}]"
@@ -337,6 +375,8 @@ def expr_text(p: Program, e, parent: int = 0, right: bool = False) -> str:
         text = access_text(p, e.shift, e.offset)
     elif isinstance(e, CoefRead):
         text = coef_text(p, e)
+    elif isinstance(e, FieldRead):
+        text = field_access_text(p, e.field, e.shift, e.offset)
     elif isinstance(e, Lit):
         text = e.text
     elif isinstance(e, Var):
@@ -381,8 +421,12 @@ class Rendered:
     lines: dict
 
 
-def render(p: Program, edit: Callable[["Layout"], None] | None = None) -> Rendered:
-    """The program as a C file. ``edit`` may change the layout first (malformed cases)."""
+def render(p: "Program | CoupledProgram", edit: Callable[["Layout"], None] | None = None
+           ) -> Rendered:
+    """The program as a C file. ``edit`` may change the layout first (malformed cases of a
+    one-statement program)."""
+    if isinstance(p, CoupledProgram):
+        return render_coupled(p)
     layout = layout_of(p)
     if edit is not None:
         edit(layout)
@@ -935,6 +979,9 @@ class PlanDraw:
     bs_extra: tuple[int, ...]  # threads beyond the halo's minimum, per in-plane dimension
     sl: int | None
     mode: int | None  # None: --opt auto; else an index into the legal modes
+    #: threads per in-plane dimension (array order) as drawn, instead of the halo's minimum
+    #: plus ``bs_extra``; a block too small for bT is replaced as :func:`resolve_plan` says
+    bs: tuple[int, ...] | None = None
 
 
 @st.composite
@@ -957,24 +1004,32 @@ def legal_modes(info) -> list[str]:
 
 
 def resolve_plan(draw: PlanDraw, info) -> "PlanOptions":
-    """Concrete options for ``info``: the largest bT <= the drawn one whose smallest block
-    (2 bT r + 1 + extra threads per dimension) fits the GPU's limits."""
+    """Concrete options for ``info``: the largest bT <= the drawn one whose drawn block
+    (``draw.bs``, or 2 bT r + 1 + extra threads per dimension) or else its smallest one
+    fits the GPU's limits. A time step of s sub-steps counts each of its bT steps s times
+    in the halo (2 bT s r + 1)."""
     from an5dpy.blocking.plan import make_plan
     from an5dpy.errors import UsageError
     modes = legal_modes(info)
     opt = None if draw.mode is None else modes[draw.mode % len(modes)]
     plane_radius = info.radius[1:]
+    substeps = max(1, len(info.substeps))
+    tries = []
     for bt in range(draw.bt, 0, -1):
-        smallest = tuple(2 * bt * r + 1 for r in plane_radius)
-        drawn = tuple(b + e for b, e in zip(smallest, draw.bs_extra))
+        smallest = tuple(2 * bt * substeps * r + 1 for r in plane_radius)
+        drawn = draw.bs if draw.bs is not None else tuple(
+            b + e for b, e in zip(smallest, draw.bs_extra))
         # The drawn extra threads may not fit (threads per block, or shared memory in mode
         # none with a large radius); the smallest block of this bT is tried next.
-        for bs in dict.fromkeys((drawn, smallest)):
-            try:
-                make_plan(info, bt=bt, bs=bs, sl=draw.sl, opt=opt)
-            except UsageError:
-                continue
-            return PlanOptions(bt, "x".join(str(b) for b in reversed(bs)), draw.sl, opt)
+        tries += [(bt, bs) for bs in dict.fromkeys((drawn, smallest))]
+    if draw.bs is not None:  # a drawn block is kept with the largest bT it fits, if any
+        tries.sort(key=lambda t: t[1] != draw.bs)
+    for bt, bs in tries:
+        try:
+            make_plan(info, bt=bt, bs=bs, sl=draw.sl, opt=opt)
+        except UsageError:
+            continue
+        return PlanOptions(bt, "x".join(str(b) for b in reversed(bs)), draw.sl, opt)
     raise AssertionError(f"no plan fits radius {info.radius}")  # bT 1 always fits
 
 
@@ -1001,7 +1056,7 @@ class PlanOptions:
 
 @dataclass(frozen=True)
 class ValidCase:
-    program: Program
+    program: "Program | CoupledProgram"
     plans: tuple[PlanDraw, ...]
     data_seed: int
 
@@ -1370,10 +1425,13 @@ def _map_reads(e, fn):
 
 @dataclass(frozen=True)
 class MalformedCase:
-    program: Program
+    program: Program | CoupledProgram
     kind: str
     text: str  # the mutated C file
     mutated_line: int | None
+    #: the command that must refuse it: an5d-translate, or (a coupled program, whose CUDA
+    #: an5d-translate does not generate yet) an5d analyze
+    command: str = "translate"
 
 
 @st.composite
@@ -1385,7 +1443,6 @@ def malformed_cases(draw, kinds: tuple[str, ...] | None = None) -> MalformedCase
     layout = layout_of(program)
     mark = MUTATIONS[kind](layout, program, draw)
     if mark is None:  # the program lacks what the mutation needs: another program
-        from hypothesis import assume
         assume(False)
     rendered = layout.render()
     return MalformedCase(program, kind, rendered.text, mutated_line(rendered, mark))
@@ -1396,6 +1453,620 @@ def mutated_line(rendered: Rendered, mark) -> int | None:
         lines = rendered.text.splitlines()  # the last line that holds it: it was appended
         return next((k + 1 for k in reversed(range(len(lines))) if mark[5:] in lines[k]), None)
     return rendered.lines.get(mark)
+
+
+# =========================================================================== coupled programs
+#
+# A time step of several statements (README: "A time step may also hold several
+# statements"): 2-4 fields, each written by one statement, double-buffered
+# (``u[(t+1)%2][i][j] = ... u[t%2][i-1][j] ...``) or in place (``ey[i][j] = ey[i][j] - ...``);
+# the statements sit in one nest or in consecutive nests whose bounds differ by 0-2 cells
+# at each edge. Each read is drawn knowing which value it takes, the one a statement
+# earlier in the time step wrote (*new*) or the previous step's (*old*), and only reads
+# an5dpy/analysis/fields.py must accept are drawn:
+#
+# * a new read is of a field an earlier statement writes (its buffer ``(t+1)%2``, or the
+#   array in place): at any offset where the writer's nest came before, at offsets up to
+#   the cell in loop order (lexicographically <= 0: cells it has written this step) where
+#   it is the same nest; the reader then belongs to a sub-step after the writer's;
+# * an old read is of a field the reader itself or a later statement writes, or an
+#   earlier statement of the reader's sub-step: a double-buffered field's other buffer at
+#   any offset; a field in place only at the cell by its own statement, at any offset by
+#   an earlier nest, at offsets lexicographically >= 0 (> 0 for an earlier statement) by a
+#   statement of the writer's nest (cells the writer updates later in the step).
+#
+# A new read needs the writer to have written one of the cells it reads in some run: with
+# constant sizes the generator checks that the boxes meet (with parameters they always do
+# for large values, which is what the analysis proves for).
+
+#: Field names: none is a loop variable (VAR_NAMES), a read-only array (COEF_NAMES), a
+#: parameter or a scalar.
+FIELD_NAMES = ("u", "v", "w", "ex", "ey", "hz", "p", "q")
+#: How a field is declared: a parameter ``float u[2][n][n]``, a pointer parameter
+#: ``float (*u)[n][n]``, a VLA pointer cast from a flat parameter, a global or a local
+#: (the last two with constant sizes).
+FIELD_FORMS = ("parameter", "pointer_parameter", "vla_pointer", "global", "local")
+#: Forms that leave a field's outermost extent open (a double-buffered field's is its 2).
+OPEN_FIELD_FORMS = ("pointer_parameter", "vla_pointer")
+
+
+@dataclass(frozen=True)
+class CoupledField:
+    name: str
+    buffered: bool  # double-buffered (u[2][n][n]); else updated in place (u[n][n])
+    form: str  # one of FIELD_FORMS
+
+
+@dataclass(frozen=True)
+class Assignment:
+    field: str  # the field it writes (at the loop point)
+    update: object  # expression tree of FieldRead, CoefRead, Lit, Var, ...
+
+
+@dataclass(frozen=True)
+class Nest:
+    """A spatial loop nest of the time step: its own loop variables and bounds (``dims``,
+    array order, every extent the program's) and the assignments of its innermost body."""
+
+    dims: tuple[Dim, ...]
+    body: tuple[Assignment, ...]
+    braces: bool = False  # braces around a body of one assignment
+
+
+@dataclass(frozen=True)
+class NestSpelling:
+    """What :func:`expr_text` needs to write an assignment of a nest: the nest's loop
+    variables (``dims``) and the program's time subscript spelling."""
+
+    dims: tuple[Dim, ...]
+    time_var: str
+    spaced: bool
+    commuted: bool
+    buffers: int = 2
+
+
+@dataclass(frozen=True)
+class CoupledProgram:
+    """A valid time step of several statements; :func:`render` writes it as C and
+    :meth:`params` gives the ``-P`` values to run it with (``an5d verify FILE --backend sim
+    -P ...``, the same for ``--backend cuda --exact``)."""
+
+    ndim: int
+    dtype: str
+    fields: tuple[CoupledField, ...]  # declaration order
+    nests: tuple[Nest, ...]
+    write_shift: int  # c of every double-buffered write (t + c) % 2
+    time_var: str
+    time_start: int
+    time_inclusive: bool
+    steps_param: str | None  # None: the step count is a constant of the loop bound
+    steps: int
+    scalars: tuple[Scalar, ...]
+    size_values: tuple[tuple[str, int], ...]  # -P values of the size parameters
+    coefs: tuple[Coef, ...] = ()
+    declare_in_for: bool = True
+    spaced: bool = False
+    commuted: bool = False
+    math_header: bool = False
+    time_braces: bool = True  # braces around the time loop's body of one nest
+
+    buffers = 2  # of a double-buffered field (time_subscript)
+    defines: tuple[tuple[str, str], ...] = ()  # no -D needed
+
+    def params(self) -> dict[str, str]:
+        """The -P values verify needs (sizes, steps, scalar coefficients)."""
+        out = dict((k, str(v)) for k, v in self.size_values)
+        if self.steps_param:
+            out[self.steps_param] = str(self.steps)
+        for s in self.scalars:
+            out[s.name] = s.value
+        return out
+
+    @property
+    def dims(self) -> tuple[Dim, ...]:
+        """The first nest's dimensions: the extents every field and nest shares."""
+        return self.nests[0].dims
+
+    def assignments(self) -> list[tuple[int, Assignment]]:
+        """Every assignment in execution order within a step, with its nest's index."""
+        return [(n, a) for n, nest in enumerate(self.nests) for a in nest.body]
+
+    def field(self, name: str) -> CoupledField:
+        return next(f for f in self.fields if f.name == name)
+
+    def spelling(self, nest: int) -> NestSpelling:
+        return NestSpelling(self.nests[nest].dims, self.time_var, self.spaced, self.commuted)
+
+    def substeps(self) -> tuple[tuple[int, ...], ...]:
+        """The statements of each sub-step, as the generator drew them: a statement starts
+        a later sub-step than every statement whose new value it reads
+        (:attr:`an5dpy.ir.StencilInfo.substeps` must agree)."""
+        writer = {a.field: k for k, (_, a) in enumerate(self.assignments())}
+        sigma: list[int] = []
+        for _, a in self.assignments():
+            level = sigma[-1] if sigma else 0
+            for r in leaves_of(a.update):
+                if isinstance(r, FieldRead) and r.new:
+                    level = max(level, sigma[writer[r.field]] + 1)
+            sigma.append(level)
+        return tuple(tuple(k for k, s in enumerate(sigma) if s == level)
+                     for level in sorted(set(sigma)))
+
+    def offsets(self) -> list[tuple[int, ...]]:
+        """Every offset a field is read at (what the analysis' ``offsets`` holds)."""
+        return sorted({r.offset for _, a in self.assignments() for r in leaves_of(a.update)
+                       if isinstance(r, FieldRead)})
+
+
+def _field_extents(p: CoupledProgram, f: CoupledField) -> list[str]:
+    return (["2"] if f.buffered else []) + [affine_text(d.extent_param, d.extent_const)
+                                            for d in p.dims]
+
+
+def field_declaration(p: CoupledProgram, f: CoupledField, where: str = "") -> str:
+    """As :func:`coef_declaration` for a field: a parameter, a global (``;``), or in the
+    body the local array or the VLA-pointer cast of its flat ``<name>_buf``; for
+    ``vla_pointer`` in the signature (``where`` empty) the flat parameter itself."""
+    extents = _field_extents(p, f)
+    inner = "".join(f"[{e}]" for e in extents[1:])
+    whole = "".join(f"[{e}]" for e in extents)
+    t, name = p.dtype, f.name
+    if f.form == "parameter":
+        return f"{t} {name}{whole}"
+    if f.form == "pointer_parameter":
+        return f"{t} (*{name}){inner}"
+    if f.form == "vla_pointer":
+        if not where:
+            return f"{t} *{name}_buf"
+        return f"{t} (*{name}){inner} = ({t} (*){inner}){name}_buf;"
+    return f"{t} {name}{whole};"  # global, local
+
+
+def render_coupled(p: CoupledProgram) -> Rendered:
+    """The program as a C file; ``lines`` holds ``("statement", k)``: the first and last
+    line of assignment k (execution order), and the lines of the pragmas."""
+    prelude = ["#include <math.h>"] if p.math_header else []
+    prelude += [field_declaration(p, f) for f in p.fields if f.form == "global"]
+    prelude += [coef_declaration(p, c) for c in p.coefs if c.form == "global"]
+    prelude.append("")
+    int_params = [name for name, _ in p.size_values] + ([p.steps_param] if p.steps_param
+                                                        else [])
+    args = [f"int {n}" for n in int_params] + [f"{s.ctype} {s.name}" for s in p.scalars]
+    args += [field_declaration(p, f) for f in p.fields
+             if f.form in ("parameter", "pointer_parameter", "vla_pointer")]
+    args += [coef_declaration(p, c) for c in p.coefs
+             if c.form in COEF_PARAMETER_FORMS + ("vla_pointer",)]
+    head = [field_declaration(p, f, "body") for f in p.fields
+            if f.form in ("vla_pointer", "local")]
+    head += [coef_declaration(p, c, "body") for c in p.coefs
+             if c.form in ("vla_pointer", "local")]
+    if not p.declare_in_for:
+        loop_vars = [p.time_var] + list(dict.fromkeys(d.var for n in p.nests for d in n.dims))
+        head.append(f"int {', '.join(loop_vars)};")
+    lines = prelude + [f"void kernel({', '.join(args)})", "{"] + [f"  {s}" for s in head]
+    marks: dict = {"scop": len(lines) + 1}
+    lines.append("#pragma scop")
+    t0 = p.time_start
+    if p.steps_param:
+        upper = affine_text(p.steps_param, t0 - 1 if p.time_inclusive else t0)
+    else:
+        upper = str(t0 + p.steps - 1 if p.time_inclusive else t0 + p.steps)
+    time_braces = p.time_braces or len(p.nests) > 1
+    lines.append("  " + loop_header(p, p.time_var, str(t0), upper, p.time_inclusive, "++",
+                                    p.declare_in_for) + (" {" if time_braces else ""))
+    k = 0
+    for n, nest in enumerate(p.nests):
+        indent = "    "
+        for d in nest.dims:
+            end = d.extent_const - d.margin - (1 if d.inclusive else 0)
+            lines.append(indent + loop_header(p, d.var, str(d.lower),
+                                              affine_text(d.extent_param, end), d.inclusive,
+                                              d.increment, p.declare_in_for))
+            indent += "  "
+        braces = nest.braces or len(nest.body) > 1
+        if braces:
+            lines[-1] += " {"
+        spelling = p.spelling(n)
+        for a in nest.body:
+            f = p.field(a.field)
+            target = field_access_text(spelling, f.name, p.write_shift if f.buffered else None,
+                                       (0,) * p.ndim)
+            first = len(lines) + 1
+            lines += (indent + wrap_sum(f"{target} = {expr_text(spelling, a.update)};",
+                                        indent)).split("\n")
+            marks[("statement", k)] = (first, len(lines))
+            k += 1
+        if braces:
+            lines.append(indent[:-2] + "}")
+    if time_braces:
+        lines.append("  }")
+    marks["endscop"] = len(lines) + 1
+    lines.append("#pragma endscop")
+    lines += [f"  (void){f.name};" for f in p.fields if f.form == "local"]
+    lines += [f"  (void){c.name};" for c in p.coefs if c.form == "local"]
+    lines.append("}")
+    return Rendered("\n".join(lines) + "\n", marks)
+
+
+def _lex_sign(offset: tuple[int, ...]) -> int:
+    """-1, 0 or 1: where ``offset`` lies from the cell in the loops' (array) order."""
+    first = next((o for o in offset if o), 0)
+    return (first > 0) - (first < 0)
+
+
+def _meets(reader: tuple[Dim, ...], writer: tuple[Dim, ...], offset: tuple[int, ...],
+           extents: tuple[int, ...]) -> bool:
+    """Whether some cell of ``reader``'s nest, moved by ``offset``, is a cell ``writer``'s
+    nest writes (extents as given; both nests are boxes)."""
+    for r, w, o, n in zip(reader, writer, offset, extents):
+        if max(r.lower, w.lower - o) >= min(n - r.margin, n - w.margin - o):
+            return False
+    return True
+
+
+def _box_offsets(dims: tuple[Dim, ...], star: bool) -> list[tuple[int, ...]]:
+    """Offsets of radius <= 2 that keep every cell of the nest inside the arrays; ``star``:
+    only those off the cell along one dimension (and the cell)."""
+    import itertools
+    ranges = [range(-min(2, d.lower), min(2, d.margin) + 1) for d in dims]
+    every = [tuple(o) for o in itertools.product(*ranges)]
+    return [o for o in every if sum(1 for c in o if c) <= 1] if star else every
+
+
+@dataclass(frozen=True)
+class StepShape:
+    """The layout a coupled program's reads are drawn for, per statement (execution
+    order): the field it writes, whether double-buffered, its nest; the nests' dimensions,
+    the grid's extents, and whether they are constants (the analysis then proves for these
+    values only, else for every value of the parameters)."""
+
+    fields: tuple[str, ...]
+    buffered: tuple[bool, ...]
+    nest_of: tuple[int, ...]
+    nests: tuple[tuple[Dim, ...], ...]
+    extents: tuple[int, ...]
+    constant_sizes: bool
+
+    def dims(self, s: int) -> tuple[Dim, ...]:
+        return self.nests[self.nest_of[s]]
+
+    def meets(self, s: int, w: int, offset: tuple[int, ...]) -> bool:
+        """Whether some cell statement ``s`` visits, moved by ``offset``, is one statement
+        ``w`` writes (for some parameter values: always, for large ones)."""
+        return not self.constant_sizes or _meets(self.dims(s), self.dims(w), offset,
+                                                 self.extents)
+
+    def new_read_ok(self, s: int, w: int, offset: tuple[int, ...]) -> bool:
+        """Whether statement ``s`` may read at ``offset`` the value statement ``w`` wrote in
+        this time step: ``w`` comes earlier, in an earlier nest or (same nest) at a cell not
+        after the reader's in loop order, and writes some cell read."""
+        return w < s and (self.nest_of[w] < self.nest_of[s] or _lex_sign(offset) <= 0) \
+            and self.meets(s, w, offset)
+
+    def old_read_ok(self, s: int, w: int, offset: tuple[int, ...], same_substep: bool
+                    ) -> bool:
+        """Whether statement ``s`` may read at ``offset`` the previous step's value of the
+        field statement ``w`` writes: from ``w``'s other buffer if double-buffered (``w``
+        not in an earlier sub-step, which replaced it); in place, before ``w`` writes the
+        cell: at the cell itself for ``w`` = ``s``, anywhere for a later nest, at or after
+        the cell in loop order for a later statement of the nest, after it for an earlier
+        one of the same sub-step."""
+        if w < s and not same_substep:
+            return False
+        if self.buffered[w]:
+            return True
+        if w == s:
+            return not any(offset)
+        if self.nest_of[w] != self.nest_of[s]:
+            return w > s
+        return _lex_sign(offset) >= 0 if w > s else _lex_sign(offset) > 0
+
+
+@st.composite
+def step_shapes(draw, one_nest: bool | None, in_place: tuple[int, ...],
+                buffered: tuple[int, ...], buffered_short: bool) -> StepShape:
+    """2-4 statements in one nest or consecutive nests, each nest's bounds 0-2 cells in
+    from the grid's edges (what it reads within them), the grid's extents (tiny ones
+    too) as constants or parameters."""
+    ndim = draw(st.sampled_from((2, 3)))
+    count = draw(st.integers(2, 4))
+    is_buffered = [k in buffered or (k not in in_place and draw(st.booleans()))
+                   for k in range(count)]
+    if one_nest is None:
+        one_nest = draw(st.integers(0, 2)) == 0
+    cuts = [] if one_nest else sorted(draw(st.sets(st.integers(1, count - 1), min_size=1)))
+    groups = [range(a, b) for a, b in zip([0] + cuts, cuts + [count])]
+    edge = st.sampled_from((0, 1, 1, 2, 2))
+    bounds = [[(draw(edge), draw(edge)) for _ in range(ndim)] for _ in groups]
+    if not buffered_short:
+        box = [(min(b[d][0] for b in bounds), min(b[d][1] for b in bounds))
+               for d in range(ndim)]
+        bounds = [box if any(is_buffered[s] for s in g) else b for g, b in zip(groups, bounds)]
+    limit = (18, 12) if ndim == 2 else (8, 6)
+    extents = []
+    for d in range(ndim):
+        least = max(lo + hi for nest in bounds for lo, hi in [nest[d]]) + 1
+        tiny = draw(st.integers(0, 4)) == 0
+        extents.append(least + draw(st.integers(0, 1 if tiny else limit[min(d, 1)])))
+    size_style = draw(st.sampled_from(("constant", "shared", "per_dim", "per_dim")))
+    if size_style == "shared":
+        extents = [max(extents)] * ndim
+    shared_names = draw(st.sampled_from(VAR_NAMES))[:ndim]
+    own_names = draw(st.booleans())
+    nests = []
+    for nest in bounds:
+        names = draw(st.sampled_from(VAR_NAMES))[:ndim] if own_names else shared_names
+        nests.append(tuple(
+            Dim(names[d], None if size_style == "constant" else
+                "n" if size_style == "shared" else f"n{shared_names[d]}",
+                extents[d] if size_style == "constant" else 0, lo, hi, draw(st.booleans()),
+                draw(st.sampled_from(("++", "++", "pre++", "+=1"))))
+            for d, (lo, hi) in enumerate(nest)))
+    fields = draw(st.permutations(FIELD_NAMES))[:count]
+    return StepShape(tuple(fields), tuple(is_buffered),
+                     tuple(n for n, g in enumerate(groups) for _ in g), tuple(nests),
+                     tuple(extents), size_style == "constant")
+
+
+@st.composite
+def coupled_reads(draw, shape: StepShape, shift: Callable[[bool], int], substep: bool
+                  ) -> list[list[FieldRead]]:
+    """The field reads of each statement, valid by :meth:`StepShape.new_read_ok` and
+    :meth:`StepShape.old_read_ok`: first 0-2 new values of earlier statements (which
+    decide the statement's sub-step), then usually its own old value at the cell and 0-4
+    more old values. ``shift(new)`` draws a double-buffered read's time constant; with
+    ``substep`` the last statement reads the first one's new value (two sub-steps)."""
+    count = len(shape.fields)
+
+    def read(w: int, offset: tuple[int, ...], new: bool) -> FieldRead:
+        return FieldRead(shape.fields[w], offset, new, shift(new) if shape.buffered[w] else None)
+
+    def offset_where(s: int, allowed: Callable) -> tuple[int, ...] | None:
+        star = draw(st.integers(0, 3)) > 0  # mostly along one dimension
+        choices = [o for o in _box_offsets(shape.dims(s), star) if allowed(o)] or \
+            [o for o in _box_offsets(shape.dims(s), False) if allowed(o)]
+        return draw(st.sampled_from(choices)) if choices else None
+
+    sigma: list[int] = []  # each statement's sub-step, as fields.py computes it
+    reads: list[list[FieldRead]] = []
+    for s in range(count):
+        here: list[FieldRead] = []
+        writers = [draw(st.integers(0, s - 1)) for _ in range(
+            draw(st.sampled_from((0, 0, 1, 1, 2))) if s else 0)]
+        if substep and s == count - 1:
+            writers.append(0)
+        for w in writers:
+            o = offset_where(s, lambda o, w=w: shape.new_read_ok(s, w, o))
+            if o is not None:
+                here.append(read(w, o, True))
+        assume(not substep or s < count - 1 or here)
+        sigma.append(max([sigma[-1] if sigma else 0] + [
+            sigma[shape.fields.index(r.field)] + 1 for r in here]))
+        if draw(st.integers(0, 4)) or not here:
+            here.insert(0, read(s, (0,) * len(shape.extents), False))
+        for _ in range(draw(st.integers(0, 4))):
+            w = draw(st.integers(0, count - 1))
+            o = offset_where(s, lambda o, w=w: shape.old_read_ok(s, w, o, sigma[w] == sigma[s]
+                                                                  if w < s else True))
+            if o is not None:
+                here.append(read(w, o, False))
+        reads.append(here)
+    return reads
+
+
+@st.composite
+def coupled_programs(draw, one_nest: bool | None = None, in_place: tuple[int, ...] = (),
+                     buffered: tuple[int, ...] = (), substep: bool = False,
+                     buffered_short: bool = True) -> CoupledProgram:
+    """A valid time step of several statements (:class:`StepShape`, :func:`coupled_reads`),
+    its updates averaging their reads (:func:`updates`) or in FDTD's difference form, 30%
+    with read-only arrays, some with scalar parameters, every field in any declaration
+    form, 0-7 steps. The arguments force a form (for the malformed cases): ``one_nest``,
+    the statements (by index) whose field is ``in_place`` or ``buffered``, and with
+    ``substep`` the last statement reading the first one's new value (two sub-steps at
+    least). ``buffered_short`` False keeps the nest of every double-buffered field as wide
+    as the box around all nests (no cells inside the box such a field's statement never
+    writes)."""
+    shape = draw(step_shapes(one_nest, in_place, buffered, buffered_short))
+    ndim, count = len(shape.extents), len(shape.fields)
+    dtype = draw(st.sampled_from(("float", "double")))
+    time_start = draw(st.sampled_from((0, 0, 0, 1, 2, 3)))
+    write_shift = draw(st.sampled_from([w for w in (1, 1, 0, 2, -1) if w >= -time_start]))
+
+    def shift(new: bool) -> int:
+        """The time constant of a read of the written buffer (new) or of the other one,
+        any constant of its parity that is never negative."""
+        base = write_shift if new else write_shift - 1
+        return draw(st.sampled_from([c for c in (base, base, base + 2, base - 2)
+                                     if c >= -time_start]))
+    reads = draw(coupled_reads(shape, shift, substep))
+    coefs: tuple[Coef, ...] = ()
+    coef_reads: list[list[CoefRead]] = [[] for _ in range(count)]
+    if draw(st.integers(0, 9)) >= 7:  # 30%: read-only arrays, in bounds for every nest
+        tight = [replace(shape.nests[0][d], lower=min(n[d].lower for n in shape.nests),
+                         margin=min(n[d].margin for n in shape.nests)) for d in range(ndim)]
+        coefs, drawn = draw(coefficient_arrays(tight, shape.constant_sizes))
+        for c in drawn:
+            coef_reads[draw(st.integers(0, count - 1))].append(c)
+    scalars = scalar_coefficients(draw(st.integers(0, 2)) if draw(st.booleans()) else 0)
+    values = [draw(difference_updates(reads[s], coef_reads[s], dtype))
+              if len(reads[s]) >= 2 and draw(st.integers(0, 3)) == 0 else
+              draw(updates([], 0, dtype, list(scalars), False, 2, tuple(reads[s]),
+                           tuple(coef_reads[s])))
+              for s in range(count)]
+    used = {v for u in values for v in _vars_of(u)}
+    nests = tuple(Nest(dims, tuple(Assignment(shape.fields[s], values[s])
+                                   for s in range(count) if shape.nest_of[s] == n),
+                       draw(st.integers(0, 3)) == 0) for n, dims in enumerate(shape.nests))
+    forms = [f for f in FIELD_FORMS if shape.constant_sizes or f not in COEF_CONSTANT_FORMS]
+    fields = [CoupledField(shape.fields[k], shape.buffered[k], draw(st.sampled_from(forms)))
+              for k in draw(st.permutations(range(count)))]  # declared in any order
+    if all(not f.buffered and f.form in OPEN_FIELD_FORMS for f in fields):
+        # some field must declare the outermost extent (the others take it from there)
+        fields[0] = replace(fields[0], form="parameter")
+    # 0-7 steps, mostly 2 or more (two steps run every launch degree of bT 2)
+    steps = draw(st.integers(0, 7)) if draw(st.integers(0, 3)) == 0 else draw(st.integers(2, 7))
+    sizes = {d.extent_param: n for d, n in zip(shape.nests[0], shape.extents)
+             if d.extent_param}
+    return CoupledProgram(
+        ndim=ndim, dtype=dtype, fields=tuple(fields), nests=nests, write_shift=write_shift,
+        time_var=draw(st.sampled_from(("t", "t", "step", "it"))), time_start=time_start,
+        time_inclusive=draw(st.booleans()),
+        # A constant step count of 0 would be an empty loop nest (refused, rightly).
+        steps_param=None if steps and draw(st.integers(0, 5)) == 0 else "T", steps=steps,
+        scalars=tuple(sc for sc in scalars if sc.name in used),
+        size_values=tuple(sizes.items()), coefs=coefs, declare_in_for=draw(st.booleans()),
+        spaced=draw(st.booleans()), commuted=draw(st.integers(0, 3)) == 3,
+        math_header=any(calls_of(u) for u in values) or draw(st.booleans()),
+        time_braces=draw(st.booleans()))
+
+
+@st.composite
+def difference_updates(draw, reads: list[FieldRead], coef_reads: list[CoefRead],
+                       dtype: str) -> object:
+    """FDTD's form: the first read minus a small multiple of a signed sum of the others
+    (``ey[i][j] - 0.5f * (hz[i][j] - hz[i-1][j])``), read-only arrays as terms of the sum."""
+    first, rest = reads[0], list(reads[1:]) + list(coef_reads)  # reads[0]: usually own cell
+    terms = [r if k % 2 == 0 else Neg(r) for k, r in enumerate(rest)]
+    scale = literal(draw, round(0.5 / len(terms), 4), dtype)
+    return Bin("-", first, Bin("*", scale, sum_of(terms)))
+
+
+@st.composite
+def coupled_cases(draw, buffered_short: bool = True) -> "ValidCase":
+    """A coupled program (:func:`coupled_programs`) with 1-3 plans (bT 1-3, 8-32 threads
+    per in-plane dimension, nondiag or none, a stream-block length now and then) and a
+    data seed: what :func:`run_valid` verifies."""
+    program = draw(coupled_programs(buffered_short=buffered_short))
+    plans = tuple(draw(st.lists(coupled_plan_draws(program.ndim), min_size=1, max_size=3)))
+    return ValidCase(program, plans, draw(st.integers(0, 2 ** 16)))
+
+
+@st.composite
+def coupled_plan_draws(draw, ndim: int) -> PlanDraw:
+    bs = tuple(draw(st.integers(8, 32)) for _ in range(ndim - 1))
+    sl = None if draw(st.integers(0, 2)) else draw(st.integers(1, 8))
+    # legal modes of a coupled step: [nondiag, none] or [none]; None: --opt auto
+    return PlanDraw(draw(st.integers(1, 3)), (0,) * (ndim - 1), sl,
+                    draw(st.sampled_from((None, 0, 1))), bs)
+
+
+# ---------------------------------------------------------------- coupled: malformed
+#
+# Each kind draws a valid coupled program of the form it needs and adds to one statement a
+# read the analysis must refuse, at that read (FILE:LINE:COL of the read), with a message
+# holding the kind's phrase.
+
+
+def _extent_values(p: CoupledProgram) -> tuple[tuple[int, ...], bool]:
+    """Each dimension's extent, and whether they are constants (the analysis then
+    proves for these values only)."""
+    values = dict(p.size_values)
+    return (tuple((values[d.extent_param] if d.extent_param else 0) + d.extent_const
+                  for d in p.dims), all(d.extent_param is None for d in p.dims))
+
+
+def _statement_nest(p: CoupledProgram, s: int) -> int:
+    return p.assignments()[s][0]
+
+
+def cm_gauss_seidel(p: CoupledProgram, draw):
+    """A statement updating its field in place reads it at a neighbour (Gauss-Seidel)."""
+    s = next(k for k, (_, a) in enumerate(p.assignments()) if not p.field(a.field).buffered)
+    dims = p.nests[_statement_nest(p, s)].dims
+    choices = [o for o in _box_offsets(dims, False) if any(o)]
+    if not choices:
+        return None
+    return s, FieldRead(p.assignments()[s][1].field, draw(st.sampled_from(choices)), False,
+                        None)
+
+
+def cm_later_neighbour(p: CoupledProgram, draw):
+    """The first statement of a nest reads, at a neighbour before the cell in loop order,
+    the field (in place) the nest's second statement writes: cells written at an earlier
+    iteration in this step."""
+    dims = p.nests[0].dims
+    extents, constant = _extent_values(p)
+    choices = [o for o in _box_offsets(dims, False) if _lex_sign(o) < 0
+               and (not constant or _meets(dims, dims, o, extents))]
+    if not choices:
+        return None
+    return 0, FieldRead(p.assignments()[1][1].field, draw(st.sampled_from(choices)), True,
+                        None)
+
+
+def cm_two_steps_back(p: CoupledProgram, draw):
+    """A double-buffered field's statement reads the buffer it writes, at the cell, before
+    writing it: the value of two steps earlier (from the third step on)."""
+    if p.steps_param is None and p.steps < 3:
+        return None
+    s = next(k for k, (_, a) in enumerate(p.assignments()) if p.field(a.field).buffered)
+    return s, FieldRead(p.assignments()[s][1].field, (0,) * p.ndim, True, p.write_shift)
+
+
+def cm_stale_level(p: CoupledProgram, draw):
+    """The last statement (a later sub-step) reads the previous level of the first one's
+    double-buffered field, which the first sub-step replaced."""
+    s = len(p.assignments()) - 1
+    dims = p.nests[_statement_nest(p, s)].dims
+    o = draw(st.sampled_from(_box_offsets(dims, True)))
+    return s, FieldRead(p.assignments()[0][1].field, o, False, p.write_shift - 1
+                        if p.write_shift - 1 >= -p.time_start else p.write_shift + 1)
+
+
+@dataclass(frozen=True)
+class CoupledMutation:
+    form: Callable  # draw -> the keyword arguments of coupled_programs
+    mutate: Callable  # (program, draw) -> (statement index, added read) or None
+    phrase: str  # what the refusal's message says
+
+
+COUPLED_MUTATIONS: dict[str, CoupledMutation] = {
+    "coupled_gauss_seidel": CoupledMutation(
+        lambda draw: {"in_place": (draw(st.integers(0, 1)),)}, cm_gauss_seidel,
+        "in-place update"),
+    "coupled_later_neighbour": CoupledMutation(
+        lambda draw: {"one_nest": True, "in_place": (1,)}, cm_later_neighbour,
+        "earlier iteration"),
+    "coupled_two_steps_back": CoupledMutation(
+        lambda draw: {"buffered": (draw(st.integers(0, 1)),)}, cm_two_steps_back,
+        "two or more time steps"),
+    "coupled_stale_level": CoupledMutation(
+        lambda draw: {"buffered": (0,), "substep": True}, cm_stale_level,
+        "previous time level"),
+}
+
+
+def with_read(p: CoupledProgram, s: int, extra: FieldRead) -> CoupledProgram:
+    """``p`` with ``+ 0.125 * extra`` at the end of statement ``s``'s update."""
+    k, nests = 0, []
+    for nest in p.nests:
+        body = []
+        for a in nest.body:
+            if k == s:
+                a = replace(a, update=Bin("+", a.update, Bin("*", Lit("0.125"), extra)))
+            body.append(a)
+            k += 1
+        nests.append(replace(nest, body=tuple(body)))
+    return replace(p, nests=tuple(nests))
+
+
+@st.composite
+def coupled_malformed_cases(draw, kinds: tuple[str, ...] | None = None) -> MalformedCase:
+    kind = draw(st.sampled_from(kinds or tuple(COUPLED_MUTATIONS)))
+    mutation = COUPLED_MUTATIONS[kind]
+    program = draw(coupled_programs(**mutation.form(draw)))
+    found = mutation.mutate(program, draw)
+    assume(found is not None)  # the program lacks what the mutation needs: another one
+    s, extra = found
+    program = with_read(program, s, extra)
+    rendered = render_coupled(program)
+    first, last = rendered.lines[("statement", s)]
+    text = field_access_text(program.spelling(_statement_nest(program, s)), extra.field,
+                             extra.shift, extra.offset)
+    lines = rendered.text.splitlines()
+    line = next(k + 1 for k in range(last - 1, first - 2, -1) if text in lines[k])
+    return MalformedCase(program, kind, rendered.text, line, command="analyze")
 
 
 # =========================================================================== running cases
@@ -1467,10 +2138,28 @@ def translate_command(p: Program, plan: PlanOptions) -> str:
                        *plan.flags(), "-o", "out"])
 
 
+def examples(strategy, count: int, seed: int) -> list:
+    """Up to ``count`` values of ``strategy``, the same ones for the same ``seed``: for a
+    caller outside hypothesis, such as a GPU test running a fixed list of programs
+    (``for case in examples(coupled_cases(), 20, seed=1): run_valid(case, "cuda", True)``)."""
+    out: list = []
+
+    @hypothesis_seed(seed)
+    @settings(max_examples=count, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def collect(value) -> None:
+        out.append(value)
+    collect()
+    return out[:count]
+
+
 def run_valid(case: ValidCase, backend: str = "sim", exact: bool = False,
               timeout: float = 120.0, workdir: str | None = None) -> Result:
-    """Verify every plan of the case against gcc and translate it to files."""
+    """Verify every plan of the case against gcc and translate it to files (a coupled
+    program with ``backend`` cuda only: an5d-translate does not generate its CUDA yet)."""
     text = render(case.program).text
+    kind = "coupled" if isinstance(case.program, CoupledProgram) else "valid"
     start = time.perf_counter()
     commands: list[str] = []
     with tempfile.TemporaryDirectory(prefix="an5d-fuzz-", dir=workdir) as tmp:
@@ -1478,7 +2167,7 @@ def run_valid(case: ValidCase, backend: str = "sim", exact: bool = False,
         Path(path).write_text(text)
 
         def result(outcome: str, detail: str, checks: int) -> Result:
-            return Result("valid", outcome, detail, time.perf_counter() - start, text,
+            return Result(kind, outcome, detail, time.perf_counter() - start, text,
                           tuple(commands), checks)
         try:
             with time_limit(timeout):
@@ -1498,16 +2187,21 @@ def _check_valid(case: ValidCase, path: str, backend: str, exact: bool, tmp: str
     p = case.program
     try:
         _, info = driver.load(path, p.defines)
+    except CaseTimeout:
+        raise
     except An5dError as e:
         commands.append(shlex.join(["an5d", "analyze", "case.c", *_flag_text("-D", p.defines)]))
         return REFUSED_VALID, str(e), 0
     except Exception as e:  # noqa: BLE001 - anything else is a bug of the package
         commands.append(shlex.join(["an5d", "analyze", "case.c", *_flag_text("-D", p.defines)]))
         return CRASH, _short_traceback(e), 0
+    # an5d-translate does not generate a coupled step's CUDA yet; verify on a GPU does
+    translates = not (isinstance(p, CoupledProgram) and backend == "sim")
     for k, draw in enumerate(case.plans):
         plan = resolve_plan(draw, info)
         seed = case.data_seed + k
-        commands[:] = [verify_command(p, plan, backend, exact, seed), translate_command(p, plan)]
+        commands[:] = [verify_command(p, plan, backend, exact, seed)] + (
+            [translate_command(p, plan)] if translates else [])
         stage = "verify"
         try:
             from an5dpy.check.verify import verify_file
@@ -1515,6 +2209,12 @@ def _check_valid(case: ValidCase, path: str, backend: str, exact: bool, tmp: str
                                  exact=exact, seed=seed)
             if not report.comparison.passed:
                 return FAIL, " | ".join(report.lines()), k
+            if backend == "sim" and report.plan.mode.value != "assoc" \
+                    and not report.comparison.bit_identical:
+                return FAIL, ("within the tolerance, but the simulator must be bit-identical "
+                              "in modes nondiag and none | " + " | ".join(report.lines())), k
+            if not translates:
+                continue
             stage = "translate"
             translation = driver.translate(path, plan.options(p.defines))
             # verify simulated driver.emitted_schedule; translate must have emitted it
@@ -1542,18 +2242,24 @@ ERROR_LINE = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+): error: ")
 
 def run_malformed(case: MalformedCase, timeout: float = 60.0,
                   workdir: str | None = None) -> Result:
-    """``an5d-translate`` must refuse: exit 2, ``FILE:LINE:COL: error:``, nothing written."""
+    """``an5d-translate`` (or ``case.command``) must refuse: exit 2,
+    ``FILE:LINE:COL: error:``, nothing written."""
     from an5dpy.cli.main import main
     p = case.program
-    kind = f"malformed:{case.kind}"
+    kind = f"{'coupled-' if isinstance(p, CoupledProgram) else ''}malformed:{case.kind}"
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="an5d-fuzz-", dir=workdir) as tmp:
         path = os.path.join(tmp, "case.c")
         Path(path).write_text(case.text)
         out = os.path.join(tmp, "out")
-        argv = ["translate", path, *_flag_text("-D", p.defines), "-o", out, "-q"]
-        command = shlex.join(["an5d-translate", "case.c", *_flag_text("-D", p.defines),
-                              "-o", "out"])
+        if case.command == "translate":
+            argv = ["translate", path, *_flag_text("-D", p.defines), "-o", out, "-q"]
+            command = shlex.join(["an5d-translate", "case.c", *_flag_text("-D", p.defines),
+                                  "-o", "out"])
+        else:
+            argv = [case.command, path, *_flag_text("-D", p.defines)]
+            command = shlex.join(["an5d", case.command, "case.c",
+                                  *_flag_text("-D", p.defines)])
         stdout, stderr = io.StringIO(), io.StringIO()
         try:
             with time_limit(timeout), contextlib.redirect_stdout(stdout), \
@@ -1612,31 +2318,47 @@ class StreamReport:
 
 @dataclass(frozen=True)
 class StreamConfig:
-    kind: str  # "valid" or "malformed"
+    kind: str  # one of STREAM_KINDS
     count: int
     seed: int
     backend: str = "sim"
     exact: bool = False
     wild: bool = False
     big: bool = False
+    buffered_short: bool = True  # coupled: see coupled_programs
     deadline: float | None = None  # time.time() after which no case starts
     shrink_seconds: float = 60.0
     timeout: float = 120.0
     max_findings: int | None = None  # stop the stream after this many
 
 
+#: What a stream generates: one-statement programs (valid, malformed) or time steps of
+#: several statements (coupled, coupled-malformed).
+STREAM_KINDS = ("valid", "malformed", "coupled", "coupled-malformed")
+
+
+def stream_strategy(config: StreamConfig):
+    if config.kind == "valid":
+        return valid_cases(config.wild, config.big)
+    if config.kind == "coupled":
+        return coupled_cases(config.buffered_short)
+    # Each stream lists the mutations from another one: hypothesis draws the first of a
+    # list more often than the others.
+    kinds = tuple(MUTATIONS if config.kind == "malformed" else COUPLED_MUTATIONS)
+    turn = config.seed % len(kinds)
+    rotated_kinds = kinds[turn:] + kinds[:turn]
+    if config.kind == "malformed":
+        return malformed_cases(rotated_kinds)
+    return coupled_malformed_cases(rotated_kinds)
+
+
 def run_stream(config: StreamConfig) -> StreamReport:
     from hypothesis import Verbosity
     report = StreamReport()
-    # Each stream lists the mutations from another one: hypothesis draws the first of a
-    # list more often than the others.
-    kinds = tuple(MUTATIONS)
-    turn = config.seed % len(kinds)
-    strategy = (valid_cases(config.wild, config.big) if config.kind == "valid"
-                else malformed_cases(kinds[turn:] + kinds[:turn]))
+    strategy = stream_strategy(config)
 
     def run(case, timeout: float) -> Result:
-        if config.kind == "valid":
+        if config.kind in ("valid", "coupled"):
             return run_valid(case, config.backend, config.exact, timeout)
         return run_malformed(case, timeout)
 
@@ -1690,25 +2412,20 @@ def run_stream(config: StreamConfig) -> StreamReport:
 # =========================================================================== campaigns
 
 
-def stream_configs(valid: int, malformed: int, seed: int, chunk: int, **common
-                   ) -> list[StreamConfig]:
+def stream_configs(valid: int, malformed: int, seed: int, chunk: int, coupled: int = 0,
+                   coupled_malformed: int = 0, **common) -> list[StreamConfig]:
     """Chunks of at most ``chunk`` cases, each its own seed (so a chunk reruns alone)."""
-    configs = []
-    for kind, total, base in (("valid", valid, 0), ("malformed", malformed, 500_000)):
-        for k in range(-(-total // chunk) if total else 0):
+    placed = []
+    for order, (kind, total, base) in enumerate((
+            ("valid", valid, 0), ("malformed", malformed, 500_000),
+            ("coupled", coupled, 250_000), ("coupled-malformed", coupled_malformed, 750_000))):
+        chunks = -(-total // chunk) if total else 0
+        for k in range(chunks):
             n = min(chunk, total - k * chunk)
-            configs.append(StreamConfig(kind, n, seed * 1_000 + base + k, **common))
-    # Interleave valid and malformed chunks so a time limit leaves a sample of both.
-    valid_chunks = [c for c in configs if c.kind == "valid"]
-    bad_chunks = [c for c in configs if c.kind == "malformed"]
-    ratio = max(1, len(valid_chunks) // max(1, len(bad_chunks)))
-    out = []
-    while valid_chunks or bad_chunks:
-        out += valid_chunks[:ratio]
-        del valid_chunks[:ratio]
-        out += bad_chunks[:1]
-        del bad_chunks[:1]
-    return out
+            config = StreamConfig(kind, n, seed * 1_000 + base + k, **common)
+            placed.append(((k + 0.5) / chunks, order, config))
+    # Interleave the kinds' chunks evenly so a time limit leaves a sample of each.
+    return [config for _, _, config in sorted(placed, key=lambda x: x[:2])]
 
 
 def _strip(report: StreamReport) -> StreamReport:
@@ -1812,7 +2529,7 @@ def summary(report: StreamReport, seconds: float, written) -> str:
     lines = []
     header = ["kind", "cases", *OUTCOMES, "checks", "s/case"]
     rows = []
-    for kind in ("valid", "malformed"):
+    for kind in STREAM_KINDS:
         rs = [r for r in report.results if r.kind.split(":")[0] == kind]
         if not rs:
             continue
@@ -1826,13 +2543,13 @@ def summary(report: StreamReport, seconds: float, written) -> str:
     if kinds:
         parts = []
         for k in kinds:
-            rs = [r for r in report.results if r.kind == f"malformed:{k}"]
+            rs = [r for r in report.results if ":" in r.kind and r.kind.split(":", 1)[1] == k]
             ok = sum(r.outcome == REFUSED for r in rs)
             here = sum(bool(r.on_mutated_line) for r in rs)
             parts.append(f"{k} {ok}/{len(rs)} ({here} at the line)")
         lines.append("malformed kinds (refused/cases, refusals pointing at the mutated line): "
                      + ", ".join(parts))
-    valid = [r for r in report.results if r.kind == "valid"]
+    valid = [r for r in report.results if r.kind in ("valid", "coupled")]
     lines.append(f"{len(report.results)} cases in {seconds:.0f} s; "
                  f"{sum(r.checks for r in valid)} plans verified; "
                  f"{len(report.findings)} finding(s)")
@@ -1848,6 +2565,11 @@ def main(argv=None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--valid", type=int, default=100, help="valid programs (default 100)")
     ap.add_argument("--malformed", type=int, default=50, help="malformed programs (default 50)")
+    ap.add_argument("--coupled", type=int, default=0,
+                    help="valid time steps of several statements (default 0)")
+    ap.add_argument("--coupled-malformed", type=int, default=0,
+                    help="time steps of several statements with one read the analysis "
+                         "must refuse (default 0)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
     ap.add_argument("--backend", choices=("sim", "cuda"), default="sim")
@@ -1859,6 +2581,9 @@ def main(argv=None) -> int:
     ap.add_argument("--wild", action="store_true",
                     help="unguarded updates (division by reads, pow, exp: inf and NaN)")
     ap.add_argument("--big", action="store_true", help="boxes up to 9x9x9 points")
+    ap.add_argument("--no-short-buffered", action="store_true",
+                    help="coupled: every double-buffered field's nest as wide as the box "
+                         "around all nests")
     ap.add_argument("--chunk", type=int, default=20, help="cases per seeded stream")
     ap.add_argument("--shrink-seconds", type=float, default=120.0)
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per case")
@@ -1868,7 +2593,9 @@ def main(argv=None) -> int:
     exact = args.backend == "cuda" and not args.fast_math
     deadline = start + 60 * args.minutes if args.minutes else None
     configs = stream_configs(args.valid, args.malformed, args.seed, args.chunk,
+                             coupled=args.coupled, coupled_malformed=args.coupled_malformed,
                              backend=args.backend, exact=exact, wild=args.wild, big=args.big,
+                             buffered_short=not args.no_short_buffered,
                              deadline=deadline, shrink_seconds=args.shrink_seconds,
                              timeout=args.timeout)
 

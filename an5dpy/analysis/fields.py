@@ -194,6 +194,13 @@ def _schedule_map(st: _Statement) -> "isl.Map":
     return _retuple(m.intersect_domain(a.domain), st)
 
 
+def _version_key(st: _Statement, acc: Access) -> tuple:
+    """What decides the value a read of statement ``st`` takes: the field, its time
+    subscript (``u[t%2][i][j]`` and ``u[(t+1)%2][i][j]`` read different buffers) and the
+    spatial subscripts."""
+    return (st.index, acc.array, acc.time, acc.indices)
+
+
 def _time_distance(source: _Statement, sink: _Statement, relation: str) -> str:
     """The isl map from ``source``'s instances to ``sink``'s whose time steps satisfy
     ``relation`` (a constraint on ``dt`` = sink step - source step)."""
@@ -204,17 +211,18 @@ def _time_distance(source: _Statement, sink: _Statement, relation: str) -> str:
 
 
 def _dataflow(statements: list[_Statement], writer: dict[str, int],
-              buffers: dict[str, int]) -> dict[tuple[int, str, tuple], str]:
-    """For each (statement, field, subscripts) read: ``"new"`` where every value it reads
-    was written earlier in the same time step, ``"old"`` where every value comes from the
-    previous step or from before the loop; refuses the rest, naming the dependence."""
+              buffers: dict[str, int]) -> dict[tuple, str]:
+    """For each read, by :func:`_version_key` (statement, field, time and spatial
+    subscripts): ``"new"`` where every value it reads was written earlier in the same time
+    step, ``"old"`` where every value comes from the previous step or from before the loop;
+    refuses the rest, naming the dependence."""
     schedule = isl.UnionMap.from_map(_schedule_map(statements[0]))
     for st in statements[1:]:
         schedule = schedule.union(isl.UnionMap.from_map(_schedule_map(st)))
-    versions: dict[tuple[int, str, tuple], str] = {}
+    versions: dict[tuple, str] = {}
     for st in statements:
         for acc, _ in st.field_reads:
-            key = (st.index, acc.array, acc.indices)
+            key = _version_key(st, acc)
             if key in versions:
                 continue
             w = statements[writer[acc.array]]
@@ -255,7 +263,7 @@ def _substeps(statements: list[_Statement], writer: dict[str, int],
         level = sigma[-1] if sigma else 0
         for acc, _ in st.field_reads:
             w = writer[acc.array]
-            if versions[(st.index, acc.array, acc.indices)] == "new":
+            if versions[_version_key(st, acc)] == "new":
                 if w >= st.index:
                     wst = statements[w].stmt
                     raise UnsupportedInput(
@@ -270,7 +278,7 @@ def _substeps(statements: list[_Statement], writer: dict[str, int],
     for st in statements:
         for acc, _ in st.field_reads:
             w = writer[acc.array]
-            if versions[(st.index, acc.array, acc.indices)] == "old" and w < st.index \
+            if versions[_version_key(st, acc)] == "old" and w < st.index \
                     and sigma[w] < sigma[st.index]:
                 wst = statements[w].stmt
                 raise UnsupportedInput(
@@ -329,8 +337,7 @@ def _info(program: StencilProgram, statements: list[_Statement], writer: dict[st
         if target.time is not None:
             w = target.time.const
             reads = [acc.time.const for s2 in statements for acc, _ in s2.field_reads
-                     if acc.array == target.array and versions[(s2.index, acc.array,
-                                                                acc.indices)] == "old"]
+                     if acc.array == target.array and versions[_version_key(s2, acc)] == "old"]
             shifts[target.array] = ((w - 1) % 2 if not reads else reads[0] % 2, w % 2)
     if len(set(shifts.values())) > 1:
         a, b = list(shifts)[:2]

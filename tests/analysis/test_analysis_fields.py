@@ -3,11 +3,14 @@ isl's flow dependences, and the refusals that name the dependence."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from an5dpy.analysis import analyze
 from an5dpy.errors import UnsupportedInput
-from an5dpy.frontend import read_program_text
+from an5dpy.frontend import read_program, read_program_text
+from paths import DATA
 
 HEAD = "void f(int T, int n, float u[2][n][n], float v[2][n][n], float a[n][n], " \
        "float b[n][n], double d[n][n])\n{\n#pragma scop\n  for (int t = 0; t < T; t++) {\n"
@@ -124,3 +127,17 @@ def test_an_inferred_extent_covers_every_access():
     assert [str(d.extent) for d in info.dims] == ["n + 1", "n"]
     assert [(a.name, a.outer_extent_inferred) for a in info.program.fields] == [
         ("a", True), ("b", True)]
+
+
+@pytest.mark.parametrize("name,line,column,why", [
+    ("leapfrog_after_old_read.c", 13, 62, "two or more time steps"),
+    ("stale_after_new_read.c", 14, 64, "previous time level"),
+])
+def test_two_buffers_of_one_cell_read_by_one_statement_are_told_apart(name, line, column, why):
+    # found by scripts/fuzz.py (tests/data/multi/fuzz_found/*.c say how): a statement
+    # reading u[t%2][i][j] and u[(t+1)%2][i][j] reads two values, each its own verdict
+    path = os.path.join(DATA, "multi", "fuzz_found", name)
+    with pytest.raises(UnsupportedInput) as err:
+        analyze(read_program(path))
+    assert (err.value.coord.line, err.value.coord.column) == (line, column)
+    assert why in str(err.value)
