@@ -392,15 +392,31 @@ class _Group:
         for f, update in self.k.substeps[(level - 1) % self.k.plan.substeps]:
             out[f] = np.broadcast_to(np.asarray(update(read), self.k.dtype), self.shape)
         self.reads_done(buf)
-        z = (self.bases + plane).reshape((-1,) + (1,) * len(self.t.shape))
         boundary = self.field_boundary(level, plane)
         active = np.broadcast_to(self.t.active[level], self.shape)
         in_array = np.broadcast_to(self.t.in_array, self.shape)
-        for f, (lo, hi) in enumerate(self.field_planes):
-            cells = np.broadcast_to(self.field_cells[f], self.shape) & (z >= lo) & (z <= hi)
+        for f, cells in enumerate(self.cells_of_fields(plane)):
             out[f] = np.where(cells & active, out[f], np.nan)
             out[f] = np.where(in_array & ~cells, boundary[f], out[f])
         return out
+
+    def cells_of_fields(self, plane: int) -> list[np.ndarray]:
+        """Per field, whether each thread's cell at ``plane`` is one its statement writes."""
+        z = (self.bases + plane).reshape((-1,) + (1,) * len(self.t.shape))
+        return [np.broadcast_to(self.field_cells[f], self.shape) & (z >= lo) & (z <= hi)
+                for f, (lo, hi) in enumerate(self.field_planes)]
+
+    def load_fields(self, plane: int, boundary: bool) -> np.ndarray:
+        """Level 0 of every field: its cells from the launch's source buffer, its boundary
+        cells (never written, so each buffer keeps its own values there) from the buffer
+        of the launch's first time level."""
+        values = self.load(self.bnd[0] if boundary else self.reads[0], plane)
+        if not boundary:
+            at_boundary = self.load(self.bnd[0], plane)
+            in_array = np.broadcast_to(self.t.in_array, self.shape)
+            for f, cells in enumerate(self.cells_of_fields(plane)):
+                values[f] = np.where(in_array & ~cells, at_boundary[f], values[f])
+        return values
 
     def load_level(self, level: int, plane: int, boundary: bool) -> np.ndarray:
         """Level ``level`` (0, -1, ..) of ``plane``: interior cells from the buffer the
@@ -457,6 +473,8 @@ class _Group:
             case None | Sync():
                 if rop.barrier:
                     self.barrier()
+            case Load() if self.coupled:
+                self.regs[op.out] = self.load_fields(op.plane, op.boundary)
             case Load():
                 self.regs[op.out] = self.load_level(0, op.plane, op.boundary)
                 self.load_older(op)
@@ -581,8 +599,10 @@ class _Group:
         z = np.broadcast_to((self.bases + plane).reshape((-1,) + (1,) * len(self.t.shape)),
                             self.shape)
         idx = (z[mask], *(c[mask] for c in self.coords))
-        if self.coupled:
-            self.grid[dst][(slice(None), *idx)] = value[:, mask]
+        if self.coupled:  # each field's own cells: its boundary cells keep each buffer's
+            for f, cells in enumerate(self.cells_of_fields(plane)):
+                own = mask & cells
+                self.grid[dst][(f, z[own], *(c[own] for c in self.coords))] = value[f][own]
         else:
             self.grid[dst][idx] = value[mask]
         if count:

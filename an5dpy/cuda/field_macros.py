@@ -11,7 +11,8 @@ calls and the guards are those of one field.
 What each op does, per field (the C form of the simulator's ``field_stencil``,
 :mod:`an5dpy.check.simulate`):
 
-* **LOAD**: every field's plane from its source buffer (level 0).
+* **LOAD**: every field's plane from its source buffer (level 0); a field's boundary
+  cells from the buffer of the launch's first time level.
 * **CALCn**: the fields the sub-step reads at in-plane neighbours go to shared memory (one
   region per field), one barrier, then the sub-step's statements evaluate their updates
   (``AN5D_UPDATE_<k>``) and every other field keeps level ``n-1``'s value (its own
@@ -20,8 +21,8 @@ What each op does, per field (the C form of the simulator's ``field_stencil``,
   ``AN5D_FIELD_BND_<k>``) take the values of the buffer of the parity of the field's own
   time at that level (:meth:`~an5dpy.blocking.plan.BlockingPlan.field_time`).
 * **BOUNDARYn**: a streaming-boundary plane, every field's boundary values.
-* **STORE**: the last level of every field, its boundary values at its boundary cells
-  (the next launch loads its level 0 there from this buffer).
+* **STORE**: the last level of every field at its own cells. A field's boundary cells are
+  never written, so each of its buffers keeps the values the C program keeps there.
 
 Field ``k``'s buffers are the launch's buffers plus ``k`` times ``an5d_field`` elements:
 the device pool holds two buffers per field, field after field (a field updated in place
@@ -75,6 +76,14 @@ def in_plane_margins(info: StencilInfo, k: int) -> bool:
     return any(f.margin_lo[1:]) or any(f.margin_hi[1:])
 
 
+def stops_short(info: StencilInfo, k: int) -> bool:
+    """Field ``k``'s statement leaves cells of the interior unwritten: its boundary cells
+    there, which each buffer keeps (level 0 loads them from the boundary buffer, the store
+    skips them)."""
+    f = info.fields[k]
+    return any(f.margin_lo) or any(f.margin_hi)
+
+
 def cells_flag(k: int) -> str:
     """Per thread: its column lies inside field ``k``'s cells in every in-plane dimension."""
     return f"an5d_cells_f{k}"
@@ -83,18 +92,24 @@ def cells_flag(k: int) -> str:
 # --------------------------------------------------------------------------- per thread
 
 
-def field_declarations(info: StencilInfo, dtype: str) -> tuple[str, ...]:
+def field_declarations(info: StencilInfo, plan: BlockingPlan, degree: int
+                       ) -> tuple[str, ...]:
     """Each thread's pointers into every field's buffers at its column (the pointers of
-    the one-field kernel, once per field) and, for a field whose cells stop short of the
-    interior's in-plane edges, whether its column is one of them."""
+    the one-field kernel, once per field; the odd boundary buffer's where a level before
+    the last holds the field at an odd time) and, for a field whose cells stop short of
+    the interior's in-plane edges, whether its column is one of them."""
+    dtype = plan.dtype
     lines = ["const size_t an5d_field = (size_t)2 * (size_t)an5d_n0 * (size_t)an5d_plane;"]
     for k in range(len(info.fields)):
         at = f"(size_t){k} * an5d_field + an5d_origin"
+        odd = any(plan.field_time(level, info.written_at[k]) % 2
+                  for level in range(1, degree))
         lines += [
             f"const {dtype} *const {field_pointer('ld', k)} = "
             f"(an5d_interior ? an5d_src : an5d_bnd_even) + {at};",
             f"const {dtype} *const {field_pointer('be', k)} = an5d_bnd_even + {at};",
-            f"const {dtype} *const {field_pointer('bo', k)} = an5d_bnd_odd + {at};",
+            *([f"const {dtype} *const {field_pointer('bo', k)} = an5d_bnd_odd + {at};"]
+              if odd else []),
             f"{dtype} *const {field_pointer('st', k)} = an5d_dst + {at};"]
         if in_plane_margins(info, k):
             f = info.fields[k]
@@ -115,8 +130,13 @@ def field_plane_macros(info: StencilInfo, dtype: str) -> tuple[LineMacro, ...]:
     fields = range(len(info.fields))
 
     def load(kind: str) -> str:
+        def pointer(k: int) -> str:
+            if kind == "ld" and stops_short(info, k):
+                return (f"({boundary_flag(k)}({q}) ? {field_pointer('be', k)} : "
+                        f"{field_pointer('ld', k)})")
+            return field_pointer(kind, k)
         return "do { " + " ".join(
-            f"{pasted(out, k)} = an5d_in_array ? {field_pointer(kind, k)}[AN5D_PLANE({q})]"
+            f"{pasted(out, k)} = an5d_in_array ? {pointer(k)}[AN5D_PLANE({q})]"
             f" : ({dtype})0;" for k in fields) + " } while (0)"
 
     macros = [LineMacro("LOAD", (out, q), load("ld")),
@@ -248,14 +268,16 @@ def field_level_macros(info: StencilInfo, plan: BlockingPlan, degree: int) -> tu
             for k in range(len(info.fields)):
                 value = (f"({dtype})({update_macro(k)}({args}))" if k in updated
                          else pasted(centre, k))
-                bnd = f"{boundary_flag(k)}({q})"
-                bval = f"{parity_pointer(plan, info, k, level)}[AN5D_PLANE({q})]"
+                # the field's own cells only: its boundary cells keep each buffer's values
+                where = f"an5d_act & {bit}u"
+                if stops_short(info, k):
+                    where = f"({where}) && !{boundary_flag(k)}({q})"
                 store = f"{field_pointer('st', k)}[AN5D_PLANE({q})]"
                 if level in idle or k not in updated:
-                    body.append(f"if (an5d_act & {bit}u) {store} = {bnd} ? {bval} : {value};")
+                    body.append(f"if ({where}) {store} = {value};")
                 else:
                     body.append(f"{{ const {dtype} an5d_v = {value}; "
-                                f"if (an5d_act & {bit}u) {store} = {bnd} ? {bval} : an5d_v; }}")
+                                f"if ({where}) {store} = an5d_v; }}")
             params = (q, *ins, b)
             macros.append(Macro("STORE", params, tuple(body)))
             macros.append(Macro("G_STORE", params, (

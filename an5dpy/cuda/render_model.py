@@ -474,7 +474,7 @@ def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, pref
         dims=dims, block_order=tuple(reversed(dims)), windows=_windows(plan, dims, d),
         depth=d * plan.stream_radius, reads_odd_boundary=d > 1 and not plan.coupled,
         pointers=(_rotating_pointers(plan, d) if plan.levels.rotating
-                  else field_declarations(info, dtype) if plan.coupled else ()),
+                  else field_declarations(info, plan, d) if plan.coupled else ()),
         steps=d // plan.substeps,
         registers=regs, macros=macros,
         undefs=(*(m.name for m in shared), SYNC_MACRO.name, *(m.name for m in macros)),

@@ -72,3 +72,27 @@ def test_fdtd_bit_identical(fdtd_info, nx, ny, steps):
         want = fdtd_numpy(fields[0][0], fields[1][0], fields[2][0], steps)
         for name, g, w in zip("ey ex hz".split(), got, want):
             assert np.array_equal(g[0], w), (name, plan.describe())
+
+
+def test_a_short_double_buffered_field_keeps_each_buffers_cells():
+    """tests/data/multi/fuzz_found/short_buffered_field.c, every step count and degree:
+    the simulator (and the generated code, which follows it) never writes a field's cells
+    outside its statement, so every field's result equals gcc's (the other buffer of u
+    holds an earlier level, which one depends on the launch plan)."""
+    import os
+    from an5dpy.check.reference import build_reference
+    from an5dpy.check.verify import field_results, random_fields
+    from an5dpy.frontend import read_program
+    from paths import DATA
+    program = read_program(os.path.join(DATA, "multi", "fuzz_found", "short_buffered_field.c"))
+    info = analyze(program)
+    oracle = build_reference(program)
+    for steps in range(8):
+        env = {"T": steps}
+        fields = random_fields(info, env, steps)
+        expected = [f.copy() for f in fields]
+        oracle.run(expected, env)
+        for bt in (1, 2, 3):
+            got = simulate(info, make_plan(info, bt=bt, bs=(8,)), fields, env)
+            assert np.array_equal(field_results(info, env, got),
+                                  field_results(info, env, expected)), (steps, bt)

@@ -447,14 +447,13 @@ def test_the_analysis_agrees_with_the_coupled_generator(tmp_path):
 def test_coupled_programs_verify_bit_identical_on_the_simulator():
     """Random time steps of several statements, each with 1-3 random plans, against gcc:
     every plan bit-identical on the simulator (run_valid requires it in modes nondiag and
-    none). A double-buffered field's nest spans the box around all nests here
-    (``buffered_short=False``): where it stops short, even-degree launches lose the
-    buffer's own values at the cells it never writes (a simulator bug, open)."""
+    none), double-buffered fields whose nests stop short of the box around all nests
+    included (each buffer keeps its own values at the cells such a field never writes)."""
     results = []
 
     @seed(17)
     @settings(max_examples=80, **QUICK)
-    @given(fz.coupled_cases(buffered_short=False))
+    @given(fz.coupled_cases())
     def check(case):
         r = fz.run_valid(case)
         results.append(r)
