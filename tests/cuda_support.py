@@ -32,3 +32,20 @@ def form_params(program, size: int, steps: int, coefficient: float = 0.3) -> dic
         else:
             params[p.name] = str(steps if p.name in time_names else size)
     return params
+
+
+def compile_kernels(kernels, out: str, stem: str) -> tuple[int, str]:
+    """Write ``kernels``' files (:class:`an5dpy.cuda.kernels.Kernels`, stem ``stem``) into
+    the new folder ``out`` and compile the kernel file to a cubin with nvcc (fast math,
+    ptxas' report): its return code and log."""
+    import subprocess
+    from an5dpy.cuda.runtime import nvcc_path
+    os.makedirs(out)
+    for fname, text in kernels.files().items():
+        with open(os.path.join(out, fname), "w") as f:
+            f.write(text)
+    proc = subprocess.run([nvcc_path(), "-arch=sm_90", "-cubin", "-O3", "--use_fast_math",
+                           "-Xptxas", "-v", "-o", os.path.join(out, f"{stem}.cubin"),
+                           os.path.join(out, f"{stem}_kernel.cu")], capture_output=True,
+                          text=True)
+    return proc.returncode, proc.stdout + proc.stderr

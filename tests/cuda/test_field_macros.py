@@ -22,6 +22,7 @@ from an5dpy.cuda.kernels import generate
 from an5dpy.cuda.render import has_vla_parameter
 from an5dpy.cuda.runtime import nvcc_path
 
+from cuda_support import compile_kernels
 from paths import C_INPUTS, DATA
 
 MULTI = sorted(glob.glob(os.path.join(DATA, "multi", "*.c")))
@@ -154,14 +155,8 @@ def _compile(tmp: str, job) -> tuple[str, int, str]:
     bs = tuple(b + 2 * 3 * len(info.substeps) * r for b, r in zip(bs, info.radius[1:]))
     plan = driver.blocking_plan(info, 3, bs=bs, sl=5 if mode == "none" else None, opt=mode)
     out = os.path.join(tmp, f"{os.path.basename(path)[:-2]}-{mode}-{len(defines) and defines[0][1]}")
-    os.makedirs(out)
-    for fname, text in generate(info, plan, "mf").files().items():
-        with open(os.path.join(out, fname), "w") as f:
-            f.write(text)
-    proc = subprocess.run([nvcc_path(), "-arch=sm_90", "-cubin", "-O3", "--use_fast_math",
-                           "-Xptxas", "-v", "-o", os.path.join(out, "mf.cubin"),
-                           os.path.join(out, "mf_kernel.cu")], capture_output=True, text=True)
-    return f"{path} {defines} {mode}", proc.returncode, proc.stdout + proc.stderr
+    rc, log = compile_kernels(generate(info, plan, "mf"), out, "mf")
+    return f"{path} {defines} {mode}", rc, log
 
 
 @pytest.mark.skipif(nvcc_path() is None, reason="needs nvcc (no GPU needed)")

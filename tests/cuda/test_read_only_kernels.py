@@ -23,7 +23,7 @@ from an5dpy.cuda.render_model import launch_signature
 from an5dpy.cuda.runtime import nvcc_path
 from an5dpy.ir import Affine, CoefIndex
 
-from cuda_support import FORMS, bench
+from cuda_support import FORMS, bench, compile_kernels
 from read_only_support import PROGRAMS, SUMS, forced_assoc, write
 
 #: The coordinates the blocked kernels read coefficients at: the op's plane, the column.
@@ -271,15 +271,8 @@ def _builds(path: str) -> list[tuple[str, object]]:
 
 def _compile(tmp, path: str, label: str, info, plan) -> tuple[str, int, str]:
     out = os.path.join(tmp, f"{os.path.basename(path)[:-2]}-{label}")
-    os.makedirs(out)
-    kernels = generate(info, plan, "ro")
-    for fname, text in kernels.files().items():
-        with open(os.path.join(out, fname), "w") as f:
-            f.write(text)
-    proc = subprocess.run([nvcc_path(), "-arch=sm_90", "-cubin", "-O3", "--use_fast_math",
-                           "-Xptxas", "-v", "-o", os.path.join(out, "ro.cubin"),
-                           os.path.join(out, "ro_kernel.cu")], capture_output=True, text=True)
-    return f"{path} {label}", proc.returncode, proc.stdout + proc.stderr
+    rc, log = compile_kernels(generate(info, plan, "ro"), out, "ro")
+    return f"{path} {label}", rc, log
 
 
 @pytest.mark.skipif(nvcc_path() is None, reason="needs nvcc (no GPU needed)")
