@@ -831,11 +831,16 @@ class StencilInfo:
                           if any(name == f.name for name, _ in sub.updates))
                      for f in self.fields)
 
-    def field_info(self, name: str) -> FieldInfo:
-        for f in self.fields:
+    def field_index(self, name: str) -> int:
+        """The place of field ``name`` in :attr:`fields` (field ``k`` of the generated code
+        and of the device pool)."""
+        for k, f in enumerate(self.fields):
             if f.name == name:
-                return f
+                return k
         raise KeyError(name)
+
+    def field_info(self, name: str) -> FieldInfo:
+        return self.fields[self.field_index(name)]
 
     def coefficient(self, name: str) -> CoefArray:
         for c in self.coefficients:

@@ -141,8 +141,7 @@ class _Kernels:
         self.dtype = numpy_type(plan.dtype)
         self.update = compile_expr(info.update, scalars)
         #: per sub-step, (field index, compiled update) of each statement
-        names = [f.name for f in info.fields]
-        self.substeps = [tuple((names.index(name), compile_expr(value, scalars))
+        self.substeps = [tuple((info.field_index(name), compile_expr(value, scalars))
                                for name, value in sub.updates) for sub in info.substeps]
         self.written_at = info.written_at
         if plan.mode is Mode.ASSOC:
@@ -369,13 +368,13 @@ class _Group:
         self.write_smem(buf, (np.stack(inputs) if mode is Mode.NONE else inputs[r], ()))
         self.barrier()
         shared, _ = self.smem[buf]
-        index = {f.name: k for k, f in enumerate(self.k.info.fields)}
         cache: dict = {}
 
         def read(node: Read | CoefRead) -> np.ndarray:
             if isinstance(node, CoefRead):
                 return self.cached_coefficient(node, plane, cache)
-            f, dz, plane_off = index[node.array], node.offset[0], node.offset[1:]
+            f = self.k.info.field_index(node.array)
+            dz, plane_off = node.offset[0], node.offset[1:]
             key = (f, node.offset)
             if key not in cache:
                 if mode is Mode.NONE:

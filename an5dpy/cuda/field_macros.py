@@ -168,11 +168,9 @@ def field_update_macros(info: StencilInfo, plan: BlockingPlan, constants: Consta
     (in-plane neighbours)."""
     if plan.mode is Mode.ASSOC:
         raise InternalError("mode assoc for a time step of several statements")
-    index = {f.name: k for k, f in enumerate(info.fields)}
-    per_field = plan.smem_planes
     r = plan.stream_radius
     params = field_update_params(info, plan)
-    macros = []
+    macros = {}
     for sub in info.substeps:
         for name, value in sub.updates:
             printer = UpdatePrinter(info, plan, value, constants)
@@ -180,33 +178,32 @@ def field_update_macros(info: StencilInfo, plan: BlockingPlan, constants: Consta
             def read(node: Read | CoefRead, printer=printer) -> str:
                 if isinstance(node, CoefRead):
                     return printer.coef(node)
-                g, dz, inplane = index[node.array], node.offset[0], node.offset[1:]
+                g, dz, inplane = info.field_index(node.array), node.offset[0], node.offset[1:]
                 if not any(inplane):
                     return pasted(input_params(r)[dz + r], g)
-                return printer.smem(str(g * per_field + shared_plane(plan, dz)), inplane)
+                return printer.smem(str(shared_plane(plan, g, dz)), inplane)
 
-            k = index[name]
-            macros.append(LineMacro(update_macro(k), params,
-                                    continued(printer.expr(value, read)),
-                                    f"field {name}'s statement" if k == 0 else ""))
-    return tuple(sorted(macros, key=lambda m: m.name))
+            k = info.field_index(name)
+            macros[k] = LineMacro(update_macro(k), params, continued(printer.expr(value, read)),
+                                  f"field {name}'s statement" if k == 0 else "")
+    return tuple(macros[k] for k in sorted(macros))
 
 
-def shared_plane(plan: BlockingPlan, dz: int) -> int:
-    """The plane of a field's shared region holding level T-1's plane ``dz``: all 2r+1 in
-    mode none, the centre alone in mode nondiag (whose in-plane reads are at dz 0)."""
+def shared_plane(plan: BlockingPlan, field: int, dz: int) -> int:
+    """The shared-buffer plane holding field ``field``'s level T-1 plane ``dz``: each field
+    has a region of :attr:`~an5dpy.blocking.plan.BlockingPlan.smem_planes` planes, all 2r+1
+    in mode none, the centre alone in mode nondiag (whose in-plane reads are at dz 0)."""
     if plan.mode is Mode.NONE:
-        return dz + plan.stream_radius
+        return field * plan.smem_planes + dz + plan.stream_radius
     if dz != 0:
         raise InternalError("nondiag kernel with a diagonal access")
-    return 0
+    return field * plan.smem_planes
 
 
 def shared_reads(info: StencilInfo, substep: int) -> tuple[tuple[int, int], ...]:
     """(field, dz) of every plane the sub-step's statements read at in-plane neighbours,
     which the level writes to shared memory."""
-    index = {f.name: k for k, f in enumerate(info.fields)}
-    found = {(index[e.array], e.offset[0])
+    found = {(info.field_index(e.array), e.offset[0])
              for _, value in info.substeps[substep].updates
              for e in walk(value) if isinstance(e, Read) and any(e.offset[1:])}
     return tuple(sorted(found))
@@ -223,17 +220,15 @@ def field_level_macros(info: StencilInfo, plan: BlockingPlan, degree: int) -> tu
     centre = ins[r]
     idle = levels_with_idle_warps(plan, degree)
     args = ", ".join(field_update_params(info, plan))
-    per_field = plan.smem_planes
     threads = [f"an5d_t{e}" for e in range(1, info.ndim)]
-    index = {f.name: k for k, f in enumerate(info.fields)}
     macros = []
     for level in range(1, degree + 1):
         substep = (level - 1) % plan.substeps
-        updated = {index[name] for name, _ in info.substeps[substep].updates}
+        updated = {info.field_index(name) for name, _ in info.substeps[substep].updates}
         writes = []
         for g, dz in shared_reads(info, substep):
             cell = "".join(f"[{t} + {p}]" for t, p in zip(threads, plan.plane_radius))
-            writes.append(f"an5d_sm[{b}][{g * per_field + shared_plane(plan, dz)}]{cell} = "
+            writes.append(f"an5d_sm[{b}][{shared_plane(plan, g, dz)}]{cell} = "
                           f"{pasted(ins[dz + r], g)};")
         head = (*writes, "__syncthreads();")
         bit = 1 << level

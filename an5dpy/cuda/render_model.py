@@ -454,18 +454,18 @@ def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, pref
                  shared: tuple[LineMacro, ...]) -> KernelCode:
     dtype = plan.dtype
     d = ks.degree
-    if plan.coupled:
+    if plan.coupled:  # the field ops; a register of every field for each of the schedule's
         macros = field_level_macros(info, plan, d)
-    else:
-        macros = level_macros(info, plan, d, constants)
-    if plan.coupled:  # a register of every field for each of the schedule's
         regs = tuple((dtype, field_name(str(reg), k)) for reg in ks.registers()
                      for k in range(plan.fields))
-    elif plan.mode is Mode.ASSOC:
-        acc_type = accumulator_type(info.assoc.sum_type, dtype)
-        regs = tuple((acc_type if reg.level > 0 else dtype, str(reg)) for reg in ks.registers())
     else:
-        regs = tuple((dtype, str(reg)) for reg in ks.registers())
+        macros = level_macros(info, plan, d, constants)
+        if plan.mode is Mode.ASSOC:
+            acc_type = accumulator_type(info.assoc.sum_type, dtype)
+            regs = tuple((acc_type if reg.level > 0 else dtype, str(reg))
+                         for reg in ks.registers())
+        else:
+            regs = tuple((dtype, str(reg)) for reg in ks.registers())
     dims = tuple(KernelDim(pd.index, pd.thread, h, c)
                  for pd, h, c in zip(plane_dims, plan.halo(d), plan.compute_region(d)))
     return KernelCode(
@@ -578,20 +578,19 @@ def _baseline_code(info: StencilInfo, plan: BlockingPlan, prefix: str) -> Baseli
 
     if not info.coupled:
         return BaselineCode(f"{prefix}_naive", c_expr(info.update, read), NAIVE_BLOCK[info.ndim])
-    index = {f.name: k for k, f in enumerate(info.fields)}
     substeps = []
     for j, sub in enumerate(info.substeps):
         def field_read(node: Read | CoefRead, j=j) -> str:
             if isinstance(node, CoefRead):
                 return read(node)
-            g = index[node.array]
+            g = info.field_index(node.array)
             # a field an earlier sub-step of this time step wrote is in the buffer written
             buffer = "dst" if info.written_at[g] < j else "src"
             return f"an5d_{buffer}[(size_t){g} * an5d_field + {cell(node.offset)}]"
 
         statements = []
         for name, value in sub.updates:
-            k, f = index[name], info.field_info(name)
+            k, f = info.field_index(name), info.field_info(name)
             inside = " && ".join(f"an5d_c{e} >= an5d_lo{e} + {f.margin_lo[e]} && "
                                  f"an5d_c{e} <= an5d_hi{e} - {f.margin_hi[e]}"
                                  for e in range(info.ndim)
