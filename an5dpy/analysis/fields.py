@@ -28,12 +28,11 @@ from dataclasses import dataclass
 import islpy as isl
 
 from an5dpy.analysis import stencil
-from an5dpy.analysis.stencil import (classify_shape, count_flops, format_access,
-                                     is_diagonal_free)
+from an5dpy.analysis.stencil import (classify_shape, coefficient_arrays, count_flops,
+                                     format_access, is_diagonal_free)
 from an5dpy.errors import UnsupportedInput
-from an5dpy.ir import (Access, Affine, CoefArray, CoefRead, Expr, FieldInfo, Read,
-                       SpaceDim, StencilInfo, StencilProgram, SubStep, TimeInfo,
-                       sorted_coef_reads, transform)
+from an5dpy.ir import (Access, Affine, CoefRead, Expr, FieldInfo, Read, SpaceDim,
+                       StencilInfo, StencilProgram, SubStep, TimeInfo, transform)
 
 #: Time buffers a field of a program of several statements may have: 1 (in place) or 2.
 COUPLED_BUFFERS = (1, 2)
@@ -371,22 +370,17 @@ def _info(program: StencilProgram, statements: list[_Statement], writer: dict[st
         return transform(st.stmt.value, to_read)
 
     values = [analysed(st) for st in statements]
+    members = {level: [st for st in statements if sigma[st.index] == level]
+               for level in sorted(set(sigma))}
     substeps = tuple(
-        SubStep(statements=tuple(st.index for st in statements if sigma[st.index] == level),
-                updates=tuple((st.field, values[st.index]) for st in statements
-                              if sigma[st.index] == level),
-                flops=tuple(count_flops(values[st.index]) for st in statements
-                            if sigma[st.index] == level))
-        for level in sorted(set(sigma)))
+        SubStep(statements=tuple(st.index for st in group),
+                updates=tuple((st.field, values[st.index]) for st in group),
+                flops=tuple(count_flops(values[st.index]) for st in group))
+        for group in members.values())
     coef_index = {}
     for st in statements:
         coef_index.update(st.coef_index)
-    coefficients = tuple(
-        CoefArray(name=a.name, elem_type=a.elem_type, extents=a.extents, form=a.form,
-                  coord=a.coord,
-                  reads=sorted_coef_reads(index for (name, _), index in coef_index.items()
-                                          if name == a.name))
-        for a in program.arrays if a.read_only)
+    coefficients = coefficient_arrays(program, coef_index)
     offsets = tuple(sorted(set(every)))
     radius = tuple(max(lo, hi) for lo, hi in zip(reach_lo, reach_hi))
     diag_free = is_diagonal_free(offsets)

@@ -205,6 +205,17 @@ def _point_values(point: "isl.Point", dt: "isl.dim_type", n: int) -> list[int]:
 # =========================================================================== the analysis
 
 
+def coefficient_arrays(program: StencilProgram, coef_index: dict) -> tuple[CoefArray, ...]:
+    """The read-only arrays of ``program`` (declaration order) with the distinct reads of
+    each that ``coef_index`` (``(array, indices)`` -> index form) holds."""
+    return tuple(
+        CoefArray(name=a.name, elem_type=a.elem_type, extents=a.extents, form=a.form,
+                  coord=a.coord,
+                  reads=sorted_coef_reads(index for (name, _), index in coef_index.items()
+                                          if name == a.name))
+        for a in program.arrays if a.read_only)
+
+
 class _Analysis:
     """The analysis of one statement: the program's only one (:meth:`run`), or one of
     several (``nest`` and ``stmt`` given; :mod:`an5dpy.analysis.fields` drives those)."""
@@ -287,12 +298,7 @@ class _Analysis:
             return None
 
         update = transform(stmt.value, to_read)
-        coefficients = tuple(
-            CoefArray(name=a.name, elem_type=a.elem_type, extents=a.extents, form=a.form,
-                      coord=a.coord,
-                      reads=sorted_coef_reads(index for (name, _), index in coef_index.items()
-                                              if name == a.name))
-            for a in prog.arrays if a.read_only)
+        coefficients = coefficient_arrays(prog, coef_index)
         radius = tuple(max(lo, hi) for lo, hi in zip(reach_lo, reach_hi))
         shape = classify_shape(offsets, radius)
         diag_free = is_diagonal_free(offsets)
