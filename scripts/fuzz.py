@@ -261,6 +261,17 @@ class Coef:
         return len(self.dims)
 
 
+def verify_params(program) -> dict[str, str]:
+    """The -P values verify needs to run a generated program, one-statement or several
+    (sizes, steps, scalar coefficients)."""
+    out = dict((k, str(v)) for k, v in program.size_values)
+    if program.steps_param:
+        out[program.steps_param] = str(program.steps)
+    for s in program.scalars:
+        out[s.name] = s.value
+    return out
+
+
 @dataclass(frozen=True)
 class Program:
     """A valid stencil program; :func:`render` writes it as C."""
@@ -293,13 +304,8 @@ class Program:
         return (("SB_TYPE", self.dtype),) if self.dtype_macro else ()
 
     def params(self) -> dict[str, str]:
-        """The -P values verify needs (sizes, steps, scalar coefficients)."""
-        out = dict((k, str(v)) for k, v in self.size_values)
-        if self.steps_param:
-            out[self.steps_param] = str(self.steps)
-        for s in self.scalars:
-            out[s.name] = s.value
-        return out
+        """The -P values verify needs (:func:`verify_params`)."""
+        return verify_params(self)
 
     def lag(self, read: Read) -> int:
         """The earlier level ``read`` takes (1: the newest, level t; 2: the one before),
@@ -1554,13 +1560,8 @@ class CoupledProgram:
     defines: tuple[tuple[str, str], ...] = ()  # no -D needed
 
     def params(self) -> dict[str, str]:
-        """The -P values verify needs (sizes, steps, scalar coefficients)."""
-        out = dict((k, str(v)) for k, v in self.size_values)
-        if self.steps_param:
-            out[self.steps_param] = str(self.steps)
-        for s in self.scalars:
-            out[s.name] = s.value
-        return out
+        """The -P values verify needs (:func:`verify_params`)."""
+        return verify_params(self)
 
     @property
     def dims(self) -> tuple[Dim, ...]:

@@ -49,3 +49,20 @@ def compile_kernels(kernels, out: str, stem: str) -> tuple[int, str]:
                            os.path.join(out, f"{stem}_kernel.cu")], capture_output=True,
                           text=True)
     return proc.returncode, proc.stdout + proc.stderr
+
+
+def compile_host(translation, out, include_dirs=()) -> tuple[int, str]:
+    """Write an ``an5d-translate`` result (:func:`an5dpy.driver.translate`) into ``out`` and
+    compile its host file with nvcc: as C where the user's function takes a
+    variable-length array, C++ otherwise. Its return code and log."""
+    import subprocess
+    from an5dpy.cuda.render import has_vla_parameter
+    from an5dpy.cuda.runtime import nvcc_path
+    from an5dpy.driver import write_outputs
+    write_outputs(translation.outputs, out)
+    host = os.path.join(str(out), f"{translation.stem}_host.cu")
+    language = ["-x", "c"] if has_vla_parameter(translation.program) else ["-arch=sm_90"]
+    includes = [arg for d in include_dirs for arg in ("-I", d)]
+    proc = subprocess.run([nvcc_path(), *language, *includes, "-c", host,
+                           "-o", os.path.join(str(out), "h.o")], capture_output=True, text=True)
+    return proc.returncode, proc.stdout + proc.stderr

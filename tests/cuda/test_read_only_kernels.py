@@ -23,7 +23,7 @@ from an5dpy.cuda.render_model import launch_signature
 from an5dpy.cuda.runtime import nvcc_path
 from an5dpy.ir import Affine, CoefIndex
 
-from cuda_support import FORMS, bench, compile_kernels
+from cuda_support import FORMS, bench, compile_host, compile_kernels
 from read_only_support import PROGRAMS, SUMS, forced_assoc, write
 
 #: The coordinates the blocked kernels read coefficients at: the op's plane, the column.
@@ -296,18 +296,12 @@ def test_nvcc_compiles_the_host_files(tmp_path, baseline):
     """The host region copies each read-only array of every declaration form (parameter,
     VLA pointer, global, local): the host files compile with their kernels (as C where
     the user's function takes a variable-length array, C++ otherwise)."""
-    from an5dpy.cuda.render import has_vla_parameter
     paths = [write(tmp_path, name) for name in sorted(PROGRAMS)] + read_only_forms()
     problems = []
     for path in paths:
         t = driver.translate(path, driver.Options(bt=2, bs="16" if driver.load(path)[1].ndim == 2
                                                   else "8x8", baseline=baseline))
-        out = tmp_path / f"{t.stem}-{baseline}"
-        driver.write_outputs(t.outputs, out)
-        host = str(out / f"{t.stem}_host.cu")
-        language = ["-x", "c"] if has_vla_parameter(t.program) else ["-arch=sm_90"]
-        proc = subprocess.run([nvcc_path(), *language, "-c", host, "-o", str(out / "h.o")],
-                              capture_output=True, text=True)
-        if proc.returncode != 0 or "warning" in (proc.stdout + proc.stderr).lower():
-            problems.append(f"{path}: {proc.stdout}{proc.stderr}")
+        rc, log = compile_host(t, tmp_path / f"{t.stem}-{baseline}")
+        if rc != 0 or "warning" in log.lower():
+            problems.append(f"{path}: {log}")
     assert not problems, "\n".join(problems)
