@@ -47,13 +47,14 @@ OFF, NO_BUDGET = "off", "none"
 class Options:
     """What the user chose (command-line flags or the Python API), before validation.
 
-    The plan options ``bt``, ``bs``, ``sl``, ``opt`` and ``regs`` are None (or ``"auto"``)
+    The plan options ``bt``, ``bs``, ``sl``, ``opt``, ``regs`` and ``coarsen`` are None (or ``"auto"``)
     where the performance model chooses them (:func:`choose_plan`): its best plan for
     ``gpu`` and the problem of ``params``, around the options that are given. ``opt``
     left open is the analysis' default mode (the only one the search space holds), and
     ``regs`` left open is chosen only with the plan: where ``bt``, ``bs`` and ``sl`` are
     all given the kernels get no register budget unless ``regs`` is given (``"auto"``
-    asks the model for the best budget of that plan).
+    asks the model for the best budget of that plan) and one cell per thread unless
+    ``coarsen`` is given.
     """
 
     bt: int | str | None = None
@@ -65,6 +66,9 @@ class Options:
     smem_wrap: bool = True
     baseline: bool = False  # host code runs the naive kernel instead of the blocked one
     regs: int | str | None = None  # register budget per thread (launch bounds); "none"
+    #: cells per thread along the outermost in-plane dimension (None or "auto": the
+    #: model's choice where it chooses the plan, else 1)
+    coarsen: int | str | None = None
     gpu: str | GpuSpec | None = None  # name or spec file; None: this machine's, else H100
     #: Parameter values (``-P``) of the problem the plan is chosen for; sizes not given are
     #: the paper's (:func:`an5dpy.perf.choice.problem_env`).
@@ -87,7 +91,8 @@ class PlanChoice:
         """The plan as options: ``bt=12 bs=256 sl=256 opt=nondiag regs=64``."""
         sl = OFF if self.plan.sl is None else self.plan.sl
         regs = NO_BUDGET if self.regs is None else self.regs
-        return (f"bt={self.plan.bt} bs={format_block_size(self.plan.bs)} sl={sl} "
+        coarsen = f" coarsen={self.plan.coarsen}" if self.plan.coarsen > 1 else ""
+        return (f"bt={self.plan.bt} bs={format_block_size(self.plan.bs)} sl={sl}{coarsen} "
                 f"opt={self.plan.mode.value} regs={regs}")
 
     def reason(self) -> str:
@@ -157,9 +162,10 @@ def generate(info: StencilInfo, plan: BlockingPlan, stem: str, smem_wrap: bool =
 
 def blocking_plan(info: StencilInfo, bt: int, bs: tuple[int, ...] | None = None,
                   sl: int | None = None, opt: str | None = None, dtype: str | None = None,
-                  limits: DeviceLimits = HOPPER_LIMITS) -> BlockingPlan:
+                  limits: DeviceLimits = HOPPER_LIMITS, coarsen: int = 1) -> BlockingPlan:
     """A checked plan for ``info`` (``opt`` None: the analysis' default mode)."""
-    return make_plan(info, bt=bt, bs=bs, sl=sl, opt=opt, dtype=dtype, limits=limits)
+    return make_plan(info, bt=bt, bs=bs, sl=sl, opt=opt, dtype=dtype, limits=limits,
+                     coarsen=coarsen)
 
 
 def _open(value) -> bool:
@@ -193,7 +199,9 @@ def fixed_options(info: StencilInfo, options: Options) -> Fixed:
     return Fixed(bt=number("bt", options.bt, None),
                  bs=AUTO if _open(options.bs) else parse_block_size(str(options.bs), info.ndim),
                  sl=number("sl", options.sl, OFF), opt=opt,
-                 regs=number("regs", regs, NO_BUDGET))
+                 regs=number("regs", regs, NO_BUDGET),
+                 coarsen=number("coarsen", options.coarsen if plan_open else
+                                (options.coarsen or 1), None))
 
 
 def choose_plan(info: StencilInfo, options: Options,
@@ -202,9 +210,11 @@ def choose_plan(info: StencilInfo, options: Options,
     model's choice (:func:`an5dpy.perf.choice.default_plan`) for ``options.gpu`` and the
     problem of ``env`` (default: ``options.params``, the paper's sizes for the rest)."""
     fixed = fixed_options(info, options)
-    if set(fixed.open) <= {"opt"}:  # the user's own plan
+    if set(fixed.open) <= {"opt", "coarsen"}:  # the user's own plan
         opt = None if fixed.opt == AUTO else fixed.opt
-        plan = blocking_plan(info, fixed.bt, bs=fixed.bs, sl=fixed.sl, opt=opt)
+        coarsen = 1 if fixed.coarsen == AUTO else fixed.coarsen
+        plan = blocking_plan(info, fixed.bt, bs=fixed.bs, sl=fixed.sl, opt=opt,
+                             coarsen=coarsen)
         return PlanChoice(plan, fixed.regs)
     gpu, why = target_gpu(options.gpu)
     if env is None:

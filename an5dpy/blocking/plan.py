@@ -184,6 +184,13 @@ class BlockingPlan:
     #: time step is ``substeps`` levels of the pipeline, each level holds all ``fields``.
     substeps: int = 1
     fields: int = 1
+    #: Cells each thread computes along the outermost in-plane dimension (thread
+    #: coarsening): thread ``t`` of that dimension holds cells ``t + m * bs[0] / coarsen``,
+    #: m = 0 .. coarsen-1. The cells a block computes, and so its schedule and results, do
+    #: not change; the block has ``coarsen`` times fewer threads, each with ``coarsen``
+    #: register rings, one barrier per level op for all its cells, and as many independent
+    #: evaluations between barriers (:data:`COARSENINGS`).
+    coarsen: int = 1
 
     @property
     def coupled(self) -> bool:
@@ -230,8 +237,19 @@ class BlockingPlan:
         return WORD_BYTES[self.dtype]
 
     @property
+    def threads(self) -> tuple[int, ...]:
+        """Threads per in-plane dimension (array order): ``bs`` with the outermost in-plane
+        dimension divided by :attr:`coarsen`."""
+        return (self.bs[0] // self.coarsen, *self.bs[1:])
+
+    @property
+    def thread_block(self) -> tuple[int, ...]:
+        """The launch's ``dim3`` block: :attr:`threads`, contiguous dimension (x) first."""
+        return tuple(reversed(self.threads))
+
+    @property
     def nthreads(self) -> int:
-        return math.prod(self.bs)
+        return math.prod(self.threads)
 
     def halo(self, degree: int | None = None) -> tuple[int, ...]:
         d = self.depth if degree is None else degree
@@ -255,10 +273,11 @@ class BlockingPlan:
         """Plane registers the schedule allocates (not counting nvcc's temporaries)."""
         d = self.depth if degree is None else degree
         if self.mode is Mode.ASSOC:
-            return 1 + d * self.ring  # one loaded plane, an accumulator ring per level
+            # one loaded plane, an accumulator ring per level, for each of the thread's cells
+            return (1 + d * self.ring) * self.coarsen
         # rings of levels 0 .. d-1 (level d is stored directly), and of the older levels
-        # the loads bring along where the update reads them; one ring per field
-        return (d + self.levels.loaded) * self.slots(d) * self.fields
+        # the loads bring along where the update reads them; one ring per field and cell
+        return (d + self.levels.loaded) * self.slots(d) * self.fields * self.coarsen
 
     @property
     def window_smem_planes(self) -> int:
@@ -290,23 +309,25 @@ class BlockingPlan:
     def register_estimate(self, degree: int | None = None) -> int:
         """The paper's empirical lower bound on registers per thread (section 6.3)."""
         d = self.depth if degree is None else degree
-        # with the loaded older levels', one ring per field
-        rings = (d + self.levels.loaded) * self.slots(d) * self.fields
+        # with the loaded older levels', one ring per field and cell
+        rings = (d + self.levels.loaded) * self.slots(d) * self.fields * self.coarsen
         if self.dtype == "double":
             return 2 * rings + d + 30
         return rings + d + 20
 
     def describe(self) -> str:
         sl = "off" if self.sl is None else str(self.sl)
-        return (f"bt={self.bt} bs={format_block_size(self.bs)} sl={sl} opt={self.mode.value} "
-                f"dtype={self.dtype}")
+        coarsen = f" coarsen={self.coarsen}" if self.coarsen > 1 else ""
+        return (f"bt={self.bt} bs={format_block_size(self.bs)} sl={sl}{coarsen} "
+                f"opt={self.mode.value} dtype={self.dtype}")
 
     def to_json(self) -> dict:
         return {
             "bt": self.bt, "bs": list(self.bs), "bs_text": format_block_size(self.bs),
             "sl": self.sl, "opt": self.mode.value, "dtype": self.dtype, "radius": list(self.radius),
             "halo": list(self.halo()), "compute_region": list(self.compute_region()),
-            "nthreads": self.nthreads, "registers_per_thread": self.registers_per_thread(),
+            "coarsen": self.coarsen, "threads": list(self.threads), "nthreads": self.nthreads,
+            "registers_per_thread": self.registers_per_thread(),
             "register_estimate": self.register_estimate(), "smem_bytes": self.smem_bytes,
         }
 
@@ -359,7 +380,7 @@ def stream_reach_of(info: StencilInfo) -> tuple[int, int]:
 
 def make_plan(info: StencilInfo, bt: int = 4, bs: tuple[int, ...] | None = None,
               sl: int | None = None, opt: Mode | str | None = None, dtype: str | None = None,
-              limits: DeviceLimits = HOPPER_LIMITS) -> BlockingPlan:
+              limits: DeviceLimits = HOPPER_LIMITS, coarsen: int = 1) -> BlockingPlan:
     """Build and validate a plan; raises UsageError naming what is impossible.
 
     ``opt``: a :class:`Mode`, its name, or ``None``/``"auto"`` for the analysis' default;
@@ -375,7 +396,7 @@ def make_plan(info: StencilInfo, bt: int = 4, bs: tuple[int, ...] | None = None,
         raise OptionError([("dtype", dtype)], "choose float or double")
     plan = BlockingPlan(info.ndim, dtype, info.radius, int(bt), bs, sl, mode,
                         stream_reach_of(info), TimeLevels.of(info),
-                        max(1, len(info.substeps)), max(1, len(info.fields)))
+                        max(1, len(info.substeps)), max(1, len(info.fields)), int(coarsen))
     check_plan(plan, info, limits)
     return plan
 
@@ -384,6 +405,9 @@ def make_plan(info: StencilInfo, bt: int = 4, bs: tuple[int, ...] | None = None,
 #: driver's option parsing (:func:`an5dpy.driver.fixed_options`) give the same reason.
 BELOW_ONE = {"bt": "the temporal degree must be at least 1",
              "sl": "the stream-block length must be at least 1"}
+
+#: Cells per thread a plan may give (:attr:`BlockingPlan.coarsen`).
+COARSENINGS = (1, 2, 4, 8)
 
 
 def check_plan(plan: BlockingPlan, info: StencilInfo,
@@ -395,6 +419,17 @@ def check_plan(plan: BlockingPlan, info: StencilInfo,
                           f"a {info.ndim}D stencil needs {info.ndim - 1} block size(s)")
     if plan.sl is not None and plan.sl < 1:
         raise OptionError([("sl", plan.sl)], BELOW_ONE["sl"])
+    if plan.coarsen not in COARSENINGS:
+        raise OptionError([("coarsen", plan.coarsen)],
+                          f"cells per thread must be one of {', '.join(map(str, COARSENINGS))}")
+    if plan.bs[0] % plan.coarsen:
+        raise OptionError([("bs", block_size_value(plan.bs)), ("coarsen", plan.coarsen)],
+                          f"the outermost in-plane block size {plan.bs[0]} must be a multiple "
+                          f"of the cells per thread")
+    if plan.coarsen > 1 and plan.coupled:
+        raise OptionError([("coarsen", plan.coarsen)],
+                          "a time step of several statements is not coarsened yet: use "
+                          "coarsen=1")
     for b, r, c in zip(plan.bs, plan.plane_radius, plan.compute_region()):
         if c < 1:
             raise OptionError(

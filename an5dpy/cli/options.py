@@ -97,6 +97,11 @@ def add_plan(p: argparse.ArgumentParser, quiet_help: str = "do not print the pla
     g.add_argument("--sl", type=auto_or(positive, "off"), metavar="N|off|auto",
                    help="planes stored per stream block (stream division; off: none; default: "
                         "the model's choice)")
+    g.add_argument("--coarsen", type=auto_or(positive), metavar="C|auto",
+                   help="cells per thread along the outermost in-plane dimension (1, 2, 4 or "
+                        "8; the block of --bs cells then has C times fewer threads). Default: "
+                        "the model's choice where it chooses the plan, 1 where --bt, --bs and "
+                        "--sl are all given")
     g.add_argument("--opt", choices=("auto", "nondiag", "assoc", "none"),
                    help="register/shared-memory mode (default and auto: nondiag if "
                         "diagonal-access free, else assoc if associative, else none)")
@@ -147,6 +152,7 @@ def options(args: argparse.Namespace):
                    smem_wrap=not getattr(args, "no_smem_wrap", False),
                    baseline=getattr(args, "baseline", None) == "naive",
                    regs=getattr(args, "regs", None), gpu=getattr(args, "gpu", None),
+                   coarsen=getattr(args, "coarsen", None),
                    params=tuple(getattr(args, "params", ())))
 
 

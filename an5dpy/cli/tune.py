@@ -95,8 +95,9 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(format_fields(top)))
     print("model ranking (predicted GFLOP/s):")
     for plan, g in result.ranking[:args.top]:
+        coarsen = f" coarsen={plan.coarsen}" if plan.coarsen > 1 else ""
         print(f"  {g:10,.0f}  bt={plan.bt} bs={format_block_size(plan.bs)} "
-              f"sl={plan.sl or 'off'} opt={plan.mode.value}")
+              f"sl={plan.sl or 'off'}{coarsen} opt={plan.mode.value}")
     if result.measured:
         print("measured (GFLOP/s):")
         for m in sorted(result.measured, key=lambda m: -m.gflops):
@@ -128,6 +129,8 @@ def reproduce_command(args: argparse.Namespace, plan, cap: int | None = None) ->
     words += ["--bt", str(plan.bt), "--bs", format_block_size(plan.bs)]
     if plan.sl:
         words += ["--sl", str(plan.sl)]
+    if plan.coarsen > 1:
+        words += ["--coarsen", str(plan.coarsen)]
     words += ["--opt", plan.mode.value]
     if cap:
         words += ["--regs", str(cap)]

@@ -528,9 +528,13 @@ def _calc_macros(printer: UpdatePrinter, plan: BlockingPlan, d: int, dtype: str)
                 gargs, bargs = ", ".join((out, *ins, prev, *hist)), f"{out}, {prev}"
             # boundary cells keep the level's boundary value; unless whole warps are idle,
             # halo threads evaluate too (reading the padding) and keep what they get
-            body = (*writes, "__syncthreads();",
-                    *_evaluate(dtype, expr, 1 << level, level in idle, bval, ins[r]))
-            macros.append(Macro(f"CALC{level}", params, body))
+            evaluation = _evaluate(dtype, expr, 1 << level, level in idle, bval, ins[r])
+            if plan.coarsen > 1:
+                macros += (*_halves(f"CALC{level}", params, writes, evaluation),
+                           Macro(f"BOUNDARY{level}", bparams, bbody))
+                continue
+            macros.append(Macro(f"CALC{level}", params,
+                                (*writes, "__syncthreads();", *evaluation)))
             macros.append(Macro(f"BOUNDARY{level}", bparams, bbody))
             macros.append(Macro(f"G_CALC{level}", params, (
                 f"if ({BOUNDARY_PLANE.call(q)}) {{ if ({EXISTS.call(q)}) BOUNDARY{level}({bargs}); "
@@ -545,17 +549,35 @@ def _calc_macros(printer: UpdatePrinter, plan: BlockingPlan, d: int, dtype: str)
             older = tuple(f"{active}{older_name('an5d_p_st_old', m)}"
                           f"[AN5D_PLANE({q})] = {reg};" for m, reg in enumerate(also, 1))
             if level in idle:
-                body = (*writes, "__syncthreads();", f"{store} = ({dtype})({expr});", *older)
+                evaluation = (f"{store} = ({dtype})({expr});", *older)
             else:
-                body = (*writes, "__syncthreads();",
-                        f"const {dtype} an5d_v = ({dtype})({expr});", f"{store} = an5d_v;",
-                        *older)
+                evaluation = (f"const {dtype} an5d_v = ({dtype})({expr});",
+                              f"{store} = an5d_v;", *older)
             params = (q, *ins, *hist, *also, b)
-            macros.append(Macro(name, params, body))
+            if plan.coarsen > 1:
+                macros += _halves(name, params, writes, evaluation)
+                continue
+            macros.append(Macro(name, params, (*writes, "__syncthreads();", *evaluation)))
             macros.append(Macro(f"G_{name}", params, (
                 f"if ({STORES.call(q)}) {name}({', '.join(params)});",
                 "else __syncthreads();")))
     return macros
+
+
+#: The suffixes of a level op's two halves in a coarsened kernel (:attr:`~an5dpy.blocking.
+#: plan.BlockingPlan.coarsen`): every cell of the thread writes its shared-memory values
+#: (``_W``), the op's one barrier follows, then every cell evaluates (``_E``); the render
+#: model calls them cell by cell around the barrier (:mod:`an5dpy.cuda.render_model`).
+WRITE_HALF, EVALUATE_HALF = "_W", "_E"
+#: Mode assoc's third part in a coarsened kernel: the finish of a level's sum (``ACCn_F``,
+#: taking ``AN5D_FIN``) or the last level's store (``ACC_STORE_F``, ``AN5D_DO_STORE``).
+FINISH_PART = "_F"
+
+
+def _halves(name: str, params: tuple[str, ...], writes, evaluation) -> tuple[Macro, Macro]:
+    """A level op's two halves, each taking the op's parameters."""
+    return (Macro(name + WRITE_HALF, params, tuple(writes)),
+            Macro(name + EVALUATE_HALF, params, tuple(evaluation)))
 
 
 def _accumulate(printer: UpdatePrinter, by_plane: dict[int, list], r: int, dtype: str,
@@ -620,6 +642,11 @@ def _assoc_macros(printer: UpdatePrinter, info: StencilInfo, plan: BlockingPlan,
         ctype = common_type(form.sum_type, k.ctype)
         k_text = printer.expr(k, lambda n: "0")
         total = f"((({ctype})({a0})) {op} ({k_text}))"
+    def store_lines(level: int) -> tuple[str, ...]:
+        return (f"if ({do_store}) {{ if (an5d_act & {1 << level}u) {a0} = ({acc_type})"
+                f"(({dtype})({total})); if (an5d_act & {1 << level}u) "
+                f"an5d_p_st[AN5D_PLANE({q})] = ({dtype})({a0}); }}",)
+
     macros = []
     for level in range(1, d + 1):
         bnd = boundary_pointer(level, plan.levels)
@@ -633,26 +660,45 @@ def _assoc_macros(printer: UpdatePrinter, info: StencilInfo, plan: BlockingPlan,
                   f"{a0} = an5d_bnd ? ({acc_type}){bnd}[AN5D_PLANE({q})] : an5d_f; }}",
                   f"else if ({fin} == 2) {a0} = an5d_in_array ? ({acc_type}){bnd}["
                   f"AN5D_PLANE({q})] : ({acc_type})0;")
-        arrives = EXISTS.call(f"({q}) + {r}")
+        if plan.coarsen > 1:
+            # the halves of the take and the finish (or store): the render model calls
+            # them cell by cell, deciding the take and the finish once for all cells
+            name = f"ACC{level}" if level < d else "ACC_STORE"
+            last = (fin, finish) if level < d else (do_store, store_lines(level))
+            macros += (*_halves(name, (src, *accs, q, b),
+                                (_store_smem(printer, f"({dtype})({src})"),), sums),
+                       Macro(name + FINISH_PART, (src, *accs, q, b, last[0]), last[1]))
+            continue
         if level < d:
             macros.append(Macro(f"ACC{level}", (src, *accs, q, b, take_, fin, guarded),
                                 (*take, *finish)))
             macros.append(Macro(f"G_ACC{level}", (src, *accs, q, b), (
-                f"const int an5d_take = {arrives};",
-                f"const int an5d_fin = {BOUNDARY_PLANE.call(q)} ? "
-                f"({EXISTS.call(q)} ? 2 : 0) : 1;",
+                *assoc_guard_flags(q, r, False),
                 f"ACC{level}({src}, {', '.join(accs)}, {q}, {b}, an5d_take, an5d_fin, 1);")))
         else:
-            store = (f"if ({do_store}) {{ if (an5d_act & {1 << level}u) {a0} = ({acc_type})"
-                     f"(({dtype})({total})); if (an5d_act & {1 << level}u) "
-                     f"an5d_p_st[AN5D_PLANE({q})] = ({dtype})({a0}); }}",)
+            store = store_lines(level)
             macros.append(Macro("ACC_STORE", (src, *accs, q, b, take_, do_store, guarded),
                                 (*take, *store)))
             macros.append(Macro("G_ACC_STORE", (src, *accs, q, b), (
-                f"const int an5d_take = {arrives};",
-                f"const int an5d_store = {STORES.call(q)};",
+                *assoc_guard_flags(q, r, True),
                 f"ACC_STORE({src}, {', '.join(accs)}, {q}, {b}, an5d_take, an5d_store, 1);")))
     return macros
+
+
+#: The flags a guarded Accumulate decides on its plane: whether the plane arriving at the
+#: level exists (its terms are added), and, by :attr:`~an5dpy.blocking.ops.Accumulate.
+#: final`, the finish (``AN5D_FIN``: 0 running, 1 finish, 2 boundary value) or the store.
+ASSOC_TAKE = "an5d_take"
+ASSOC_LAST = {False: "an5d_fin", True: "an5d_store"}
+
+
+def assoc_guard_flags(q: str, r: int, final: bool) -> tuple[str, str]:
+    """The declarations of a guarded Accumulate's flags on plane ``q`` (radius ``r``)."""
+    take = f"const int {ASSOC_TAKE} = {EXISTS.call(f'({q}) + {r}')};"
+    if final:
+        return take, f"const int {ASSOC_LAST[True]} = {STORES.call(q)};"
+    return take, (f"const int {ASSOC_LAST[False]} = {BOUNDARY_PLANE.call(q)} ? "
+                  f"({EXISTS.call(q)} ? 2 : 0) : 1;")
 
 
 def accumulator_type(sum_type: str, dtype: str) -> str:

@@ -22,10 +22,12 @@ from an5dpy.cexpr import c_expr
 from an5dpy.blocking.plan import TimeLevels, last_degree_limit
 from an5dpy.cuda.field_macros import (field_declarations, field_level_macros, field_name,
                                       field_plane_macros, field_update_macros)
-from an5dpy.cuda.macros import (SYNC_MACRO, CoefLayout, ConstantTable, LineMacro, Macro,
-                                accumulator_type, boundary_pointer, coef_layouts, level_macros,
-                                loads_boundary, older_name, plane_macros,
-                                update_macros)
+from an5dpy.blocking.guards import BOUNDARY_PLANE, EXISTS, STORES
+from an5dpy.cuda.macros import (ASSOC_LAST, ASSOC_TAKE, EVALUATE_HALF, FINISH_PART,
+                                SYNC_MACRO, WRITE_HALF, CoefLayout, ConstantTable, LineMacro,
+                                Macro, accumulator_type, assoc_guard_flags, boundary_pointer,
+                                coef_layouts, level_macros, loads_boundary, older_name,
+                                plane_macros, update_macros)
 from an5dpy.errors import InternalError
 from an5dpy.ir import CoefRead, Read, StencilInfo
 
@@ -104,6 +106,11 @@ class KernelCode:
     #: The time steps a launch of this kernel advances (the launcher's ``degree``): the
     #: degree, or the levels over the sub-steps per time step.
     steps: int = 0
+    #: A coarsened kernel's per-cell declarations (positions, flags, level bits), printed
+    #: in place of the template's one-cell lines, and each cell's buffer offset
+    #: (``an5d_origin_x<m>``); empty for one cell per thread.
+    cell_lines: tuple[str, ...] = ()
+    cell_origins: tuple[str, ...] = ()
 
     @property
     def compact(self) -> bool:
@@ -306,6 +313,7 @@ class RenderModel:
     reach_above: int  # planes read above the interior
     plane_dims: tuple[PlaneDim, ...]  # array order (outer in-plane dim first)
     thread_block: tuple[int, ...]  # dim3 block: x (contiguous) first
+    coarsen: int  # cells per thread along dimension 1
     nthreads: int
     smem_planes: int
     smem_wrap: bool
@@ -405,6 +413,31 @@ def identifier(stem: str) -> str:
 # --------------------------------------------------------------------------- phases
 
 
+def _arguments(op: Op, q: str, reg=str) -> str:
+    """The arguments of an op's macro (its plain form's), each register printed by
+    ``reg`` (a coarsened kernel's cell names its own registers)."""
+    match op:
+        case Load():
+            return f"{', '.join(map(reg, op.registers()))}, {q}"
+        case Boundary():
+            return f"{reg(op.out)}, {reg(op.prev) if op.prev is not None else q}"
+        case Calc():
+            prev = "".join(f", {reg(r)}" for r in ((op.prev,) if op.prev else ()) + op.hist)
+            return f"{reg(op.out)}, {', '.join(map(reg, op.ins))}{prev}, {q}, {op.buf}"
+        case Store():
+            hist = "".join(f", {reg(r)}" for r in op.hist + op.also)
+            return f"{q}, {', '.join(map(reg, op.ins))}{hist}, {op.buf}"
+        case Accumulate():
+            return f"{reg(op.src)}, {', '.join(map(reg, op.accs))}, {q}, {op.buf}"
+    raise InternalError(f"no macro for {op!r}")
+
+
+def _assoc_last(op: Accumulate) -> int:
+    """``AN5D_FIN`` (0 running, 1 finish, 2 boundary value) or, at the last level,
+    ``AN5D_DO_STORE`` of a plain Accumulate."""
+    return int(op.store) if op.final else {None: 0, "calc": 1, "boundary": 2}[op.complete]
+
+
 def _call(op: Op, relative: bool, guarded: bool) -> str:
     """The macro call of one op; a guarded phase calls the ``G_`` form of every op that
     has one (the guard decides at run time what the op does)."""
@@ -414,27 +447,77 @@ def _call(op: Op, relative: bool, guarded: bool) -> str:
         case Sync():
             return "SYNC();"
         case Load():
-            regs = ", ".join(map(str, op.registers()))
-            return f"{'G_LOAD' if guarded else op.name}({regs}, {q});"
+            return f"{'G_LOAD' if guarded else op.name}({_arguments(op, q)});"
         case Boundary():
-            src = op.prev if op.prev is not None else q
-            return f"{op.name}({op.out}, {src});"
-        case Calc():
-            prev = "".join(f", {reg}" for reg in ((op.prev,) if op.prev else ()) + op.hist)
-            return f"{g}{op.name}({op.out}, {', '.join(map(str, op.ins))}{prev}, {q}, {op.buf});"
-        case Store():
-            hist = "".join(f", {reg}" for reg in op.hist + op.also)
-            return f"{g}{op.name}({q}, {', '.join(map(str, op.ins))}{hist}, {op.buf});"
+            return f"{op.name}({_arguments(op, q)});"
+        case Calc() | Store():
+            return f"{g}{op.name}({_arguments(op, q)});"
         case Accumulate():
-            args = f"{op.src}, {', '.join(map(str, op.accs))}, {q}, {op.buf}"
             if guarded:
-                return f"G_{op.name}({args});"
-            last = int(op.store) if op.final else {None: 0, "calc": 1, "boundary": 2}[op.complete]
-            return f"{op.name}({args}, {int(op.consume)}, {last}, 0);"
+                return f"G_{op.name}({_arguments(op, q)});"
+            return f"{op.name}({_arguments(op, q)}, {int(op.consume)}, {_assoc_last(op)}, 0);"
     raise InternalError(f"no macro for {op!r}")
 
 
-def _phase_code(phase: Phase) -> PhaseCode:
+#: A coarsened kernel's macro that runs a statement for one of the thread's cells:
+#: ``AN5D_CELL<m>(statement)`` (:func:`_cell_macros`).
+CELL_MACRO = "AN5D_CELL"
+
+
+def cell_register(reg, m: int) -> str:
+    """Cell ``m``'s copy of a schedule register in a coarsened kernel."""
+    return f"{reg}_x{m}"
+
+
+def _coarse_calls(op: Op, relative: bool, guarded: bool, plan: BlockingPlan
+                  ) -> tuple[str, ...]:
+    """The lines of one op in a coarsened kernel: each cell of the thread runs the op's
+    macro (its ``_W`` half for every cell, the op's one barrier, then its ``_E`` half
+    for every cell, where the op has a barrier); the guards of a tail op are decided
+    once, on the plane, for all cells."""
+    q = plane_text(op.plane, relative)
+    cells = range(plan.coarsen)
+
+    def each(name: str, extra: str = "") -> tuple[str, ...]:
+        return tuple(f"{CELL_MACRO}{m}({name}({_arguments(op, q, lambda r, m=m: cell_register(r, m))}"
+                     f"{extra}));" for m in cells)
+
+    match op:
+        case Sync():
+            return ("SYNC();",)
+        case Load():
+            return each("G_LOAD" if guarded else op.name)
+        case Boundary():
+            return each(op.name)
+        case Calc() | Store():
+            plain = (*each(op.name + WRITE_HALF), "__syncthreads();", *each(op.name + EVALUATE_HALF))
+            if not guarded:
+                return plain
+            if isinstance(op, Store):
+                return (f"if ({STORES.call(q)}) {{", *plain, "} else __syncthreads();")
+            boundary = Boundary(op.level, op.out, op.plane, op.prev)
+            return (f"if ({BOUNDARY_PLANE.call(q)}) {{", f"if ({EXISTS.call(q)}) {{",
+                    *_coarse_calls(boundary, relative, False, plan), "}", "__syncthreads();",
+                    "} else {", *plain, "}")
+        case Accumulate():
+            take = (*each(op.name + WRITE_HALF), "__syncthreads();",
+                    *each(op.name + EVALUATE_HALF))
+            if not guarded:
+                last = _assoc_last(op)
+                return ((take if op.consume else ())
+                        + (each(op.name + FINISH_PART, f", {last}") if last else ()))
+            take_flag, last_flag = assoc_guard_flags(q, plan.stream_radius, op.final)
+            return ("{", take_flag, last_flag, f"if ({ASSOC_TAKE}) {{", *take,
+                    "} else __syncthreads();",
+                    *each(op.name + FINISH_PART, f", {ASSOC_LAST[op.final]}"), "}")
+    raise InternalError(f"no macro for {op!r}")
+
+
+def _phase_code(phase: Phase, plan: BlockingPlan) -> PhaseCode:
+    if plan.coarsen > 1:
+        return PhaseCode(phase.name, tuple(
+            line for op in phase.ops
+            for line in _coarse_calls(op, phase.relative, phase.guarded, plan)))
     return PhaseCode(phase.name, tuple(_call(op, phase.relative, phase.guarded)
                                        for op in phase.ops))
 
@@ -468,23 +551,118 @@ def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, pref
             regs = tuple((dtype, str(reg)) for reg in ks.registers())
     dims = tuple(KernelDim(pd.index, pd.thread, h, c)
                  for pd, h, c in zip(plane_dims, plan.halo(d), plan.compute_region(d)))
+    reads_odd = d > 1 and not plan.coupled
+    pointers = (_rotating_pointers(plan, d) if plan.levels.rotating
+                else field_declarations(info, plan, d) if plan.coupled
+                else _double_buffer_pointers(plan, reads_odd))
+    windows = _windows(plan, dims, d)
+    cell_lines = cell_origins = ()
+    if plan.coarsen > 1:  # every value of a cell, the registers too, once per cell
+        macros = (*_cell_macros(plan, pointers), *macros)
+        regs = tuple((ctype, cell_register(name, m)) for m in range(plan.coarsen)
+                     for ctype, name in regs)
+        cell_lines, cell_origins = _cell_lines(plan, dims, windows), _cell_origins(plan, info.ndim)
+        pointers = ()
     return KernelCode(
         name=f"{prefix}_kernel_d{d}", degree=d,
         halo=plan.halo(d), compute=plan.compute_region(d),
-        dims=dims, block_order=tuple(reversed(dims)), windows=_windows(plan, dims, d),
-        depth=d * plan.stream_radius, reads_odd_boundary=d > 1 and not plan.coupled,
-        pointers=(_rotating_pointers(plan, d) if plan.levels.rotating
-                  else field_declarations(info, plan, d) if plan.coupled else ()),
+        dims=dims, block_order=tuple(reversed(dims)), windows=windows,
+        depth=d * plan.stream_radius, reads_odd_boundary=reads_odd,
+        pointers=pointers, cell_lines=cell_lines, cell_origins=cell_origins,
         steps=d // plan.substeps,
         registers=regs, macros=macros,
         undefs=(*(m.name for m in shared), SYNC_MACRO.name, *(m.name for m in macros)),
-        prologue=_phase_code(ks.prologue),
-        head_lowermost=_phase_code(ks.heads["lowermost"]) if ks.heads else None,
-        head_middle=_phase_code(ks.heads["middle"]) if ks.heads else None,
-        inner=_phase_code(ks.inner), tail=_phase_code(ks.tail),
+        prologue=_phase_code(ks.prologue, plan),
+        head_lowermost=_phase_code(ks.heads["lowermost"], plan) if ks.heads else None,
+        head_middle=_phase_code(ks.heads["middle"], plan) if ks.heads else None,
+        inner=_phase_code(ks.inner, plan), tail=_phase_code(ks.tail, plan),
         head_steps=(len(ks.heads["lowermost"].steps), len(ks.heads["middle"].steps))
         if ks.heads else (0, 0),
         unroll=ks.unroll)
+
+
+def _double_buffer_pointers(plan: BlockingPlan, reads_odd_boundary: bool
+                            ) -> tuple[str, ...]:
+    """Each thread's pointers into a double-buffered launch's buffers at its column: the
+    loads (boundary cells from the even boundary buffer), the boundary buffers, the
+    store."""
+    t = plan.dtype
+    return (f"const {t} *const an5d_p_ld = (an5d_interior ? an5d_src : an5d_bnd_even) "
+            "+ an5d_origin;",
+            f"const {t} *const an5d_p_be = an5d_bnd_even + an5d_origin;",
+            *((f"const {t} *const an5d_p_bo = an5d_bnd_odd + an5d_origin;",)
+              if reads_odd_boundary else ()),
+            f"{t} *const an5d_p_st = an5d_dst + an5d_origin;")
+
+
+#: The names a coarsened kernel keeps per cell (``<name>_x<m>``) and each cell's macro
+#: aliases to the one-cell name (:func:`_cell_macros`), with their C types.
+CELL_VALUES = (("const int", "an5d_t1"), ("const int", "an5d_c1"),
+               ("const bool", "an5d_in_array"), ("const bool", "an5d_interior"),
+               ("const bool", "an5d_bnd"), ("const unsigned", "an5d_act"),
+               ("const size_t", "an5d_origin"))
+
+
+def _cell_lines(plan: BlockingPlan, dims: tuple["KernelDim", ...],
+                windows: tuple[Window, ...]) -> tuple[str, ...]:
+    """A coarsened kernel's positions and flags: dimension 1's thread holds cells
+    ``an5d_t1 + m * threads`` (``an5d_t1_x<m>``, ``an5d_c1_x<m>``), each with the one-cell
+    kernel's flags (in the array, interior, boundary, its level bits)."""
+    outer, *rest = dims
+    step = plan.threads[0]
+    lines = [f"const int an5d_t{d.index} = threadIdx.{d.thread};" for d in rest]
+    lines += [f"const int an5d_c{d.index} = an5d_lo{d.index} - {d.halo} + an5d_b{d.index} * "
+              f"{d.compute} + an5d_t{d.index};" for d in rest]
+    o = outer.index
+
+    def name(base: str, m: int) -> str:
+        return f"{base}_x{m}"
+
+    for m in range(plan.coarsen):
+        c = {o: name(f"an5d_c{o}", m), **{d.index: f"an5d_c{d.index}" for d in rest}}
+        t = {o: name(f"an5d_t{o}", m), **{d.index: f"an5d_t{d.index}" for d in rest}}
+        in_array = " && ".join(f"{c[d.index]} >= 0 && {c[d.index]} < an5d_n{d.index}"
+                               for d in dims)
+        interior = " && ".join(f"{c[d.index]} >= an5d_lo{d.index} && "
+                               f"{c[d.index]} <= an5d_hi{d.index}" for d in dims)
+        act = name("an5d_act", m)
+        lines += [f"const int {t[o]} = threadIdx.{outer.thread} + {m * step};",
+                  f"const int {c[o]} = an5d_lo{o} - {outer.halo} + an5d_b{o} * "
+                  f"{outer.compute} + {t[o]};",
+                  f"const bool {name('an5d_in_array', m)} = {in_array};",
+                  f"const bool {name('an5d_interior', m)} = {interior};",
+                  f"const bool {name('an5d_bnd', m)} = {name('an5d_in_array', m)} && "
+                  f"!{name('an5d_interior', m)};",
+                  f"unsigned {act} = 0u;",
+                  f"if ({name('an5d_interior', m)}) {{"]
+        lines += [f"  if ({' && '.join(f'{t[i]} >= {lo} && {t[i]} < {hi}' for i, lo, hi in w.bounds)})"
+                  f" {act} |= {w.bit}u;" for w in windows]
+        lines.append("}")
+    return tuple(lines)
+
+
+def _cell_origins(plan: BlockingPlan, ndim: int) -> tuple[str, ...]:
+    """Each cell's offset of its column in a buffer (the one-cell kernel's ``an5d_origin``)."""
+    lines = []
+    for m in range(plan.coarsen):
+        c1 = f"an5d_c1_x{m}"
+        column = f"(size_t){c1} * an5d_n2 + an5d_c2" if ndim == 3 else f"(size_t){c1}"
+        lines.append(f"const size_t an5d_origin_x{m} = (size_t)an5d_base * (size_t)an5d_plane"
+                     f" + (an5d_in_array_x{m} ? {column} : 0);")
+    return tuple(lines)
+
+
+def _cell_macros(plan: BlockingPlan, pointers: tuple[str, ...]) -> tuple[Macro, ...]:
+    """``AN5D_CELL<m>(statement)``: the statement (an op's macro) for cell ``m``, every
+    per-cell value under its one-cell name, and the cell's buffer pointers, so that the
+    one-cell macros run unchanged. nvcc folds the aliases; those a statement does not use
+    are marked so."""
+    macros = []
+    for m in range(plan.coarsen):
+        body = [f"[[maybe_unused]] {ctype} {base} = {base}_x{m};" for ctype, base in CELL_VALUES]
+        body += [f"[[maybe_unused]] {line}" for line in pointers]
+        macros.append(Macro(f"{CELL_MACRO}{m}", ("an5d_stmt",), (*body, "an5d_stmt;")))
+    return tuple(macros)
 
 
 def _rotating_pointers(plan: BlockingPlan, degree: int) -> tuple[str, ...]:
@@ -543,7 +721,7 @@ def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem
         plan_text=plan.describe(), bt=plan.bt, sl=plan.sl,
         stream_length=str(plan.sl) if plan.sl else "an5d_hi0 - an5d_lo0 + 1",
         radius=plan.stream_radius, reach_above=plan.reach[1],
-        plane_dims=plane_dims, thread_block=tuple(reversed(plan.bs)),
+        plane_dims=plane_dims, thread_block=plan.thread_block, coarsen=plan.coarsen,
         nthreads=plan.nthreads, smem_planes=plan.smem_planes * plan.fields,
         smem_wrap=smem_wrap, scalars=scalars,
         signature=launch_signature(info.ndim, scalars, coef_layouts(info)),

@@ -293,7 +293,7 @@ class CupyRunner:
         self._cupy = cupy
         self.module = cupy.RawModule(path=self.cubin.path)
         self.kernels = {}
-        self.block = tuple(reversed(self.plan.bs))  # (x, y)
+        self.block = self.plan.thread_block  # (x, y)
         self._work = None  # a rotating program's work buffers
 
     def kernel(self, degree: int):

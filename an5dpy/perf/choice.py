@@ -16,6 +16,7 @@ and calls these; every command and the Python API go through it.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, fields
 from typing import Mapping, NoReturn
 
@@ -31,9 +32,9 @@ FALLBACK_GPU = "H100"
 
 SPACE = {
     2: {"bt": range(1, 17), "bs": ((128,), (256,), (512,), (1024,)),
-        "sl": (128, 256, 512, 1024)},
+        "sl": (128, 256, 512, 1024), "coarsen": (1,)},
     3: {"bt": range(1, 9), "bs": ((16, 16), (16, 32), (32, 32), (16, 64)),
-        "sl": (64, 128, 256, None)},
+        "sl": (64, 128, 256, None), "coarsen": (1,)},
 }
 
 #: The value of a :class:`Fixed` field that the model chooses.
@@ -57,6 +58,7 @@ class Fixed:
     sl: int | None | str = AUTO
     opt: str = AUTO
     regs: int | None | str = AUTO
+    coarsen: int | str = AUTO
 
     @property
     def open(self) -> tuple[str, ...]:
@@ -105,21 +107,20 @@ def candidate_plans(info: StencilInfo, gpu: GpuSpec, dtype: str | None = None,
     ``prune``, without those whose register estimate exceeds an SM's registers."""
     space = search_space(info)
     values = {name: (space[name] if is_auto(getattr(fixed, name)) else (getattr(fixed, name),))
-              for name in ("bt", "bs", "sl")}
+              for name in ("bt", "bs", "sl", "coarsen")}
     opt = None if is_auto(fixed.opt) else fixed.opt
     limits = gpu.limits()
     plans = []
-    for bt in values["bt"]:
-        for bs in values["bs"]:
-            for sl in values["sl"]:
-                try:
-                    plan = make_plan(info, bt, bs=bs, sl=sl, opt=opt, dtype=dtype,
-                                     limits=limits)
-                except UsageError:
-                    continue
-                if prune and plan.register_estimate() * plan.nthreads > gpu.regs_per_sm:
-                    continue
-                plans.append(plan)
+    for bt, bs, sl, coarsen in itertools.product(
+            values["bt"], values["bs"], values["sl"], values["coarsen"]):
+        try:
+            plan = make_plan(info, bt, bs=bs, sl=sl, opt=opt, dtype=dtype, limits=limits,
+                             coarsen=coarsen)
+        except UsageError:
+            continue
+        if prune and plan.register_estimate() * plan.nthreads > gpu.regs_per_sm:
+            continue
+        plans.append(plan)
     return plans
 
 
@@ -164,10 +165,11 @@ def _nothing_fits(info: StencilInfo, gpu: GpuSpec, fixed: Fixed, plans) -> NoRet
     if not plans:
         space = search_space(info)
         pick = {name: (space[name][0] if is_auto(getattr(fixed, name)) else getattr(fixed, name))
-                for name in ("bt", "bs", "sl")}
+                for name in ("bt", "bs", "sl", "coarsen")}
         try:
             make_plan(info, pick["bt"], bs=pick["bs"], sl=pick["sl"],
-                      opt=None if is_auto(fixed.opt) else fixed.opt, limits=gpu.limits())
+                      opt=None if is_auto(fixed.opt) else fixed.opt, limits=gpu.limits(),
+                      coarsen=pick["coarsen"])
         except OptionError as e:
             if {name for name, _ in e.settings} <= set(fixed.given_names()):
                 raise

@@ -65,6 +65,7 @@ class Measured:
 
     def to_json(self) -> dict:
         return {"bt": self.plan.bt, "bs": format_block_size(self.plan.bs), "sl": self.plan.sl,
+                "coarsen": self.plan.coarsen,
                 "opt": self.plan.mode.value, "dtype": self.plan.dtype, "cap": self.cap,
                 "gflops": self.gflops, "seconds": self.seconds, "registers": self.registers,
                 "spills": self.spills, "predicted": self.predicted}
@@ -88,7 +89,7 @@ class TuneResult:
         return {"gpu": self.gpu, "sizes": self.sizes, "steps": self.steps,
                 "measure_steps": self.measure_steps, "candidates": self.candidates,
                 "ranking": [{"bt": p.bt, "bs": format_block_size(p.bs), "sl": p.sl,
-                             "opt": p.mode.value, "dtype": p.dtype, "predicted": g}
+                             "coarsen": p.coarsen, "opt": p.mode.value, "dtype": p.dtype, "predicted": g}
                             for p, g in self.ranking],
                 "measured": [m.to_json() for m in self.measured],
                 "best": self.best.to_json() if self.best else None}
@@ -96,10 +97,12 @@ class TuneResult:
 
 def plan_from_json(info: StencilInfo, d: Mapping) -> BlockingPlan:
     """A plan from its JSON: the tuner's (bS as text) or :meth:`BlockingPlan.to_json`'s
-    (bS as a list, as artifact rows keep it)."""
+    (bS as a list, as artifact rows keep it; rows written before plans had cells per
+    thread have one)."""
     from an5dpy.blocking.plan import parse_block_size
     bs = parse_block_size(d["bs"], info.ndim) if isinstance(d["bs"], str) else tuple(d["bs"])
-    return blocking_plan(info, d["bt"], bs=bs, sl=d["sl"], opt=d["opt"], dtype=d["dtype"])
+    return blocking_plan(info, d["bt"], bs=bs, sl=d["sl"], opt=d["opt"], dtype=d["dtype"],
+                         coarsen=d.get("coarsen", 1))
 
 
 def result_from_json(info: StencilInfo, d: Mapping) -> TuneResult:

@@ -41,11 +41,13 @@ class Case:
     compsize: int
     steps: int
     exact: bool = True
+    coarsen: int = 1
 
     @property
     def id(self) -> str:
         return (f"{self.name}-{self.dtype}-{self.mode}-bt{self.bt}-sl{self.sl}-n{self.compsize}"
-                f"-T{self.steps}{'' if self.exact else '-fast'}")
+                f"-T{self.steps}{'' if self.exact else '-fast'}"
+                f"{f'-c{self.coarsen}' if self.coarsen > 1 else ''}")
 
 
 @lru_cache(maxsize=None)
@@ -90,6 +92,13 @@ def cases() -> list[Case]:
                 bt = largest_bt(info, 3, bs, info.opt)
                 out.append(Case(name, dtype, info.opt, bt, bs, 9, sizes[1], 4 * bt - 1,
                                 exact=False))
+            # coarsened: 2 and 4 cells per thread, every mode across the two
+            for k, coarsen in enumerate((2, 4)):
+                mode = modes[(k + 1) % len(modes)]
+                bt = largest_bt(info, want[k], bs, mode)
+                sl = (7, None)[k] if info.ndim == 3 else (None, 19)[k]
+                out.append(Case(name, dtype, mode, bt, bs, sl, sizes[k], (3 * bt + 2, bt + 1)[k],
+                                coarsen=coarsen))
     return out
 
 
@@ -99,7 +108,8 @@ CASES = cases()
 def build(case: Case):
     from an5dpy.cuda.runtime import BuildOptions, build_kernels, device_arch
     prog, info = program(case.name, case.dtype)
-    plan = make_plan(info, bt=case.bt, bs=case.bs, sl=case.sl, opt=case.mode)
+    plan = make_plan(info, bt=case.bt, bs=case.bs, sl=case.sl, opt=case.mode,
+                     coarsen=case.coarsen)
     model, cubin = build_kernels(info, plan, case.name.replace("-", "_"),
                                  BuildOptions(arch=device_arch(), exact=case.exact))
     return plan, model, cubin

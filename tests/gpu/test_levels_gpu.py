@@ -38,17 +38,21 @@ def rotating_forms() -> list[str]:
 
 
 FORMS = rotating_forms()
-#: (bt, bs per in-plane dimension beyond 2*bt*r, sl)
-PLANS = [(1, 3, None), (2, 1, 3), (3, 4, None), (5, 2, 2)]
+#: (bt, bs per in-plane dimension beyond 2*bt*r, sl, cells per thread: the outermost
+#: in-plane block size rounded up to a multiple of it)
+PLANS = [(1, 3, None, 1), (2, 1, 3, 1), (3, 4, None, 1), (5, 2, 2, 1), (2, 1, 3, 2),
+         (3, 4, None, 4)]
 STEPS = (0, 1, 2, 3, 4, 7, 11)
 
 
 def builds(info) -> list:
     plans = []
-    for bt, extra, sl in PLANS:
+    for bt, extra, sl, coarsen in PLANS:
         bs = tuple(2 * bt * r + extra for r in info.radius[1:])
+        bs = (-(-bs[0] // coarsen) * coarsen, *bs[1:])
         for mode in ("none", "nondiag") if info.diagonal_free else ("none",):
-            plans.append(driver.blocking_plan(info, bt, bs=bs, sl=sl, opt=mode))
+            plans.append(driver.blocking_plan(info, bt, bs=bs, sl=sl, opt=mode,
+                                              coarsen=coarsen))
     return plans
 
 

@@ -49,6 +49,10 @@ def builds(name: str, info) -> list[tuple[str, object, object]]:
         if info.diagonal_free:
             out.append(("nondiag", info,
                         driver.blocking_plan(info, bt, bs=bs, sl=sl, opt="nondiag")))
+    # two cells per thread, the outermost block size rounded up to an even one
+    bt, bs, sl = plans[1]
+    out.append(("coarse", info, driver.blocking_plan(info, bt, bs=(bs[0] + bs[0] % 2, *bs[1:]),
+                                                     sl=sl, coarsen=2)))
     if name in SUMS:
         summed = forced_assoc(info)
         out += [("assoc", summed, driver.blocking_plan(summed, bt, bs=bs, sl=sl, opt="assoc"))
@@ -104,7 +108,7 @@ def check(name: str, program, info, runner, params: dict, seed: int, naive: bool
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_read_only_kernels_match_gcc(tmp_path, name):
     program, info = driver.load(write(tmp_path, name))
-    checked = {"none": 0, "nondiag": 0, "assoc": 0}
+    checked = {"none": 0, "nondiag": 0, "assoc": 0, "coarse": 0}
     for mode, summed, runner in runners(name, info):
         for k, steps in enumerate(STEPS):
             for params in sizes(name):
@@ -115,6 +119,7 @@ def test_read_only_kernels_match_gcc(tmp_path, name):
                 checked[mode] += 1
     assert checked["none"] >= len(STEPS) * 3
     assert (checked["assoc"] > 0) == (name in SUMS)
+    assert checked["coarse"] == len(STEPS) * len(sizes(name))
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
