@@ -185,11 +185,12 @@ class BlockingPlan:
     substeps: int = 1
     fields: int = 1
     #: Cells each thread computes along the outermost in-plane dimension (thread
-    #: coarsening): thread ``t`` of that dimension holds cells ``t + m * bs[0] / coarsen``,
-    #: m = 0 .. coarsen-1. The cells a block computes, and so its schedule and results, do
-    #: not change; the block has ``coarsen`` times fewer threads, each with ``coarsen``
-    #: register rings, one barrier per level op for all its cells, and as many independent
-    #: evaluations between barriers (:data:`COARSENINGS`).
+    #: coarsening): thread ``t`` of that dimension holds the consecutive cells
+    #: ``t * coarsen + m``, m = 0 .. coarsen-1. The cells a block computes, and so its
+    #: schedule and results, do not change; the block has ``coarsen`` times fewer threads,
+    #: each with ``coarsen`` register rings, one barrier per level op for all its cells, as
+    #: many independent evaluations between barriers, and (mode nondiag) its cells' row
+    #: neighbours in its own registers (:data:`COARSENINGS`).
     coarsen: int = 1
 
     @property
@@ -701,23 +702,28 @@ WARP_SIZE = 32
 
 
 @lru_cache(maxsize=None)
-def active_warp_fraction(bs: tuple[int, ...], radius: tuple[int, ...], level: int) -> float:
-    """The share of a block's warps with a thread inside level ``level``'s window.
+def active_warp_fraction(bs: tuple[int, ...], radius: tuple[int, ...], level: int,
+                         coarsen: int = 1) -> float:
+    """The share of a block's warps (per cell of its threads) with a cell inside level
+    ``level``'s window.
 
-    A thread computes level L only if every in-plane index lies in [L*r, bS - L*r); warps
-    are runs of 32 threads in linear order, the contiguous dimension fastest (``bs`` in
-    array order). The kernels branch around the evaluation where some warp is idle
-    (:func:`an5dpy.cuda.macros.levels_with_idle_warps`) and the model charges only the active
-    warps. The same for every degree, so computed once per level.
+    A cell is computed at level L only if every in-plane index lies in [L*r, bS - L*r);
+    warps are runs of 32 threads in linear order, the contiguous dimension fastest (``bs``
+    in array order). With ``coarsen`` cells per thread, thread t of the outermost in-plane
+    dimension holds its cells t*coarsen .. t*coarsen+coarsen-1, and each (warp, cell)
+    counts once. The kernels branch around the evaluation where some warp is idle
+    (:func:`an5dpy.cuda.macros.levels_with_idle_warps`) and the model charges only the
+    active warps. The same for every degree, so computed once per level.
     """
+    threads = (bs[0] // coarsen, *bs[1:])
     window = [range(level * r, b - level * r) for b, r in zip(bs, radius)]
     active = set()
     for index in itertools.product(*window):
-        linear = 0
-        for i, b in zip(index, bs):
+        linear, cell = divmod(index[0], coarsen)
+        for i, b in zip(index[1:], threads[1:]):
             linear = linear * b + i
-        active.add(linear // WARP_SIZE)
-    return len(active) / math.ceil(math.prod(bs) / WARP_SIZE)
+        active.add((cell, linear // WARP_SIZE))
+    return len(active) / (coarsen * math.ceil(math.prod(threads) / WARP_SIZE))
 
 
 def round_up(n: int, k: int) -> int:

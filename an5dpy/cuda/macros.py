@@ -214,10 +214,41 @@ def history_params(plan: BlockingPlan) -> tuple[str, ...]:
 
 def update_params(info: StencilInfo, plan: BlockingPlan) -> tuple[str, ...]:
     """``AN5D_UPDATE``'s parameters: the input registers, the older levels' planes where
-    the update reads them, the shared buffer and, where the update reads a read-only
-    array, the op's plane (whose coefficients it reads)."""
+    the update reads them, the shared buffer, where the update reads a read-only
+    array, the op's plane (whose coefficients it reads), and in a coarsened kernel the
+    neighbours along dimension 1 (:func:`row_neighbours`)."""
     plane = (P_PLANE,) if info.coefficients else ()
-    return (*input_params(plan.stream_radius), *history_params(plan), P_BUF, *plane)
+    rows = tuple(map(neighbour_param, row_neighbours(info, plan)))
+    return (*input_params(plan.stream_radius), *history_params(plan), P_BUF, *plane, *rows)
+
+
+def row_neighbours(info: StencilInfo, plan: BlockingPlan) -> tuple[int, ...]:
+    """The offsets ``dy`` along dimension 1 at which a coarsened nondiag kernel's update
+    reads level T-1's plane off the cell's column but in its row of the other in-plane
+    dimensions (``(0, dy, 0)``): a thread holds ``coarsen`` consecutive cells along
+    dimension 1, so where cell ``m + dy`` is the thread's own, the value is that cell's
+    register, not a shared-memory load (the render model passes each cell either,
+    :func:`smem_read`). Empty for one cell per thread and the other modes."""
+    if plan.coarsen == 1 or plan.mode is not Mode.NONDIAG:
+        return ()
+    from an5dpy.ir import walk
+    return tuple(sorted({n.offset[1] for n in walk(info.update)
+                         if isinstance(n, Read) and n.lag == 1 and n.offset[0] == 0
+                         and n.offset[1] != 0 and not any(n.offset[2:])}))
+
+
+def neighbour_param(dy: int) -> str:
+    """The update's parameter for the neighbour ``dy`` cells away along dimension 1."""
+    return f"an5d_y{'m' if dy < 0 else 'p'}{abs(dy)}"
+
+
+def smem_read(plan: BlockingPlan, plane: str, inplane: tuple[int, ...], buf: str = P_BUF
+              ) -> str:
+    """A read of shared buffer ``buf``'s ``plane`` at the thread's cell (``an5d_t1``,
+    ``an5d_t2``) plus ``inplane``: the one spelling of a shared-memory load."""
+    idx = "".join(f"[an5d_t{e} + {r + o}]"
+                  for e, (r, o) in enumerate(zip(plan.plane_radius, inplane), 1))
+    return f"AN5D_SREF(an5d_sm[{buf}][{plane}]{idx})"
 
 
 def continued(text: str, width: int = WRAP_WIDTH, indent: str = "    ") -> str:
@@ -330,8 +361,7 @@ class UpdatePrinter:
         return self.coefs[node.array].read(index, self.coords, clamp=True)
 
     def smem(self, plane: str, inplane: tuple[int, ...]) -> str:
-        idx = "".join(f"[{t} + {r + o}]" for t, r, o in zip(self.threads, self.pad, inplane))
-        return f"AN5D_SREF(an5d_sm[{P_BUF}][{plane}]{idx})"
+        return smem_read(self.plan, plane, inplane)
 
     def stencil(self) -> str:
         mode = self.plan.mode
@@ -340,6 +370,7 @@ class UpdatePrinter:
         staged = {(o.lag, o.dz): self.older_plane(k) for k, o in
                   enumerate(self.plan.levels.shared_older)}
         hist = {(o.lag, o.dz): name for o, name in zip(older, history_params(self.plan))}
+        rows = row_neighbours(self.info, self.plan)
 
         def read(node: Read | CoefRead) -> str:
             if isinstance(node, CoefRead):
@@ -354,6 +385,8 @@ class UpdatePrinter:
                 return self.smem(str(dz + self.r), inplane)
             if dz != 0:
                 raise InternalError("nondiag kernel with a diagonal access")
+            if inplane[0] in rows and not any(inplane[1:]):
+                return neighbour_param(inplane[0])  # a register where the thread holds it
             return self.smem("0", inplane)
 
         return self.expr(self.update, read)
@@ -470,7 +503,8 @@ def levels_with_idle_warps(plan: BlockingPlan, degree: int) -> frozenset[int]:
     boundary cells select their boundary value instead.
     """
     return frozenset(level for level in range(1, degree + 1)
-                     if active_warp_fraction(plan.bs, plan.plane_radius, level) < 1.0)
+                     if active_warp_fraction(plan.bs, plan.plane_radius, level,
+                                             plan.coarsen) < 1.0)
 
 
 def _evaluate(dtype: str, expr: str, bit: int, skip: bool, boundary: str, centre: str
@@ -504,6 +538,8 @@ def _calc_macros(printer: UpdatePrinter, plan: BlockingPlan, d: int, dtype: str)
     ins = input_params(r)
     hist = history_params(plan)  # the older levels' planes the update reads
     expr = f"{UPDATE_MACRO}({', '.join(update_params(printer.info, plan))})"
+    # a coarsened kernel's row neighbours, after the op's own parameters
+    rows = tuple(map(neighbour_param, row_neighbours(printer.info, plan)))
     if plan.mode is Mode.NONE:
         writes = [_store_smem(printer, ins[k], k) for k in range(2 * r + 1)]
     else:
@@ -530,7 +566,7 @@ def _calc_macros(printer: UpdatePrinter, plan: BlockingPlan, d: int, dtype: str)
             # halo threads evaluate too (reading the padding) and keep what they get
             evaluation = _evaluate(dtype, expr, 1 << level, level in idle, bval, ins[r])
             if plan.coarsen > 1:
-                macros += (*_halves(f"CALC{level}", params, writes, evaluation),
+                macros += (*_halves(f"CALC{level}", params + rows, writes, evaluation),
                            Macro(f"BOUNDARY{level}", bparams, bbody))
                 continue
             macros.append(Macro(f"CALC{level}", params,
@@ -555,7 +591,7 @@ def _calc_macros(printer: UpdatePrinter, plan: BlockingPlan, d: int, dtype: str)
                               f"{store} = an5d_v;", *older)
             params = (q, *ins, *hist, *also, b)
             if plan.coarsen > 1:
-                macros += _halves(name, params, writes, evaluation)
+                macros += _halves(name, params + rows, writes, evaluation)
                 continue
             macros.append(Macro(name, params, (*writes, "__syncthreads();", *evaluation)))
             macros.append(Macro(f"G_{name}", params, (

@@ -27,7 +27,7 @@ from an5dpy.cuda.macros import (ASSOC_LAST, ASSOC_TAKE, EVALUATE_HALF, FINISH_PA
                                 SYNC_MACRO, WRITE_HALF, CoefLayout, ConstantTable, LineMacro,
                                 Macro, accumulator_type, assoc_guard_flags, boundary_pointer,
                                 coef_layouts, level_macros, loads_boundary, older_name,
-                                plane_macros, update_macros)
+                                plane_macros, row_neighbours, smem_read, update_macros)
 from an5dpy.errors import InternalError
 from an5dpy.ir import CoefRead, Read, StencilInfo
 
@@ -469,18 +469,51 @@ def cell_register(reg, m: int) -> str:
     return f"{reg}_x{m}"
 
 
-def _coarse_calls(op: Op, relative: bool, guarded: bool, plan: BlockingPlan
+@dataclass(frozen=True)
+class Coarsening:
+    """How a coarsened kernel's ops treat the thread's cells: ``rows``, the offsets along
+    dimension 1 at which the update reads level T-1's plane in the cell's row
+    (:func:`an5dpy.cuda.macros.row_neighbours`), passed to each cell as its neighbour's
+    register where the thread holds that cell, else as a shared-memory load; ``shared``,
+    the cells whose values other threads read (the others skip the shared-memory
+    write: in 2D nondiag every shared read is a row read, so only the cells within the
+    reach of the run's ends are read by the neighbouring threads)."""
+
+    plan: BlockingPlan
+    rows: tuple[int, ...]
+    shared: tuple[int, ...]
+
+    @staticmethod
+    def of(info: StencilInfo, plan: BlockingPlan) -> "Coarsening":
+        rows = row_neighbours(info, plan)
+        c = plan.coarsen
+        shared = tuple(range(c))
+        if rows and plan.ndim == 2 and not plan.levels.shared_older:
+            reach = max(map(abs, rows))
+            shared = tuple(m for m in range(c) if m < reach or m >= c - reach)
+        return Coarsening(plan, rows, shared)
+
+    def neighbours(self, op: Calc | Store, m: int) -> str:
+        """Cell ``m``'s row-neighbour arguments of a level op."""
+        centre, c = op.ins[self.plan.stream_radius], self.plan.coarsen
+        inplane = lambda dy: (dy, *(0,) * (self.plan.ndim - 2))  # noqa: E731
+        return "".join(f", {cell_register(centre, m + dy)}" if 0 <= m + dy < c
+                       else f", {smem_read(self.plan, '0', inplane(dy), str(op.buf))}"
+                       for dy in self.rows)
+
+
+def _coarse_calls(op: Op, relative: bool, guarded: bool, how: Coarsening
                   ) -> tuple[str, ...]:
     """The lines of one op in a coarsened kernel: each cell of the thread runs the op's
-    macro (its ``_W`` half for every cell, the op's one barrier, then its ``_E`` half
-    for every cell, where the op has a barrier); the guards of a tail op are decided
-    once, on the plane, for all cells."""
+    macro (its ``_W`` half for every cell whose values are shared, the op's one barrier,
+    then its ``_E`` half for every cell, where the op has a barrier); the guards of a
+    tail op are decided once, on the plane, for all cells."""
+    plan = how.plan
     q = plane_text(op.plane, relative)
-    cells = range(plan.coarsen)
 
-    def each(name: str, extra: str = "") -> tuple[str, ...]:
+    def each(name: str, extra=lambda m: "", cells=range(plan.coarsen)) -> tuple[str, ...]:
         return tuple(f"{CELL_MACRO}{m}({name}({_arguments(op, q, lambda r, m=m: cell_register(r, m))}"
-                     f"{extra}));" for m in cells)
+                     f"{extra(m)}));" for m in cells)
 
     match op:
         case Sync():
@@ -490,14 +523,16 @@ def _coarse_calls(op: Op, relative: bool, guarded: bool, plan: BlockingPlan
         case Boundary():
             return each(op.name)
         case Calc() | Store():
-            plain = (*each(op.name + WRITE_HALF), "__syncthreads();", *each(op.name + EVALUATE_HALF))
+            rows = lambda m: how.neighbours(op, m)  # noqa: E731
+            plain = (*each(op.name + WRITE_HALF, rows, how.shared), "__syncthreads();",
+                     *each(op.name + EVALUATE_HALF, rows))
             if not guarded:
                 return plain
             if isinstance(op, Store):
                 return (f"if ({STORES.call(q)}) {{", *plain, "} else __syncthreads();")
             boundary = Boundary(op.level, op.out, op.plane, op.prev)
             return (f"if ({BOUNDARY_PLANE.call(q)}) {{", f"if ({EXISTS.call(q)}) {{",
-                    *_coarse_calls(boundary, relative, False, plan), "}", "__syncthreads();",
+                    *_coarse_calls(boundary, relative, False, how), "}", "__syncthreads();",
                     "} else {", *plain, "}")
         case Accumulate():
             take = (*each(op.name + WRITE_HALF), "__syncthreads();",
@@ -505,19 +540,19 @@ def _coarse_calls(op: Op, relative: bool, guarded: bool, plan: BlockingPlan
             if not guarded:
                 last = _assoc_last(op)
                 return ((take if op.consume else ())
-                        + (each(op.name + FINISH_PART, f", {last}") if last else ()))
+                        + (each(op.name + FINISH_PART, lambda m: f", {last}") if last else ()))
             take_flag, last_flag = assoc_guard_flags(q, plan.stream_radius, op.final)
             return ("{", take_flag, last_flag, f"if ({ASSOC_TAKE}) {{", *take,
                     "} else __syncthreads();",
-                    *each(op.name + FINISH_PART, f", {ASSOC_LAST[op.final]}"), "}")
+                    *each(op.name + FINISH_PART, lambda m: f", {ASSOC_LAST[op.final]}"), "}")
     raise InternalError(f"no macro for {op!r}")
 
 
-def _phase_code(phase: Phase, plan: BlockingPlan) -> PhaseCode:
-    if plan.coarsen > 1:
+def _phase_code(phase: Phase, how: Coarsening | None) -> PhaseCode:
+    if how is not None:
         return PhaseCode(phase.name, tuple(
             line for op in phase.ops
-            for line in _coarse_calls(op, phase.relative, phase.guarded, plan)))
+            for line in _coarse_calls(op, phase.relative, phase.guarded, how)))
     return PhaseCode(phase.name, tuple(_call(op, phase.relative, phase.guarded)
                                        for op in phase.ops))
 
@@ -556,6 +591,7 @@ def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, pref
                 else field_declarations(info, plan, d) if plan.coupled
                 else _double_buffer_pointers(plan, reads_odd))
     windows = _windows(plan, dims, d)
+    how = Coarsening.of(info, plan) if plan.coarsen > 1 else None
     cell_lines = cell_origins = ()
     if plan.coarsen > 1:  # every value of a cell, the registers too, once per cell
         macros = (*_cell_macros(plan, pointers), *macros)
@@ -572,10 +608,10 @@ def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, pref
         steps=d // plan.substeps,
         registers=regs, macros=macros,
         undefs=(*(m.name for m in shared), SYNC_MACRO.name, *(m.name for m in macros)),
-        prologue=_phase_code(ks.prologue, plan),
-        head_lowermost=_phase_code(ks.heads["lowermost"], plan) if ks.heads else None,
-        head_middle=_phase_code(ks.heads["middle"], plan) if ks.heads else None,
-        inner=_phase_code(ks.inner, plan), tail=_phase_code(ks.tail, plan),
+        prologue=_phase_code(ks.prologue, how),
+        head_lowermost=_phase_code(ks.heads["lowermost"], how) if ks.heads else None,
+        head_middle=_phase_code(ks.heads["middle"], how) if ks.heads else None,
+        inner=_phase_code(ks.inner, how), tail=_phase_code(ks.tail, how),
         head_steps=(len(ks.heads["lowermost"].steps), len(ks.heads["middle"].steps))
         if ks.heads else (0, 0),
         unroll=ks.unroll)
@@ -605,11 +641,11 @@ CELL_VALUES = (("const int", "an5d_t1"), ("const int", "an5d_c1"),
 
 def _cell_lines(plan: BlockingPlan, dims: tuple["KernelDim", ...],
                 windows: tuple[Window, ...]) -> tuple[str, ...]:
-    """A coarsened kernel's positions and flags: dimension 1's thread holds cells
-    ``an5d_t1 + m * threads`` (``an5d_t1_x<m>``, ``an5d_c1_x<m>``), each with the one-cell
-    kernel's flags (in the array, interior, boundary, its level bits)."""
+    """A coarsened kernel's positions and flags: thread ``t`` of dimension 1 holds the
+    consecutive cells ``t * coarsen + m`` (``an5d_t1_x<m>``, ``an5d_c1_x<m>``; a cell's row
+    neighbours are then mostly the thread's own), each with the one-cell kernel's flags
+    (in the array, interior, boundary, its level bits)."""
     outer, *rest = dims
-    step = plan.threads[0]
     lines = [f"const int an5d_t{d.index} = threadIdx.{d.thread};" for d in rest]
     lines += [f"const int an5d_c{d.index} = an5d_lo{d.index} - {d.halo} + an5d_b{d.index} * "
               f"{d.compute} + an5d_t{d.index};" for d in rest]
@@ -626,7 +662,7 @@ def _cell_lines(plan: BlockingPlan, dims: tuple["KernelDim", ...],
         interior = " && ".join(f"{c[d.index]} >= an5d_lo{d.index} && "
                                f"{c[d.index]} <= an5d_hi{d.index}" for d in dims)
         act = name("an5d_act", m)
-        lines += [f"const int {t[o]} = threadIdx.{outer.thread} + {m * step};",
+        lines += [f"const int {t[o]} = threadIdx.{outer.thread} * {plan.coarsen} + {m};",
                   f"const int {c[o]} = an5d_lo{o} - {outer.halo} + an5d_b{o} * "
                   f"{outer.compute} + {t[o]};",
                   f"const bool {name('an5d_in_array', m)} = {in_array};",

@@ -451,7 +451,7 @@ class Model:
                         - budget_register_limit(regs, plan.nthreads))
         return (mix.instructions * (2 if plan.dtype == "double" else 1)
                 + DOUBLE_DIVISION_INSTRUCTIONS * mix.double_divisions
-                + work.smem_reads + work.smem_planes + 1
+                + work.smem_reads + work.smem_planes + 1 / plan.coarsen  # one barrier per thread
                 + LEVEL_OVERHEAD[plan.ndim] + SPILL_INSTRUCTIONS * short
                 + COEF_READ_INSTRUCTIONS * work.coef_reads
                 + FIELD_SELECT_INSTRUCTIONS * (len(work.writes) - 1))
@@ -488,11 +488,11 @@ class Model:
         for s in range(substeps):
             levels = range(s + 1, d + 1, substeps)
             warps = sum(cost.levels[T].total / WARP_SIZE
-                        * active_warp_fraction(plan.bs, plan.plane_radius, T)
+                        * active_warp_fraction(plan.bs, plan.plane_radius, T, plan.coarsen)
                         for T in levels)
             instructions += warps * self.level_instructions(plan, d, regs, s)
             chains += len(levels) * self.level_latency(plan, s)
-        block_steps = cost.levels[0].total / plan.nthreads
+        block_steps = cost.levels[0].total / math.prod(plan.bs)  # cells per block and plane
         per_step = instructions / block_steps / gpu.schedulers_per_sm
         resident = cost.occupancy.blocks_per_sm
         latency = gpu.step_latency_cycles + chains
