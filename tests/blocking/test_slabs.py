@@ -54,6 +54,7 @@ def check_decomposition(extent: DimExtent, count: int, halo: SlabHalo) -> None:
         src, dst = d.slabs[t.source], d.slabs[t.dest]
         assert abs(t.source - t.dest) == 1
         assert src.owned[0] <= t.planes[0] <= t.planes[1] <= src.owned[1]
+        assert dst.held[0] <= t.planes[0] <= t.planes[1] <= dst.held[1]
         filled[t.dest].update(range(*t.planes))
     for s in d.slabs:
         halo_planes = {p for p in range(*s.held) if not s.owned[0] <= p < s.owned[1]
