@@ -493,17 +493,106 @@ class Stencil:
 
     # ------------------------------------------------------------------ running
 
-    def run(self, arrays: Arrays, steps: int | None = None, **params: Value):
+    def run(self, arrays: Arrays, steps: int | None = None, *,
+            devices: Sequence[int] | None = None, **params: Value):
         """Advance ``arrays`` (a cupy array of shape ``(2, *extents)``, or
         ``{array name: cupy array}``) by the scop in place on the GPU, with the generated
         kernels; ``steps`` time steps, or as ``params`` say. The read-only arrays the
         program reads are cupy arrays too, in the mapping or keyword arguments by name
         (``f=cupy.asarray(f_host)``). The data stays on the device
         (nothing is copied); the launches are queued on the current stream. Returns the
-        buffer holding the result (a view of the array)."""
+        buffer holding the result (a view of the array).
+
+        ``devices=[0, 1, ..]``: on several GPUs (NCCL), the grid and the read-only arrays
+        given as numpy arrays on the host, cut into slabs of planes along the streaming
+        dimension, one per device, and gathered back in place when the run is done (fewer
+        devices where the slabs would be thinner than the halo, said on stderr;
+        :meth:`run_slabs` takes per-device cupy slabs instead)."""
+        if devices is not None:
+            return self._run_on_devices(arrays, steps, devices, params)
         binding = self.bind(arrays, steps, params, "cupy")
         self.build().run(binding.grid, binding.env, binding.read_only)
         return binding.grid[binding.result_buffer]
+
+    def _run_on_devices(self, arrays: Arrays, steps: int | None, devices: Sequence[int],
+                        params: Mapping[str, object]):
+        binding = self.bind(arrays, steps, params, "numpy")
+        runner = self.multi_gpu(devices, binding.env)
+        binding.grid[...] = runner.run_host(binding.grid, binding.env, binding.read_only)
+        return binding.grid[binding.result_buffer]
+
+    def decompose(self, grid_shape: Sequence[int], devices: Sequence[int], **params: Value):
+        """The slabs of a grid of ``grid_shape`` on ``devices``
+        (:class:`an5dpy.blocking.slabs.Decomposition`): slab g holds the planes
+        ``slabs[g].held`` of the streaming dimension and owns ``slabs[g].owned``. Fewer
+        slabs than devices where they would be thinner than the halo (said on stderr)."""
+        from an5dpy.blocking.slabs import partition
+        extent, halo, count = self._slab_count(grid_shape, len(devices), params, note=True)
+        return partition(extent, count, halo)
+
+    def _slab_count(self, grid_shape: Sequence[int], devices: int,
+                    params: Mapping[str, object], note: bool):
+        """The streaming dimension's extent, the halo and the slabs a grid of ``grid_shape``
+        takes on ``devices`` GPUs (:func:`an5dpy.blocking.slabs.slab_count`; its note on
+        stderr where ``note``). The step count does not matter: 0 where none is given."""
+        import sys
+        from an5dpy.blocking.plan import grid_extents
+        from an5dpy.blocking.slabs import slab_count, slab_halo
+        try:
+            env = bind(self.info, tuple(grid_shape), None, params)
+        except UsageError:
+            env = bind(self.info, tuple(grid_shape), 0, params)
+        extent, halo = grid_extents(self.info, env)[0], slab_halo(self.info, self.plan)
+        count, text = slab_count(devices, extent, halo)
+        if note and text:
+            print(text, file=sys.stderr)
+        return extent, halo, count
+
+    def run_slabs(self, slabs: Sequence, grid_shape: Sequence[int], steps: int | None = None,
+                  *, devices: Sequence[int], **params: Value) -> list:
+        """Advance a grid of ``grid_shape`` held as per-device cupy slabs, in place (no
+        host copy): ``slabs[g]`` on ``devices[g]``, of shape ``(k, planes, *extents[1:])``
+        holding planes ``decompose(grid_shape, devices).slabs[g].held`` (only the owned
+        planes, and the streaming boundary planes in the first and last slab, need the
+        data: the halos are exchanged first). Read-only arrays are given whole, by name
+        (numpy or cupy). Returns each slab's buffer holding the result (views)."""
+        from an5dpy.check.verify import result_buffer
+        grid, read_only, scalars = self._arrays(slabs, params)
+        env = bind(self.info, tuple(grid_shape), None if steps is None else int(steps),
+                   scalars)
+        ordered = self._read_only_any(read_only)
+        _, _, count = self._slab_count(grid_shape, len(devices), scalars, note=False)
+        if count != len(devices) or len(grid) != len(devices):
+            raise UsageError(f"{len(grid)} slabs given for {len(devices)} devices; the grid "
+                             f"takes at most {count} slabs (none thinner than the halo)")
+        runner = self.multi_gpu(devices, env)
+        runner.run(list(grid), env, ordered)
+        b = result_buffer(self.info, env)
+        return [part[b] for part in grid]
+
+    def _read_only_any(self, given: Mapping[str, Any]) -> tuple:
+        for c in self.info.coefficients:
+            if c.name not in given:
+                raise UsageError(f"missing read-only array '{c.name}': pass {c.name}=ARRAY")
+        return tuple(given[c.name] for c in self.info.coefficients)
+
+    def multi_gpu(self, devices: Sequence[int], env: Mapping[str, int | float]):
+        """The several-GPU runner of :meth:`run` (``devices``) for the sizes of ``env``:
+        the module built once (:meth:`build`) and loaded on every device, NCCL
+        communicators made once per process (:mod:`an5dpy.cuda.multi_gpu`). Uses fewer
+        devices where the slabs would be thinner than the halo, saying so on stderr."""
+        import sys
+        from an5dpy.blocking.plan import grid_extents
+        from an5dpy.blocking.slabs import slab_count, slab_halo
+        from an5dpy.cuda.multi_gpu import check_devices, multi_gpu_runner
+        devices = check_devices(devices)
+        count, note = slab_count(len(devices), grid_extents(self.info, env)[0],
+                                 slab_halo(self.info, self.plan))
+        if note:
+            print(note, file=sys.stderr)
+        single = self.build()
+        return multi_gpu_runner(self.info, self.plan, single.cubin, single.prefix,
+                                single.signature, devices[:count])
 
     def simulate(self, arrays: Arrays, steps: int | None = None, **params: Value):
         """As :meth:`run`, on numpy arrays (read-only arrays too) with the CPU simulator of

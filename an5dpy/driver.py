@@ -27,7 +27,7 @@ from typing import Mapping, Sequence
 from an5dpy.analysis import analyze
 from an5dpy.cuda import kernels as cuda_kernels
 from an5dpy.cuda.kernels import Kernels, emitted_schedule  # noqa: F401 (re-exported)
-from an5dpy.cuda.render import render_host
+from an5dpy.cuda.render import host_multi, render_host
 from an5dpy.cuda.render_model import RenderModel
 from an5dpy.errors import OptionError, UnsupportedInput, UsageError
 from an5dpy.frontend import read_program, read_program_text, read_source_text
@@ -65,6 +65,9 @@ class Options:
     include_dirs: tuple[str, ...] = ()
     smem_wrap: bool = True
     baseline: bool = False  # host code runs the naive kernel instead of the blocked one
+    #: host code drives this many GPUs (NCCL; ``AN5D_GPUS`` overrides it at run time);
+    #: None: one GPU, the host code of a single device
+    gpus: int | None = None
     regs: int | str | None = None  # register budget per thread (launch bounds); "none"
     #: cells per thread along the outermost in-plane dimension (None or "auto": the
     #: model's choice where it chooses the plan, else 1)
@@ -247,8 +250,13 @@ def translate(path: str, options: Options = Options(),
     kernels = generate(info, choice.plan, stem, smem_wrap=options.smem_wrap, regs=choice.regs,
                        plan_note=choice.note())
     original = read_source_text(path) if text is None else text
+    multi = None
+    if options.gpus is not None:
+        if options.baseline:
+            raise UsageError("the naive baseline runs on one GPU: give --baseline or --gpus")
+        multi = host_multi(info, choice.plan, options.gpus)
     host = render_host(kernels.model, info, original, kernels.model.header,
-                       baseline=options.baseline)
+                       baseline=options.baseline, multi=multi)
     outputs = {f"{stem}_host.cu": host, **kernels.files()}
     return Translation(path, options, program, info, choice.plan, kernels.schedule,
                        kernels.model, outputs, choice)

@@ -54,13 +54,7 @@ def simulate(info: StencilInfo, plan: BlockingPlan, grid: np.ndarray,
     if grid.shape != expected:
         raise InternalError(f"grid shape {grid.shape} does not match the extents {expected}")
     schedule = schedule or build_schedule(plan)
-    scalars = dict(env)
-    if len(read_only) != len(info.coefficients):
-        raise InternalError(f"{len(read_only)} read-only arrays for "
-                            f"{len(info.coefficients)} coefficients")
-    kernels = _Kernels(info, plan, scalars,
-                       {c.name: np.asarray(a, numpy_type(c.elem_type))
-                        for c, a in zip(info.coefficients, read_only)})
+    kernels = compiled_update(info, plan, env, read_only)
     out = np.array(grid, dtype=numpy_type(plan.dtype), copy=True)
     steps, start = info.time.steps(env), info.time.start_buffer(env)
     if not plan.levels.rotating:
@@ -114,20 +108,27 @@ def _simulate_fields(info: StencilInfo, plan: BlockingPlan, fields, env, dims, s
     if len(fields) != len(shapes) or any(np.shape(a) != sh for a, sh in zip(fields, shapes)):
         raise InternalError(f"field shapes {[np.shape(a) for a in fields]} do not match "
                             f"{list(shapes)}")
-    if len(read_only) != len(info.coefficients):
-        raise InternalError(f"{len(read_only)} read-only arrays for "
-                            f"{len(info.coefficients)} coefficients")
+    kernels = compiled_update(info, plan, env, read_only)
     dtype = numpy_type(plan.dtype)
     # the generated code's layout (field, buffer, ..), run as (buffer, field, ..)
     pool = field_pool(info, [np.asarray(f, dtype) for f in fields])
-    kernels = _Kernels(info, plan, dict(env),
-                       {c.name: np.asarray(a, numpy_type(c.elem_type))
-                        for c, a in zip(info.coefficients, read_only)})
     steps, start = info.time.steps(env), info.time.start_buffer(env)
     for launch in launch_plan(steps, plan.bt, start):
         run_launch(kernels, schedule.kernel(plan.kernel_degree(launch.degree)), dims,
                    pool.swapaxes(0, 1), launch)
     return pool_fields(info, env, pool)
+
+
+def compiled_update(info: StencilInfo, plan: BlockingPlan, env: Mapping[str, int | float],
+                    read_only: Sequence[np.ndarray] = ()) -> "_Kernels":
+    """The update of ``info`` compiled for ``plan``, with the parameters of ``env`` and the
+    values of the read-only arrays (``info.coefficients`` order), for :func:`run_launch`."""
+    if len(read_only) != len(info.coefficients):
+        raise InternalError(f"{len(read_only)} read-only arrays for "
+                            f"{len(info.coefficients)} coefficients")
+    return _Kernels(info, plan, dict(env),
+                    {c.name: np.asarray(a, numpy_type(c.elem_type))
+                     for c, a in zip(info.coefficients, read_only)})
 
 
 class _Kernels:

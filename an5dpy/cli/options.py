@@ -151,6 +151,7 @@ def options(args: argparse.Namespace):
                    defines=tuple(defines), include_dirs=tuple(args.include_dirs),
                    smem_wrap=not getattr(args, "no_smem_wrap", False),
                    baseline=getattr(args, "baseline", None) == "naive",
+                   gpus=getattr(args, "gpus", None),
                    regs=getattr(args, "regs", None), gpu=getattr(args, "gpu", None),
                    coarsen=getattr(args, "coarsen", None),
                    params=tuple(getattr(args, "params", ())))

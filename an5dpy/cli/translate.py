@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from an5dpy.cli.options import add_input, add_plan, add_sizes, announce, load_input, options
+from an5dpy.cli.options import (add_input, add_plan, add_sizes, announce, load_input, options,
+                                 positive)
 
 STAGES = ("program", "analysis", "plan", "schedule")
 HELP = "write x_host.cu, x_kernel.cu, x_kernel.hu (same as an5d-translate)"
@@ -23,6 +24,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"print a stage ({', '.join(STAGES)}) instead of writing files")
     p.add_argument("--baseline", choices=("naive",),
                    help="host code runs the naive one-kernel-per-step version instead")
+    p.add_argument("--gpus", type=positive, metavar="N",
+                   help="host code drives N GPUs with NCCL (slabs of planes along the "
+                        "streaming dimension; AN5D_GPUS=N overrides it at run time; built "
+                        "with -DAN5D_MPI: one MPI process per GPU)")
     p.add_argument("--no-smem-wrap", action="store_true",
                    help="read shared memory directly instead of through a device function "
                         "(lets nvcc vectorise shared loads)")

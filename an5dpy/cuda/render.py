@@ -9,8 +9,10 @@ from pathlib import Path
 
 import jinja2
 
+from an5dpy.blocking.plan import BlockingPlan
 from an5dpy.cuda.macros import CoefLayout, coef_layouts
 from an5dpy.cuda.render_model import RenderModel
+from an5dpy.errors import OptionError
 from an5dpy.ir import StencilInfo
 
 
@@ -55,6 +57,10 @@ class HostCoef:
     count_name: str
     count: str
     extents: tuple[tuple[str, str], ...]
+    #: several GPUs: elements per index of the outermost extent (a C expression), and
+    #: whether that index follows the streaming dimension (each GPU's copy is shifted)
+    inner: str = "1"
+    shifted: bool = False
 
 
 @dataclass(frozen=True)
@@ -87,14 +93,16 @@ class HostCall:
         return any(f.in_place for f in self.fields)
 
 
-def host_coef(layout: CoefLayout) -> HostCoef:
+def host_coef(layout: CoefLayout, shifted: bool = False) -> HostCoef:
     """The host region's copy of a read-only array: as many elements as the product of
-    its extents, written in the user's names."""
+    its extents, written in the user's names (``shifted``: on several GPUs, its outermost
+    index follows the streaming dimension)."""
     count = " * ".join(f"(size_t)({e.c_str()})" for e in layout.extents)
+    inner = " * ".join(f"(size_t)({e.c_str()})" for e in layout.extents[1:]) or "1"
     return HostCoef(source=layout.name, elem_type=layout.elem_type, pointer=layout.pointer,
                     count_name=f"an5d_coefsize_{layout.name}", count=count,
                     extents=tuple((layout.extent_param(k), layout.extents[k].c_str())
-                                  for k in layout.extent_params))
+                                  for k in layout.extent_params), inner=inner, shifted=shifted)
 
 
 def host_call(info: StencilInfo) -> HostCall:
@@ -107,25 +115,86 @@ def host_call(info: StencilInfo) -> HostCall:
         steps=f"(({t.upper.c_str()}) - ({t.lower.c_str()}) + 1)",
         start_buffer=f"((({t.lower.c_str()}) + ({t.read_shift})) % {t.buffers} + {t.buffers})"
                      f" % {t.buffers}",
-        read_only=tuple(host_coef(c) for c in coef_layouts(info)),
+        read_only=tuple(host_coef(c, any(read[0].dim == 0 for read in coef.reads))
+                        for c, coef in zip(coef_layouts(info), info.coefficients)),
         fields=tuple(HostField(f.name, f.in_place, 2 * k) for k, f in enumerate(info.fields)))
 
 
-def render_host_region(model: RenderModel, info: StencilInfo, baseline: bool = False) -> str:
+@dataclass(frozen=True)
+class HostMulti:
+    """What the host region of several GPUs prints (``an5d-translate --gpus N``): the GPUs
+    by default, the slabs' halos (:func:`an5dpy.blocking.slabs.slab_halo`) and the element
+    type as NCCL and MPI name it."""
+
+    gpus: int
+    below: int
+    above: int
+    edge: int
+    widest: int
+    nccl_type: str
+    mpi_type: str
+
+
+#: Lines after the kernels' header in a host file of several GPUs: NCCL, MPI where built
+#: with -DAN5D_MPI (one process per GPU), and NCCL's error check.
+MULTI_PRELUDE = """#include <stdlib.h>
+#include <nccl.h>
+#ifdef AN5D_MPI
+#include <mpi.h>
+#endif
+#define AN5D_NCCL_CHECK(call) do { \\
+    ncclResult_t an5d_nccl_err_ = (call); \\
+    if (an5d_nccl_err_ != ncclSuccess) { \\
+      fprintf(stderr, "%s:%d: NCCL error: %s\\n", __FILE__, __LINE__, ncclGetErrorString(an5d_nccl_err_)); \\
+      exit(EXIT_FAILURE); \\
+    } \\
+  } while (0)
+"""
+
+
+def host_multi(info: StencilInfo, plan: BlockingPlan, gpus: int) -> HostMulti:
+    """The several-GPU host region's numbers; refuses what it does not run (yet): the
+    Python runner (:mod:`an5dpy.cuda.multi_gpu`) runs every form."""
+    from an5dpy.blocking.slabs import slab_halo
+    if gpus < 1:
+        raise OptionError([("gpus", gpus)], "need at least one GPU")
+    if info.coupled or plan.levels.rotating:
+        kind = "several statements per time step" if info.coupled else "rotating time levels"
+        raise OptionError([("gpus", gpus)], f"the generated host code runs a program of {kind} "
+                          "on one GPU only; Stencil.run(devices=...) of the Python API runs it "
+                          "on several")
+    for c in info.coefficients:
+        if any(i.dim == 0 for read in c.reads for i in read[1:]):
+            raise OptionError([("gpus", gpus)], f"read-only array '{c.name}' follows the "
+                              "streaming dimension with an inner index; the generated host "
+                              "code of several GPUs shifts only an outermost one")
+    halo = slab_halo(info, plan)
+    double = plan.dtype == "double"
+    return HostMulti(gpus, halo.below, halo.above, halo.edge, halo.widest,
+                     "ncclDouble" if double else "ncclFloat",
+                     "MPI_DOUBLE" if double else "MPI_FLOAT")
+
+
+def render_host_region(model: RenderModel, info: StencilInfo, baseline: bool = False,
+                       multi: HostMulti | None = None) -> str:
     call = host_call(info)
+    if multi is not None:
+        return environment().get_template("host_multi.cu.j2").render(m=model, call=call,
+                                                                     g=multi)
     return environment().get_template("host_region.cu.j2").render(
         m=model, call=call, baseline=baseline)
 
 
 def render_host(model: RenderModel, info: StencilInfo, original: str, header_name: str,
-                baseline: bool = False) -> str:
-    """The user's file with only the scop region replaced (everything else verbatim).
+                baseline: bool = False, multi: HostMulti | None = None) -> str:
+    """The user's file with only the scop region replaced (everything else verbatim);
+    ``multi``: the region drives several GPUs (NCCL, and MPI with ``-DAN5D_MPI``).
 
     The -D definitions the code was generated with are repeated at the top (unless the
     build defines them too), so the host file compiles to what the kernels assume.
     """
     start, end = info.program.scop.original_span
-    region = render_host_region(model, info, baseline)
+    region = render_host_region(model, info, baseline, multi)
     before, after = original[:start], original[end:]
     line_after = before.count("\n") + original[start:end].count("\n") + 1
     name = model.source_name.replace("\\", "\\\\").replace('"', '\\"')
@@ -137,7 +206,9 @@ def render_host(model: RenderModel, info: StencilInfo, original: str, header_nam
         guard = ("#ifdef __cplusplus\n"
                  f'#error "{host} keeps your C function, whose variable-length array parameter '
                  f'C++ rejects: compile this file as C (nvcc -x c -c {host})"\n#endif\n')
-    return (f'{guard}#include "{header_name}"\n{defines}#line 1 "{name}"\n' + before + region
+    prelude = MULTI_PRELUDE if multi is not None else ""
+    return (f'{guard}#include "{header_name}"\n{prelude}{defines}#line 1 "{name}"\n' + before
+            + region
             + f'#line {line_after} "{name}"\n' + after)
 
 

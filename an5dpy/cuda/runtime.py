@@ -27,7 +27,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -39,8 +39,8 @@ from an5dpy.cuda.kernels import Kernels, generate
 from an5dpy.check.simulate import field_pool, pool_fields
 from an5dpy.errors import CudaCompileError, InternalError, UsageError
 from an5dpy.ir import StencilInfo, array_shape
-from an5dpy.blocking.plan import (BlockingPlan, DimExtent, LaunchGeometry,
-                                  grid_extents, launch_plan, level_run)
+from an5dpy.blocking.plan import (BlockingPlan, DimExtent, Launch, LaunchGeometry,
+                                  LevelLaunch, grid_extents, launch_plan, level_run)
 
 
 @dataclass(frozen=True)
@@ -276,6 +276,30 @@ def launch_args(signature: Signature, info: StencilInfo, dims: Sequence[DimExten
     return args
 
 
+@dataclass(frozen=True)
+class LaunchConfig:
+    """One kernel launch's configuration: blocks (a 1D grid: stream blocks times in-plane
+    blocks), threads per block as CUDA's (x, y) (contiguous dimension first) and the
+    dynamic shared memory (0 where the kernel's static shared memory suffices)."""
+
+    grid: tuple[int, ...]
+    block: tuple[int, ...]
+    shared_mem: int
+
+    @property
+    def empty(self) -> bool:
+        return self.grid[0] == 0
+
+
+def launch_config(plan: BlockingPlan, degree: int, dims: Sequence[DimExtent]) -> LaunchConfig:
+    """The configuration of the launch of the kernel of ``degree`` levels over ``dims``, as
+    the generated launcher computes it: the one home of a launch's grid and block
+    (:class:`CupyRunner` and :mod:`an5dpy.cuda.multi_gpu` use it)."""
+    geo = LaunchGeometry(plan, degree, tuple(dims))
+    shared = plan.smem_bytes if plan.smem_bytes > STATIC_SMEM_LIMIT else 0
+    return LaunchConfig((geo.nblocks,), plan.thread_block, shared)
+
+
 @dataclass
 class CupyRunner:
     """Runs a generated kernel module on cupy arrays, mirroring the generated host code;
@@ -286,14 +310,12 @@ class CupyRunner:
     cubin: Cubin
     prefix: str
     signature: Signature
-    block: tuple[int, ...] = field(init=False)
 
     def __post_init__(self):
         import cupy
         self._cupy = cupy
         self.module = cupy.RawModule(path=self.cubin.path)
         self.kernels = {}
-        self.block = self.plan.thread_block  # (x, y)
         self._work = None  # a rotating program's work buffers
 
     def kernel(self, degree: int):
@@ -330,12 +352,23 @@ class CupyRunner:
         # the kernels take field 0's (:func:`field_pool`)
         buffers = grid[0] if self.info.coupled else grid
         for launch in launch_plan(steps, self.plan.bt, start):
-            degree = self.plan.kernel_degree(launch.degree)
-            geo = LaunchGeometry(self.plan, degree, dims)
-            args = (buffers[launch.source], buffers[launch.source ^ 1],
-                    buffers[launch.boundary_even], buffers[launch.boundary_even ^ 1], *sizes)
-            shared = self.smem_bytes if self.smem_bytes > STATIC_SMEM_LIMIT else 0
-            self.kernel(degree)((geo.nblocks,), self.block, args, shared_mem=shared)
+            self.launch(launch, buffers, dims, sizes)
+
+    def launch(self, launch: Launch | LevelLaunch, buffers, dims, sizes) -> None:
+        """One launch of the launch plan on the current device and stream: ``buffers`` are
+        the buffers its numbers index (the time buffers, a rotating program's work buffers
+        after them; field 0's of a program of several statements), ``sizes`` the
+        arguments after the buffers (:func:`launch_args`)."""
+        degree = self.plan.kernel_degree(launch.degree)
+        if isinstance(launch, LevelLaunch):
+            args = [buffers[b] for b in (*launch.reads, *launch.writes, *launch.boundary)]
+        else:
+            args = [buffers[launch.source], buffers[launch.source ^ 1],
+                    buffers[launch.boundary_even], buffers[launch.boundary_even ^ 1]]
+        config = launch_config(self.plan, degree, dims)
+        if not config.empty:
+            self.kernel(degree)(config.grid, config.block, (*args, *sizes),
+                                shared_mem=config.shared_mem)
 
     def _run_rotating(self, grid, dims, sizes, steps: int, start: int) -> None:
         """A rotating program's run (:func:`~an5dpy.blocking.plan.level_run`): the
@@ -347,12 +380,8 @@ class CupyRunner:
         if self._work is None or self._work.shape != shape or self._work.dtype != grid.dtype:
             self._work = self._cupy.empty(shape, grid.dtype)
         buffers = [*grid, *self._work]
-        shared = self.smem_bytes if self.smem_bytes > STATIC_SMEM_LIMIT else 0
         for launch in run.launches:
-            geo = LaunchGeometry(self.plan, launch.degree, dims)
-            args = [buffers[b] for b in (*launch.reads, *launch.writes, *launch.boundary)]
-            self.kernel(launch.degree)((geo.nblocks,), self.block, (*args, *sizes),
-                                       shared_mem=shared)
+            self.launch(launch, buffers, dims, sizes)
         run.place(buffers, dims)
 
     def run_numpy(self, grid, env: Mapping[str, int | float],

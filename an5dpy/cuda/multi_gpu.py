@@ -1,0 +1,360 @@
+"""One stencil on several GPUs with cupy and NCCL: the grid cut into slabs of planes along
+the streaming dimension (:mod:`an5dpy.blocking.slabs`), one per device, each advanced by
+the unchanged kernels as its own grid, the halos refreshed between launches with NCCL
+send/recv in one group on the devices' streams (what :mod:`an5dpy.check.simulate_slabs`
+does on the CPU, and the generated host code of ``an5d-translate --gpus N`` in C).
+
+* :func:`multi_gpu_runner`: one process drives every device (``ncclCommInitAll``).
+* :func:`mpi_runner`: one process per device (mpi4py; rank 0 makes the NCCL unique id
+  and broadcasts it), so the same code runs across nodes.
+
+A :class:`MultiGpuRunner` takes the grid as one host array (:meth:`~MultiGpuRunner.run_host`:
+scattered, run, gathered back where the C program leaves the result) or as per-device
+cupy slabs (:meth:`~MultiGpuRunner.run`, in place: nothing goes through the host), laid
+out as the single-device runner's pool: ``(k, planes, ..)`` for the stencil array's k
+time buffers (a rotating program's work buffers are kept by the runner), ``(F, 2,
+planes, ..)`` for the fields of a program of several statements, ``planes`` the slab's
+:attr:`~an5dpy.blocking.slabs.Slab.held` planes. Read-only arrays are given whole (host or
+device arrays); each device keeps a copy shifted to its slab
+(:func:`~an5dpy.blocking.slabs.shifted_coefficient`).
+
+cupy is imported only when a runner is built (see :func:`an5dpy.cuda.runtime.cupy_available`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from an5dpy.blocking.plan import BlockingPlan, grid_extents, launch_plan, level_run
+from an5dpy.blocking.slabs import Decomposition, partition, shifted_coefficient, slab_halo
+from an5dpy.check.simulate import field_pool, pool_fields
+from an5dpy.check.simulate_slabs import refreshed_buffers
+from an5dpy.cuda.runtime import CupyRunner, Cubin, check_plane_cells, launch_args
+from an5dpy.cuda.render_model import Signature
+from an5dpy.errors import UsageError
+from an5dpy.ir import StencilInfo
+
+
+def keep_nvlink_multicast_off() -> None:
+    """Set ``NCCL_NVLS_ENABLE=0`` unless the user set it, before any communicator exists.
+    NVLink SHARP (multicast) makes NCCL map multicast objects on the NVSwitches; on a
+    shared host a failure there can take the host's GPUs out of service for everyone, and
+    a halo exchange (point-to-point send/recv) gains nothing from it."""
+    os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
+
+
+def nccl_type(dtype: str) -> int:
+    from cupy.cuda import nccl
+    return nccl.NCCL_FLOAT32 if dtype == "float" else nccl.NCCL_FLOAT64
+
+
+@dataclass
+class PhaseTimes:
+    """Per launch, CUDA events on one device's stream around its kernel and its halo
+    exchange: :meth:`seconds` sums the compute and the exchange (the exchange as the time
+    from the kernel's end to the exchange's end on that stream)."""
+
+    events: list = field(default_factory=list)  # (start, computed, exchanged) per launch
+
+    def seconds(self) -> tuple[float, float]:
+        import cupy
+        if self.events:
+            self.events[-1][2].synchronize()
+        compute = sum(cupy.cuda.get_elapsed_time(a, b) for a, b, _ in self.events)
+        exchange = sum(cupy.cuda.get_elapsed_time(b, c) for _, b, c in self.events)
+        return compute / 1e3, exchange / 1e3
+
+
+@dataclass
+class LocalSlab:
+    """A slab this process runs: its device, the kernels loaded there, its NCCL
+    communicator (rank = the slab's index) and its stream."""
+
+    index: int
+    device: int
+    runner: CupyRunner
+    comm: object
+    stream: object
+
+
+class MultiGpuRunner:
+    """Runs a plan's kernels over ``count`` slabs, those of ``local`` in this process."""
+
+    def __init__(self, info: StencilInfo, plan: BlockingPlan, count: int,
+                 local: Sequence[LocalSlab]):
+        import cupy
+        self._cupy = cupy
+        self.info, self.plan, self.count = info, plan, count
+        self.local = list(local)
+        self._work: dict[int, object] = {}  # a rotating program's work buffers, per slab
+
+    # ------------------------------------------------------------------ geometry
+
+    def decomposition(self, env: Mapping[str, int | float]) -> Decomposition:
+        """The slabs at the sizes of ``env`` (:func:`~an5dpy.blocking.slabs.partition`:
+        refuses slabs thinner than the halo)."""
+        return partition(grid_extents(self.info, env)[0], self.count,
+                         slab_halo(self.info, self.plan))
+
+    def slab_shape(self, env: Mapping[str, int | float], index: int) -> tuple[int, ...]:
+        """The shape of slab ``index``'s array in :meth:`run`'s layout."""
+        dims = grid_extents(self.info, env)
+        planes = self.decomposition(env).slabs[index].planes
+        inner = (planes, *(d.size for d in dims[1:]))
+        if self.info.coupled:
+            return (len(self.info.fields), 2, *inner)
+        return (self.info.time.buffers, *inner)
+
+    # ------------------------------------------------------------------ host arrays
+
+    def scatter(self, state, env: Mapping[str, int | float]) -> list:
+        """Each local slab's part of the host state (the grid, or the fields of a program
+        of several statements) as a device array of :meth:`slab_shape`."""
+        cupy = self._cupy
+        pool = field_pool(self.info, state) if self.info.coupled else np.asarray(state)
+        decomp = self.decomposition(env)
+        out = []
+        for ls in self.local:
+            held = slice(*decomp.slabs[ls.index].held)
+            part = pool[:, :, held] if self.info.coupled else pool[:, held]
+            with cupy.cuda.Device(ls.device):
+                out.append(cupy.asarray(np.ascontiguousarray(part)))
+        return out
+
+    def gather(self, slabs: Sequence, env: Mapping[str, int | float], pool: np.ndarray) -> None:
+        """Copy each local slab's owned planes into the host ``pool`` (the layout of
+        :meth:`scatter`'s input: the grid, or :func:`field_pool` of the fields)."""
+        decomp = self.decomposition(env)
+        for ls, part in zip(self.local, slabs):
+            s = decomp.slabs[ls.index]
+            with self._cupy.cuda.Device(ls.device):
+                if self.info.coupled:
+                    pool[:, :, slice(*s.owned)] = self._cupy.asnumpy(part[:, :, s.owned_local])
+                else:
+                    pool[:, slice(*s.owned)] = self._cupy.asnumpy(part[:, s.owned_local])
+
+    def run_host(self, state, env: Mapping[str, int | float], read_only: Sequence = ()):
+        """Scatter the host ``state``, run, gather: the new state (a new array, or the
+        fields' arrays), as :meth:`an5dpy.cuda.runtime.CupyRunner.run_numpy` returns it.
+        With several processes, each one fills in the owned planes of its own slabs
+        (:func:`mpi_run_host` collects them on rank 0)."""
+        pool = self.run_pool(state, env, read_only)
+        return pool_fields(self.info, env, pool) if self.info.coupled else pool
+
+    def run_pool(self, state, env: Mapping[str, int | float], read_only: Sequence = ()
+                 ) -> np.ndarray:
+        """:meth:`run_host`'s result in the device layout (:func:`field_pool` for a program
+        of several statements), the local slabs' owned planes updated."""
+        slabs = self.scatter(state, env)
+        self.run(slabs, env, read_only)
+        self.synchronize()
+        pool = field_pool(self.info, state) if self.info.coupled else np.array(state, copy=True)
+        self.gather(slabs, env, pool)
+        return pool
+
+    # ------------------------------------------------------------------ the run
+
+    def run(self, slabs: Sequence, env: Mapping[str, int | float], read_only: Sequence = (),
+            timer: PhaseTimes | None = None) -> None:
+        """Advance the per-device ``slabs`` (one cupy array per local slab, on its device,
+        of :meth:`slab_shape`) in place by the scop's steps; ``read_only``: the whole
+        read-only arrays (``info.coefficients`` order). Halos are refreshed before the first
+        launch too, so only the owned planes (and the array's streaming boundary planes,
+        in the first and last slab) must hold the data. ``timer`` records the phases of
+        the first local slab. Returns once every device's work is queued."""
+        cupy = self._cupy
+        decomp = self.decomposition(env)
+        dims = grid_extents(self.info, env)
+        if any(d.length == 0 for d in dims):
+            return
+        check_plane_cells(dims)
+        if len(read_only) != len(self.info.coefficients):
+            raise UsageError(f"{len(read_only)} read-only arrays given; the program reads "
+                             f"{len(self.info.coefficients)}")
+        if len(slabs) != len(self.local):
+            raise UsageError(f"{len(slabs)} slabs given for {len(self.local)} devices")
+        for ls, part in zip(self.local, slabs):
+            want = self.slab_shape(env, ls.index)
+            if tuple(part.shape) != want or part.device.id != ls.device:
+                raise UsageError(f"slab {ls.index} must be a cupy array of shape {want} on "
+                                 f"device {ls.device}, not of shape {tuple(part.shape)} on "
+                                 f"device {part.device.id}")
+        steps, start = self.info.time.steps(env), self.info.time.start_buffer(env)
+        levels = self.plan.levels
+        run = level_run(steps, self.plan.bt, start, levels) if levels.rotating else None
+        launches = run.launches if run is not None else launch_plan(steps, self.plan.bt, start)
+        pools, sizes, slab_dims = [], [], []
+        for ls, part in zip(self.local, slabs):
+            s = decomp.slabs[ls.index]
+            with cupy.cuda.Device(ls.device), ls.stream:
+                buffers = self._buffers(ls.index, part)
+                # through the host: a device array given may sit on another device
+                coefs = {c.name: cupy.asarray(shifted_coefficient(
+                    a if isinstance(a, np.ndarray) else cupy.asnumpy(a), c.reads, s.start, 0))
+                    for c, a in zip(self.info.coefficients, read_only)}
+            local_dims = decomp.dims(dims, s)
+            pools.append(buffers)
+            slab_dims.append(local_dims)
+            sizes.append(launch_args(ls.runner.signature, self.info, local_dims, env, coefs))
+        first = tuple(range(levels.buffers)) if levels.rotating else (0, 1)
+        self._exchange(decomp, pools, first)
+        for launch in launches:
+            for k, (ls, buffers) in enumerate(zip(self.local, pools)):
+                with cupy.cuda.Device(ls.device), ls.stream:
+                    if timer is not None and k == 0:
+                        events = [cupy.cuda.Event() for _ in range(3)]
+                        events[0].record(ls.stream)
+                        timer.events.append(events)
+                    kernel_buffers = buffers[0] if self.info.coupled else buffers
+                    ls.runner.launch(launch, kernel_buffers, slab_dims[k], sizes[k])
+                    if timer is not None and k == 0:
+                        events[1].record(ls.stream)
+            self._exchange(decomp, pools, refreshed_buffers(self.plan, launch))
+            if timer is not None:
+                ls = self.local[0]
+                with cupy.cuda.Device(ls.device):
+                    timer.events[-1][2].record(ls.stream)
+        if run is not None:
+            for ls, buffers, local_dims in zip(self.local, pools, slab_dims):
+                with cupy.cuda.Device(ls.device), ls.stream:
+                    run.place(buffers, local_dims)
+
+    def synchronize(self) -> None:
+        for ls in self.local:
+            ls.stream.synchronize()
+
+    def _buffers(self, index: int, part):
+        """The buffers a launch's numbers index: the slab's time buffers and, for a
+        rotating program, the work buffers after them (kept per slab); the coupled pool
+        as given (the kernels take field 0's buffers, the exchange every field's)."""
+        levels = self.plan.levels
+        if not levels.rotating:
+            return part
+        shape = (levels.work_buffers, *part.shape[1:])
+        work = self._work.get(index)
+        if work is None or work.shape != shape or work.dtype != part.dtype:
+            work = self._cupy.empty(shape, part.dtype)
+            self._work[index] = work
+        return [*part, *work]
+
+    def _exchange(self, decomp: Decomposition, pools: Sequence, buffers: Sequence[int]) -> None:
+        """The halo planes of ``buffers`` (every field's, in a program of several
+        statements) from the neighbours' owned planes: one NCCL group of every send and
+        receive that involves a local slab, each on its device's stream."""
+        from cupy.cuda import nccl
+        here = {ls.index: (ls, pool) for ls, pool in zip(self.local, pools)}
+        dtype = nccl_type(self.plan.dtype)
+        fields = range(len(self.info.fields)) if self.info.coupled else (None,)
+        nccl.groupStart()
+        try:
+            for t in decomp.transfers:
+                for end, peer, send in ((t.source, t.dest, True), (t.dest, t.source, False)):
+                    if end not in here:
+                        continue
+                    ls, pool = here[end]
+                    planes = decomp.slabs[end].local(t.planes)
+                    for f in fields:
+                        for b in buffers:
+                            part = pool[f][b][planes] if f is not None else pool[b][planes]
+                            count = part.size
+                            if send:
+                                ls.comm.send(part.data.ptr, count, dtype, peer, ls.stream.ptr)
+                            else:
+                                ls.comm.recv(part.data.ptr, count, dtype, peer, ls.stream.ptr)
+        finally:
+            nccl.groupEnd()
+
+
+def _local_slab(info, plan, cubin: Cubin, prefix: str, signature: Signature, index: int,
+                device: int, comm) -> LocalSlab:
+    import cupy
+    with cupy.cuda.Device(device):
+        return LocalSlab(index, device, CupyRunner(info, plan, cubin, prefix, signature), comm,
+                         # a blocking stream: it waits for the legacy default stream's
+                         # work (the copies that filled the slab) and that stream for it
+                         cupy.cuda.Stream())
+
+
+#: Runners by (cubin, devices): communicators and loaded modules are made once per process.
+_RUNNERS: dict[tuple[str, tuple[int, ...]], MultiGpuRunner] = {}
+
+
+def multi_gpu_runner(info: StencilInfo, plan: BlockingPlan, cubin: Cubin, prefix: str,
+                     signature: Signature, devices: Sequence[int]) -> MultiGpuRunner:
+    """A runner of one process over ``devices`` (slab g on ``devices[g]``), the module
+    loaded on each, the communicators made by ``ncclCommInitAll``; kept for the process."""
+    from cupy.cuda import nccl
+    devices = check_devices(devices)
+    key = (cubin.path, devices)
+    if key not in _RUNNERS:
+        keep_nvlink_multicast_off()
+        comms = nccl.NcclCommunicator.initAll(list(devices))
+        _RUNNERS[key] = MultiGpuRunner(info, plan, len(devices), [
+            _local_slab(info, plan, cubin, prefix, signature, g, d, comm)
+            for g, (d, comm) in enumerate(zip(devices, comms))])
+    return _RUNNERS[key]
+
+
+def mpi_runner(info: StencilInfo, plan: BlockingPlan, cubin: Cubin, prefix: str,
+               signature: Signature, mpi_comm=None, device: int | None = None
+               ) -> MultiGpuRunner:
+    """A runner of one slab per MPI process (mpi4py; ``mpi_comm`` defaults to
+    ``COMM_WORLD``): the slab of the process' rank, on ``device`` (default: the rank
+    modulo the devices visible), the NCCL communicator made by ``ncclCommInitRank`` with
+    the unique id rank 0 made and broadcast."""
+    import cupy
+    from cupy.cuda import nccl
+    from mpi4py import MPI
+    comm = mpi_comm or MPI.COMM_WORLD
+    rank, size = comm.Get_rank(), comm.Get_size()
+    if device is None:
+        device = rank % cupy.cuda.runtime.getDeviceCount()
+    keep_nvlink_multicast_off()
+    uid = comm.bcast(nccl.get_unique_id() if rank == 0 else None, root=0)
+    with cupy.cuda.Device(device):
+        nccl_comm = nccl.NcclCommunicator(size, uid, rank)
+    return MultiGpuRunner(info, plan, size, [
+        _local_slab(info, plan, cubin, prefix, signature, rank, device, nccl_comm)])
+
+
+def mpi_run_host(runner: MultiGpuRunner, state, env: Mapping[str, int | float],
+                 read_only: Sequence = (), mpi_comm=None):
+    """:meth:`MultiGpuRunner.run_host` over the ranks of an :func:`mpi_runner`: every rank
+    passes the same initial ``state`` and runs its slab, then rank 0 collects the owned
+    planes of every slab and returns the new state; the other ranks return None."""
+    from mpi4py import MPI
+    comm = mpi_comm or MPI.COMM_WORLD
+    pool = runner.run_pool(state, env, read_only)
+    rank = comm.Get_rank()
+    for s in runner.decomposition(env).slabs[1:]:
+        owned = (slice(None), slice(None), slice(*s.owned)) if runner.info.coupled else \
+            (slice(None), slice(*s.owned))
+        if rank == s.index:
+            comm.Send(np.ascontiguousarray(pool[owned]), dest=0, tag=s.index)
+        elif rank == 0:
+            part = np.empty_like(pool[owned])
+            comm.Recv(part, source=s.index, tag=s.index)
+            pool[owned] = part
+    if rank != 0:
+        return None
+    return pool_fields(runner.info, env, pool) if runner.info.coupled else pool
+
+
+def check_devices(devices: Sequence[int]) -> tuple[int, ...]:
+    """``devices`` as distinct visible device numbers, at least one."""
+    import cupy
+    devices = tuple(int(d) for d in devices)
+    visible = cupy.cuda.runtime.getDeviceCount()
+    if not devices:
+        raise UsageError("devices=[]: give at least one device")
+    if len(set(devices)) != len(devices):
+        raise UsageError(f"devices={list(devices)}: each device at most once")
+    bad = [d for d in devices if not 0 <= d < visible]
+    if bad:
+        raise UsageError(f"device {bad[0]} does not exist ({visible} visible)")
+    return devices
+

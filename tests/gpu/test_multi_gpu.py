@@ -1,0 +1,177 @@
+"""One stencil on several GPUs (pytest -m gpu; skipped with the reason without cupy or
+with fewer than two devices): the cupy/NCCL runner (cuda/multi_gpu.py) and the Python API
+(Stencil.run(devices=), run_slabs), exact builds bit-identical to the one-GPU run and to
+gcc: the 21 benchmarks in float and double on two GPUs with uneven slabs and every
+remainder degree, a rotating, a coefficient and a multi-statement program, per-device
+cupy slabs, and a grid too thin for the GPUs asked for."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import an5dpy
+from an5dpy.blocking.plan import grid_extents
+from an5dpy.blocking.slabs import slab_halo
+from an5dpy.check.reference import build_reference, resolve_params
+from an5dpy.check.verify import (field_results, random_fields, random_grid, random_read_only,
+                                 result_buffer)
+from an5dpy.driver import load
+
+pytestmark = pytest.mark.gpu
+
+REPO = Path(__file__).resolve().parents[2]
+C_INPUTS = REPO / "c_inputs"
+BENCHMARKS = sorted((C_INPUTS / "paper_benchmarks.txt").read_text().split())
+
+
+def visible_devices() -> int:
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount()
+    except Exception:  # noqa: BLE001 - no cupy or no driver: no device
+        return 0
+
+
+@pytest.fixture(autouse=True)
+def two_devices():
+    if visible_devices() < 2:
+        pytest.skip(f"several-GPU test: {visible_devices()} device(s) visible, 2 needed")
+
+
+@lru_cache(maxsize=None)
+def compiled(name: str, dtype: str, bt: int):
+    _, info = load(str(C_INPUTS / f"{name}.c"), (("SB_TYPE", dtype),))
+    depth = bt * max(1, len(info.substeps))
+    bs = tuple(2 * depth * r + 16 for r in info.radius[1:])
+    if len(bs) == 2:
+        bs = (bs[0], max(bs[1], 32))
+    return an5dpy.compile(C_INPUTS / f"{name}.c", dtype=dtype, bt=bt,
+                          bs=bs if len(bs) > 1 else bs[0], sl=None if len(bs) > 1 else 32,
+                          exact=True)
+
+
+def one_gpu(stencil, host, steps, read_only):
+    import cupy
+    grid = cupy.asarray(host)
+    stencil.run(grid, steps, **{k: cupy.asarray(v) for k, v in read_only.items()})
+    return cupy.asnumpy(grid)
+
+
+@pytest.mark.parametrize("dtype", ["float", "double"])
+@pytest.mark.parametrize("name", BENCHMARKS)
+def test_benchmark_on_two_gpus_is_the_one_gpu_run_and_gcc(name, dtype):
+    _, info = load(str(C_INPUTS / f"{name}.c"), (("SB_TYPE", dtype),))
+    bt = 3 if info.ndim == 2 else 2 if max(info.radius) <= 2 else 1
+    stencil = compiled(name, dtype, bt)
+    halo = slab_halo(stencil.info, stencil.plan)
+    for steps in (0, 1, 2, 3, 4, 5, 7):  # every remainder degree and launch parity
+        compsize = 2 * halo.widest + 1 + steps % 3 + (40 if stencil.info.ndim == 2 else 5)
+        env = resolve_params(stencil.program, {"compsize": compsize, "timestep": steps})
+        shape = (2, *(d.size for d in grid_extents(stencil.info, env)))
+        host = random_grid(shape, dtype, steps)
+        expected = one_gpu(stencil, host, steps, {})
+        oracle = host.copy()
+        build_reference(stencil.program).run(oracle, env)
+        grid = host.copy()
+        stencil.run(grid, steps, devices=[0, 1])
+        b = result_buffer(stencil.info, env)
+        assert np.array_equal(grid, expected, equal_nan=True), (name, steps)
+        assert np.array_equal(grid[b], oracle[b], equal_nan=True), (name, steps)
+
+
+@pytest.mark.parametrize("name", ["wave2d", "poisson2d", "acoustic3d", "heat3dz"])
+def test_rotating_and_coefficient_programs_on_two_gpus(name):
+    stencil = compiled(name, "double", 2)
+    halo = slab_halo(stencil.info, stencil.plan)
+    for steps in (0, 1, 2, 3, 6):
+        compsize = 2 * halo.widest + 3 + (30 if stencil.info.ndim == 2 else 0)
+        env = resolve_params(stencil.program, {"compsize": compsize, "timestep": steps})
+        shape = (stencil.info.time.buffers, *(d.size for d in grid_extents(stencil.info, env)))
+        host = random_grid(shape, "double", steps)
+        coefs = dict(zip((c.name for c in stencil.info.coefficients),
+                         random_read_only(stencil.program, env, steps)))
+        expected = one_gpu(stencil, host, steps, coefs)
+        grid = host.copy()
+        stencil.run(grid, steps, devices=[0, 1], **coefs)
+        assert np.array_equal(grid, expected, equal_nan=True), (name, steps)
+        oracle = host.copy()
+        build_reference(stencil.program).run(oracle, env, tuple(coefs.values()))
+        b = slice(None) if stencil.plan.levels.rotating else result_buffer(stencil.info, env)
+        assert np.array_equal(grid[b], oracle[b], equal_nan=True), (name, steps)
+
+
+@pytest.mark.parametrize("name", ["grayscott2d", "fdtd2d"])
+def test_multi_statement_programs_on_two_gpus(name):
+    from an5dpy.cuda.multi_gpu import multi_gpu_runner
+    stencil = compiled(name, "float", 2)
+    info, plan = stencil.info, stencil.plan
+    single = stencil.build()
+    runner = multi_gpu_runner(info, plan, single.cubin, single.prefix, single.signature, [0, 1])
+    for steps in (0, 1, 2, 3, 5):
+        compsize = 2 * slab_halo(info, plan).widest + 35
+        env = resolve_params(stencil.program, {"compsize": compsize, "timestep": steps})
+        fields = random_fields(info, env, steps)
+        expected = single.run_numpy(fields, env)
+        got = runner.run_host(fields, env)
+        assert all(np.array_equal(g, e, equal_nan=True) for g, e in zip(got, expected))
+        oracle = [f.copy() for f in fields]
+        build_reference(stencil.program).run(oracle, env)
+        assert np.array_equal(field_results(info, env, got), field_results(info, env, oracle))
+
+
+def test_per_device_slabs_stay_on_their_devices():
+    import cupy
+    stencil = compiled("star3d1r", "float", 2)
+    shape, steps = (2, 41, 41, 41), 5
+    host = random_grid(shape, "float", 1)
+    expected = one_gpu(stencil, host, steps, {})
+    decomp = stencil.decompose(shape, [0, 1])
+    slabs = []
+    for g, s in enumerate(decomp.slabs):
+        with cupy.cuda.Device(g):
+            slabs.append(cupy.asarray(host[:, slice(*s.held)]))
+    pointers = [s.data.ptr for s in slabs]
+    results = stencil.run_slabs(slabs, shape, steps, devices=[0, 1])
+    for g, s in enumerate(decomp.slabs):
+        with cupy.cuda.Device(g):
+            cupy.cuda.Device(g).synchronize()
+            assert slabs[g].data.ptr == pointers[g] and results[g].device.id == g
+            got = cupy.asnumpy(slabs[g])[:, s.owned_local]
+        assert np.array_equal(got, expected[:, slice(*s.owned)])
+
+
+def test_a_grid_too_thin_for_two_gpus_runs_on_one(capsys):
+    stencil = compiled("j2d5pt", "float", 3)
+    host = random_grid((2, 9, 9), "float", 0)  # 7 interior planes, a halo of 4
+    grid = host.copy()
+    stencil.run(grid, 3, devices=[0, 1])
+    assert "running on 1" in capsys.readouterr().err
+    oracle = host.copy()
+    stencil.reference(oracle, 3)
+    assert np.array_equal(grid[1], oracle[1])
+    with pytest.raises(an5dpy.UsageError, match="at most once"):
+        stencil.run(grid, 3, devices=[0, 0])
+
+
+@pytest.mark.skipif(os.environ.get("AN5D_MPI_TEST") != "1",
+                    reason="one process per GPU: run under mpirun with AN5D_MPI_TEST=1")
+def test_one_process_per_gpu_with_mpi():
+    """mpirun -n 2 python -m pytest -q -m gpu tests/gpu/test_multi_gpu.py -k mpi"""
+    from mpi4py import MPI
+    from an5dpy.cuda.multi_gpu import mpi_run_host, mpi_runner
+    stencil = compiled("j2d5pt", "double", 3)
+    single = stencil.build()
+    runner = mpi_runner(stencil.info, stencil.plan, single.cubin, single.prefix,
+                        single.signature)
+    env = resolve_params(stencil.program, {"compsize": 61, "timestep": 7})
+    host = random_grid((2, 63, 63), "double", 5)
+    got = mpi_run_host(runner, host, env)
+    if MPI.COMM_WORLD.Get_rank() == 0:
+        oracle = host.copy()
+        build_reference(stencil.program).run(oracle, env)
+        assert np.array_equal(got[1], oracle[1])
