@@ -5,10 +5,10 @@
         --stencils star3d1r,j2d5pt --dtypes float --minutes 5 --out /tmp/coarsen
 
 For each measured row (its tuned plan and register budget, as ``scripts/artifact.py``
-wrote them), the variants are the tuned plan itself and, for 2 and 4 cells per thread
-(:attr:`an5dpy.blocking.plan.BlockingPlan.coarsen`), the same block of cells with fewer
-threads and a block of as many threads with that many more cells along the outermost
-in-plane dimension. Each variant is built with each of the tuner's register budgets that
+wrote them), the variants are the tuned plan itself and the tuner's coarsened plans of it
+(:func:`an5dpy.perf.tune.coarsened_plans`: for 2 and 4 cells per thread, the same block of
+cells with fewer threads and a block of as many threads with more cells along the
+outermost in-plane dimension). Each variant is built with each of the tuner's register budgets that
 binds, screened with short runs, and the fastest three (the tuned plan among them, always)
 are timed as reported runs, in one process, one after the other. Rows go to
 ``<out>/coarsen.jsonl`` as they finish; the table (``<out>/coarsen.md``) gives each row's
@@ -27,34 +27,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
-#: Cells per thread the variants try.
-CELLS = (2, 4)
-
-
-def variants(info, tuned):
-    """The tuned plan, then each coarsened plan of :data:`CELLS` that is legal: the same
-    cells with fewer threads, and the same threads with more cells."""
-    from an5dpy.errors import UsageError
-    from an5dpy.blocking.plan import make_plan
-    out = [tuned]
-    for c in CELLS:
-        for bs0 in (tuned.bs[0], tuned.bs[0] * c):
-            try:
-                out.append(make_plan(info, tuned.bt, bs=(bs0, *tuned.bs[1:]), sl=tuned.sl,
-                                     opt=tuned.mode, coarsen=c))
-            except UsageError:
-                continue
-    return out
-
-
 def compare_row(bench, row, gpu):
     """One row's measurements: every variant's best (plan, budget, GFLOP/s), the tuned
     plan's own reported run, and the best variant."""
     import artifact
-    from an5dpy.perf.tune import plan_from_json
+    from an5dpy.perf.tune import coarsened_plans, plan_from_json
     info, env, _model, _space, _ranked = artifact.row_context(row, gpu)
     tuned = plan_from_json(info, row["best"]["plan"])
-    plans = variants(info, tuned)
+    plans = [tuned, *coarsened_plans(info, tuned)]
     jobs = artifact.submit_jobs(bench, info, plans, row["stencil"].replace("-", "_"))
     measured = artifact.screen_and_confirm(bench, info, env, jobs, row["stencil"])
     reported = [m for m in measured if m["final"]]

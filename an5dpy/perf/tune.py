@@ -239,6 +239,30 @@ def paper_ranking(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float
     return rank(info, replace(gpu, step_latency_cycles=0.0), env, plans)
 
 
+#: Cells per thread the tuner measures besides the model's plans (:func:`coarsened_plans`).
+COARSENED_CELLS = (2, 4)
+
+
+def coarsened_plans(info: StencilInfo, plan: BlockingPlan,
+                    cells: Sequence[int] = COARSENED_CELLS) -> list[BlockingPlan]:
+    """``plan`` with each number of ``cells`` per thread that is legal: the same block of
+    cells with that many times fewer threads, and a block of as many threads with that
+    many times more cells along the outermost in-plane dimension.
+
+    The model's search space holds one cell per thread only: its counts rank coarsened
+    plans above one-cell plans that measure faster (scripts/coarsen_compare.py on the
+    H200), so the tuner measures these besides the model's plans instead."""
+    out = []
+    for c in cells:
+        for bs0 in (plan.bs[0], plan.bs[0] * c):
+            try:
+                out.append(blocking_plan(info, plan.bt, bs=(bs0, *plan.bs[1:]), sl=plan.sl,
+                                         opt=plan.mode.value, coarsen=c))
+            except UsageError:
+                continue
+    return out
+
+
 def tuning_candidates(ranking: Sequence[tuple[BlockingPlan, float]],
                       paper: Sequence[tuple[BlockingPlan, float]], top: int = 5,
                       extra: Sequence[BlockingPlan] = (), per_bt: bool = True,
@@ -266,7 +290,8 @@ def tune(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], stem: 
          diverse: bool = True, ranked: int = 5) -> TuneResult:
     """Rank the space with the model; with ``measure``, time on the present GPU the top
     ``top`` plans, with ``diverse`` also a best plan per bT and per bS
-    (:func:`tuning_candidates`), and ``extra``, each with every register budget in
+    (:func:`tuning_candidates`) and the model's best plan coarsened
+    (:func:`coarsened_plans`), and ``extra``, each with every register budget in
     ``caps`` that binds. The result keeps the model's ``max(top, ranked)`` best plans."""
     plans = candidate_plans(info, gpu)
     ranking = rank(info, gpu, env, plans)
@@ -284,6 +309,8 @@ def tune(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], stem: 
         if cached is not None:  # the ranking is the model's, as long as asked for now
             return replace(result_from_json(info, cached), ranking=result.ranking)
     paper = paper_ranking(info, gpu, env, plans, ranking) if diverse else ranking
+    if diverse:  # the model's best plan with more cells per thread, which it does not rank
+        extra = (*extra, *coarsened_plans(info, ranking[0][0]))
     chosen = tuning_candidates(ranking, paper, top, extra, per_bt=diverse, per_bs=diverse)
     predicted = dict(ranking)
     run_env = with_steps(info, env, measure_steps) if measure_steps else dict(env)

@@ -168,3 +168,50 @@ def test_mode_is_settled_once_when_the_plan_is_made():
     assert "opt=none" in plan.describe() and plan.to_json()["opt"] == "none"
     with pytest.raises(UsageError, match="choose one of nondiag, assoc, none"):
         make_plan(STAR2, bt=1, bs=(64,), opt="diag")
+
+
+def test_coarsening_divides_threads_and_multiplies_registers():
+    one = make_plan(STAR3, 3, bs=(32, 32), opt="nondiag")
+    four = make_plan(STAR3, 3, bs=(32, 32), opt="nondiag", coarsen=4)
+    assert four.threads == (8, 32) and four.thread_block == (32, 8)
+    assert four.nthreads * 4 == one.nthreads
+    assert four.registers_per_thread() == 4 * one.registers_per_thread()
+    assert four.smem_bytes == one.smem_bytes  # the block's cells are the same
+    assert four.compute_region() == one.compute_region() and four.halo() == one.halo()
+    assert "coarsen=4" in four.describe() and "coarsen" not in one.describe()
+    assert four.to_json()["coarsen"] == 4 and four.to_json()["threads"] == [8, 32]
+
+
+def test_coarsening_lets_a_block_hold_more_cells_than_threads():
+    plan = make_plan(STAR3, 2, bs=(64, 32), opt="nondiag", coarsen=2)
+    assert plan.nthreads == 1024 and plan.compute_region() == (60, 28)
+    with pytest.raises(UsageError, match="1024"):
+        make_plan(STAR3, 2, bs=(64, 32), opt="nondiag")
+
+
+@pytest.mark.parametrize("coarsen, bs, match", [(3, (30, 32), "one of 1, 2, 4, 8"),
+                                                (4, (30, 32), "multiple of the cells"),
+                                                (0, (32, 32), "one of")])
+def test_coarsening_is_refused_where_it_cannot_divide_the_block(coarsen, bs, match):
+    with pytest.raises(UsageError, match=match):
+        make_plan(STAR3, 2, bs=bs, opt="nondiag", coarsen=coarsen)
+
+
+@given(level=st.integers(1, 4), coarsen=st.sampled_from((1, 2, 4, 8)),
+       rows=st.integers(1, 8), cols=st.sampled_from((8, 16, 32, 48)))
+def test_active_warp_fraction_counts_each_threads_cells(level, coarsen, rows, cols):
+    """Against the kernel's mapping written out: thread t of dimension 1 holds rows
+    t*c .. t*c+c-1; a (warp, cell) is active where one of its cells is in the window."""
+    from an5dpy.blocking.plan import active_warp_fraction
+    bs, radius = (rows * coarsen * 2, cols), (1, 1)
+    threads = (bs[0] // coarsen, cols)
+    active, total = set(), set()
+    for t1 in range(threads[0]):
+        for t2 in range(cols):
+            warp = (t1 * cols + t2) // 32
+            for m in range(coarsen):
+                y = t1 * coarsen + m
+                total.add((m, warp))
+                if level <= y < bs[0] - level and level <= t2 < cols - level:
+                    active.add((m, warp))
+    assert active_warp_fraction(bs, radius, level, coarsen) == len(active) / len(total)

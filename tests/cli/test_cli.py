@@ -199,6 +199,11 @@ def test_print_ir_prints_and_writes_nothing(capsys, tmp_path, monkeypatch, stage
     ("box3d1r.c", ["--bs", "32"], "--bs"),  # 3D takes B1xB2
     ("j2d5pt.c", ["--bt", "1000"], "--bt 1000"),  # no compute region either
     ("j2d5pt.c", ["--bt", "100", "--bs", "1024"], "registers"),  # too many registers
+    ("j2d5pt.c", ["--bt", "2", "--bs", "100", "--sl", "8", "--coarsen", "3"], "--coarsen 3"),
+    ("j2d5pt.c", ["--bt", "2", "--bs", "100", "--sl", "8", "--coarsen", "8"], "--coarsen 8"),
+    ("j2d5pt.c", ["--coarsen", "0"], "--coarsen"),
+    ("grayscott2d.c", ["--bt", "2", "--bs", "128", "--sl", "8", "--coarsen", "2"],
+     "several statements"),
 ])
 def test_option_errors_exit_2_and_write_nothing(capsys, tmp_path, input_name, options, needle):
     src = copy_input(tmp_path, input_name)
@@ -208,6 +213,16 @@ def test_option_errors_exit_2_and_write_nothing(capsys, tmp_path, input_name, op
     assert needle in err
     assert "Traceback" not in err and out == ""
     assert listing(tmp_path) == before
+
+
+def test_translate_coarsened_plan(capsys, tmp_path):
+    out_dir = tmp_path / "out"
+    status, _, err = run(capsys, C_INPUTS / "star3d1r.c", *FLOAT, "--bt", "2", "--bs", "32x64",
+                         "--sl", "64", "--coarsen", "2", "-o", out_dir, translate=True)
+    assert status == 0 and err == ""
+    kernel = (out_dir / "star3d1r_kernel.cu").read_text()
+    assert "coarsen=2" in kernel and "const dim3 block(32, 32);" in kernel
+    assert "AN5D_CELL1(" in kernel
 
 
 def test_dtype_contradicting_the_declaration(capsys, tmp_path):

@@ -259,3 +259,16 @@ def test_tune_prints_the_fields_and_sub_steps_of_its_top_plan(capsys):
     assert "model's top plan bt=" in out and "3 fields (ey, ex, hz; each " in out
     assert "sub-step 2 (level 2 of each step): computes hz" in out
     assert out.count("opt=nondiag\n") == 3  # the ranking
+
+
+def test_the_tuner_measures_the_best_plan_coarsened():
+    from an5dpy.perf.tune import coarsened_plans
+    _, info, _ = bench("star3d1r")
+    plan = candidate_plans(info, H200)[0]
+    plans = coarsened_plans(info, plan)
+    assert plans and all(p.coarsen in (2, 4) and p.bt == plan.bt and p.sl == plan.sl
+                         for p in plans)
+    # the same cells with fewer threads, and as many threads with more cells
+    assert {(p.bs, p.nthreads * p.coarsen) for p in plans if p.bs == plan.bs} == \
+        {(plan.bs, plan.nthreads)}
+    assert all(p.nthreads == plan.nthreads for p in plans if p.bs != plan.bs)

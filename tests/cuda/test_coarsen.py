@@ -1,0 +1,107 @@
+"""Coarsened kernels (several cells per thread, BlockingPlan.coarsen): what the render
+model prints for each cell, the row neighbours taken from registers, the shared-memory
+writes 2D nondiag skips, and that nvcc builds them. Their results are checked on the GPU
+(tests/gpu/test_cuda.py, test_levels_gpu.py, test_read_only_gpu.py: exact builds against
+gcc)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from an5dpy.blocking.plan import make_plan
+from an5dpy.cuda.kernels import generate
+from an5dpy.cuda.render_model import CELL_MACRO, Coarsening, cell_register
+from an5dpy.cuda.runtime import nvcc_path
+from an5dpy.driver import load
+
+from cuda_support import compile_kernels
+from paths import C_INPUTS
+
+
+def benchmark(name: str, dtype: str = "float"):
+    return load(f"{C_INPUTS}/{name}.c", (("SB_TYPE", dtype),))[1]
+
+
+def kernel_text(info, plan) -> str:
+    return generate(info, plan, "x").files()["x_kernel.cu"]
+
+
+def inner_lines(text: str) -> list[str]:
+    """The first kernel's inner phase, one call per line."""
+    body = text.split("inner phase")[1].split("}\n")[0]
+    return [line.strip() for line in body.splitlines()[1:] if line.strip()]
+
+
+def test_each_cell_has_its_registers_flags_and_macro():
+    info = benchmark("star3d1r")
+    plan = make_plan(info, 2, bs=(32, 32), sl=64, opt="nondiag", coarsen=4)
+    text = kernel_text(info, plan)
+    assert plan.threads == (8, 32) and plan.thread_block == (32, 8) and plan.nthreads == 256
+    assert "__launch_bounds__(256)" in text
+    for m in range(4):
+        assert f"#define {CELL_MACRO}{m}(an5d_stmt)" in text
+        assert f"const int an5d_t1_x{m} = threadIdx.y * 4 + {m};" in text
+        assert f"unsigned an5d_act_x{m} = 0u;" in text
+        assert re.search(rf"float an5d_reg_0_0_x{m} = 0;", text)
+    # the one-cell names exist only as each cell macro's aliases
+    assert "const bool an5d_bnd = an5d_in_array" not in text
+
+
+def test_row_neighbours_come_from_the_threads_own_registers():
+    info = benchmark("j2d5pt")
+    plan = make_plan(info, 4, bs=(512,), sl=256, opt="nondiag", coarsen=2)
+    how = Coarsening.of(info, plan)
+    assert how.rows == (-1, 1)
+    text = kernel_text(info, plan)
+    assert "#define AN5D_UPDATE(an5d_i0, an5d_i1, an5d_i2, an5d_b, an5d_ym1, an5d_yp1)" in text
+    evaluations = [line for line in inner_lines(text) if "_E(" in line]
+    cell0, cell1 = evaluations[0], evaluations[1]
+    # cell 0: the left neighbour from shared memory, the right one is cell 1's register
+    assert cell0.startswith(f"{CELL_MACRO}0(") and "an5d_t1 + 0]" in cell0
+    assert cell0.rstrip(");").endswith("_x1")
+    # cell 1: the left neighbour is cell 0's register, the right one from shared memory
+    assert cell1.startswith(f"{CELL_MACRO}1(") and "_x0, AN5D_SREF" in cell1
+
+
+def test_2d_nondiag_cells_inside_a_run_skip_the_shared_write():
+    info = benchmark("star2d1r")
+    plan = make_plan(info, 2, bs=(256,), sl=128, opt="nondiag", coarsen=4)
+    assert Coarsening.of(info, plan).shared == (0, 3)
+    writes = [line for line in inner_lines(kernel_text(info, plan)) if "_W(" in line]
+    assert writes and {line.split("(")[0] for line in writes} == {f"{CELL_MACRO}0",
+                                                                   f"{CELL_MACRO}3"}
+
+
+@pytest.mark.parametrize("name, opt", [("star3d2r", "nondiag"), ("box2d1r", "assoc"),
+                                       ("j3d27pt", "none")])
+def test_modes_without_row_neighbours_write_every_cell(name, opt):
+    info = benchmark(name)
+    bs = (16, 32) if info.ndim == 3 else (128,)
+    plan = make_plan(info, 1, bs=bs, sl=32, opt=opt, coarsen=2)
+    how = Coarsening.of(info, plan)
+    assert how.shared == (0, 1)
+    assert (how.rows != ()) == (opt == "nondiag")
+
+
+def test_cell_register_names():
+    assert cell_register("an5d_reg_1_2", 3) == "an5d_reg_1_2_x3"
+
+
+@pytest.mark.skipif(nvcc_path() is None, reason="nvcc is not installed")
+@pytest.mark.parametrize("name, dtype, bt, bs, opt, coarsen", [
+    ("j2d5pt", "float", 4, (256,), "nondiag", 2),
+    ("star2d2r", "double", 2, (128,), "none", 4),
+    ("box3d1r", "float", 2, (16, 64), "assoc", 2),
+    ("star3d1r", "double", 3, (32, 32), "nondiag", 8),
+    ("wave2d", "float", 3, (256,), None, 2),
+    ("poisson2d", "double", 2, (64,), None, 4),
+])
+def test_nvcc_builds_coarsened_kernels_without_warnings(tmp_path, name, dtype, bt, bs, opt,
+                                                        coarsen):
+    info = benchmark(name, dtype)
+    plan = make_plan(info, bt, bs=bs, sl=64, opt=opt, coarsen=coarsen)
+    rc, log = compile_kernels(generate(info, plan, name), str(tmp_path / "out"), name)
+    assert rc == 0, log
+    assert "warning" not in log.lower(), log
