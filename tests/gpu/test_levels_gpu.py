@@ -45,9 +45,12 @@ PLANS = [(1, 3, None, 1), (2, 1, 3, 1), (3, 4, None, 1), (5, 2, 2, 1), (2, 1, 3,
 STEPS = (0, 1, 2, 3, 4, 7, 11)
 
 
-def builds(info) -> list:
+def builds(info, coarse: bool) -> list:
+    """The plans of :data:`PLANS` with one cell per thread, or (``coarse``) several."""
     plans = []
     for bt, extra, sl, coarsen in PLANS:
+        if (coarsen > 1) != coarse:
+            continue
         bs = tuple(2 * bt * r + extra for r in info.radius[1:])
         bs = (-(-bs[0] // coarsen) * coarsen, *bs[1:])
         for mode in ("none", "nondiag") if info.diagonal_free else ("none",):
@@ -62,12 +65,13 @@ def test_every_rotating_form_is_covered():
             "oldest_in_written_buffer.c", "leapfrog3d.c", "wave2d_3level.c"} <= names
 
 
+@pytest.mark.parametrize("coarse", [False, True], ids=["cell", "coarse"])
 @pytest.mark.parametrize("path", FORMS, ids=lambda p: os.path.basename(p)[:-2])
-def test_rotating_form_every_buffer_bit_identical(path):
+def test_rotating_form_every_buffer_bit_identical(path, coarse):
     import cupy
     program, info = driver.load(path)
     options = runtime.BuildOptions(arch=runtime.device_arch(), exact=True)
-    plans = builds(info)
+    plans = builds(info, coarse)
     stem = os.path.basename(path)[:-2]
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         built = list(pool.map(lambda plan: runtime.build_kernels(info, plan, stem, options),

@@ -39,20 +39,22 @@ def sizes(name: str) -> list[dict[str, str]]:
     return SIZES.get(name, SIZES_2D)
 
 
-def builds(name: str, info) -> list[tuple[str, object, object]]:
+def builds(name: str, info, coarse: bool = False) -> list[tuple[str, object, object]]:
     """(mode, info, plan): modes none and nondiag (where legal) under every plan, and mode
-    assoc (forced) under two plans where the update is a sum."""
+    assoc (forced) under two plans where the update is a sum; with ``coarse``, two and
+    four cells per thread in the default mode under two plans (the outermost block size
+    rounded up to a multiple) instead."""
     plans = PLANS_3D if info.ndim == 3 else PLANS_2D
+    if coarse:
+        return [("coarse", info, driver.blocking_plan(
+            info, bt, bs=(-(-bs[0] // c) * c, *bs[1:]), sl=sl, coarsen=c))
+            for (bt, bs, sl), c in ((plans[1], 2), (plans[2], 4))]
     out = []
     for bt, bs, sl in plans:
         out.append(("none", info, driver.blocking_plan(info, bt, bs=bs, sl=sl, opt="none")))
         if info.diagonal_free:
             out.append(("nondiag", info,
                         driver.blocking_plan(info, bt, bs=bs, sl=sl, opt="nondiag")))
-    # two cells per thread, the outermost block size rounded up to an even one
-    bt, bs, sl = plans[1]
-    out.append(("coarse", info, driver.blocking_plan(info, bt, bs=(bs[0] + bs[0] % 2, *bs[1:]),
-                                                     sl=sl, coarsen=2)))
     if name in SUMS:
         summed = forced_assoc(info)
         out += [("assoc", summed, driver.blocking_plan(summed, bt, bs=bs, sl=sl, opt="assoc"))
@@ -60,11 +62,12 @@ def builds(name: str, info) -> list[tuple[str, object, object]]:
     return out
 
 
-def runners(name: str, info) -> list[tuple[str, object, runtime.CupyRunner]]:
+def runners(name: str, info, coarse: bool = False
+            ) -> list[tuple[str, object, runtime.CupyRunner]]:
     """Every build of :func:`builds`, compiled in parallel (exact: no fast math, no FMA
     contraction), then loaded."""
     options = runtime.BuildOptions(arch=runtime.device_arch(), exact=True)
-    jobs = builds(name, info)
+    jobs = builds(name, info, coarse)
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         built = list(pool.map(lambda j: runtime.build_kernels(j[1], j[2], name, options), jobs))
     return [(mode, summed, runtime.CupyRunner(summed, plan, cubin, model.prefix,
@@ -108,7 +111,7 @@ def check(name: str, program, info, runner, params: dict, seed: int, naive: bool
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_read_only_kernels_match_gcc(tmp_path, name):
     program, info = driver.load(write(tmp_path, name))
-    checked = {"none": 0, "nondiag": 0, "assoc": 0, "coarse": 0}
+    checked = {"none": 0, "nondiag": 0, "assoc": 0}
     for mode, summed, runner in runners(name, info):
         for k, steps in enumerate(STEPS):
             for params in sizes(name):
@@ -119,7 +122,19 @@ def test_read_only_kernels_match_gcc(tmp_path, name):
                 checked[mode] += 1
     assert checked["none"] >= len(STEPS) * 3
     assert (checked["assoc"] > 0) == (name in SUMS)
-    assert checked["coarse"] == len(STEPS) * len(sizes(name))
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_coarsened_read_only_kernels_match_gcc(tmp_path, name):
+    program, info = driver.load(write(tmp_path, name))
+    checked = 0
+    for mode, summed, runner in runners(name, info, coarse=True):
+        for k, steps in enumerate(STEPS):
+            for params in sizes(name):
+                full = {**PROGRAMS[name][1], **params, "T": str(steps)}
+                assert check(name, program, summed, runner, full, seed=k).bit_identical
+                checked += 1
+    assert checked == 2 * len(STEPS) * len(sizes(name))
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
