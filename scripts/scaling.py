@@ -361,7 +361,8 @@ def plot(rows: list[Row], path: str, device: str) -> str | None:
     ax.set_ylim(0, 1.1)
     ax.set_title(f"Scaling on {device}")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    if ax.get_lines():
+        ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

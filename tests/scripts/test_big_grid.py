@@ -82,3 +82,35 @@ def test_the_spot_check_on_the_simulators_slabs(steps):
     sub = np.empty((2, hi - lo, *shape[2:]), np.float32)
     scaling.fill_planes(np, sub, lo)
     assert not np.array_equal(stencil.reference(sub, steps)[p - lo], result[p])
+
+
+def test_a_dry_run_on_the_cpu(monkeypatch, tmp_path, capsys):
+    """main() end to end with numpy as cupy and the simulator as the GPUs' run
+    (tests/numpy_gpus_support.py): every sampled plane passes, big_grid.md is written."""
+    import numpy_gpus_support
+    numpy_gpus_support.install(monkeypatch)
+    assert big_grid.main(["--size", "21", "--bt", "2", "--bs", "16x16", "--sl", "off",
+                          "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "fits on one" in out and "GPU 1: 40.0 GB used of 80.0 GB" in out
+    text = (tmp_path / "big_grid.md").read_text()
+    assert text.startswith("# A grid larger than one GPU: star3d1r float 21^3 on 2 x NVIDIA H200")
+    assert "5 steps" in text and text.rstrip().endswith("**PASS**: 4 of 4 planes bit-identical to gcc.")
+
+
+def test_a_dry_run_finds_a_wrong_plane(monkeypatch, tmp_path):
+    import numpy_gpus_support
+    from an5dpy import api
+    numpy_gpus_support.install(monkeypatch)
+    right = api.Stencil.run_slabs
+
+    def wrong(self, slabs, *args, **kwargs):
+        results = right(self, slabs, *args, **kwargs)
+        results[1][3, 4, 5] += 1  # a cell of slab 1's first owned plane (local 3)
+        return results
+
+    monkeypatch.setattr(api.Stencil, "run_slabs", wrong)
+    assert big_grid.main(["--size", "21", "--bt", "2", "--bs", "16x16", "--sl", "off",
+                          "--out", str(tmp_path)]) == 1
+    text = (tmp_path / "big_grid.md").read_text()
+    assert "| FAIL |" in text and "**FAIL**: 3 of 4" in text

@@ -163,3 +163,48 @@ def test_a_case_list_is_checked():
     assert scaling.parse_list("1,2", kind=int) == (1, 2)
     with pytest.raises(SystemExit, match="unknown case 'j2d5pt'"):
         scaling.parse_list("j2d5pt", scaling.CASE_NAMES)
+
+
+TINY = (scaling.Case("j2d5pt-strong", "j2d5pt", "strong", (40, 24)),
+        scaling.Case("star3d1r-weak", "star3d1r", "weak", (12, 10, 9)),
+        scaling.Case("star3d1r-strong", "star3d1r", "strong", (24, 10, 9)))
+
+
+def test_a_dry_run_on_the_cpu(monkeypatch, tmp_path, capsys):
+    """main() end to end with numpy as cupy and the simulator as the kernels
+    (tests/numpy_gpus_support.py): every case on 1 and 2 GPUs, the outputs written."""
+    import numpy_gpus_support
+    numpy_gpus_support.install(monkeypatch)
+    monkeypatch.setattr(scaling, "CASES", TINY)
+    code = scaling.main(["--cases", "j2d5pt-strong,star3d1r-weak", "--steps", "4",
+                         "--repeats", "2", "--bt", "2", "--out", str(tmp_path)])
+    assert code == 0
+    with open(tmp_path / "scaling.csv") as f:
+        read = list(csv.DictReader(f))
+    assert [(r["case"], r["gpus"], r["interior"]) for r in read] == [
+        ("j2d5pt-strong", "1", "40x24"), ("j2d5pt-strong", "2", "40x24"),
+        ("star3d1r-weak", "1", "12x10x9"), ("star3d1r-weak", "2", "24x10x9")]
+    assert all(r["steps"] == "4" and r["launches"] == "2" for r in read)
+    assert [r["halo"] for r in read] == ["0", "3", "0", "3"]
+    # the stand-in runner times one "launch" per run, each event pair 1 ms apart
+    assert float(read[1]["compute_s"]) == pytest.approx(1e-3)
+    assert float(read[1]["exchange_s"]) == pytest.approx(1e-3)
+    assert float(read[0]["exchange_s"]) == 0 and read[0]["compute_s"] == read[0]["seconds"]
+    assert read[1]["target"] == "0.9" and read[3]["target"] == "0.95"
+    assert (tmp_path / "scaling.md").read_text().startswith("# Scaling over 2 x NVIDIA H200")
+    assert (tmp_path / "scaling.png").exists() or "matplotlib" in capsys.readouterr().err
+
+
+def test_a_dry_run_calibrates_and_keeps_to_its_minutes(monkeypatch, tmp_path):
+    import numpy_gpus_support
+    numpy_gpus_support.install(monkeypatch)
+    monkeypatch.setattr(scaling, "CASES", TINY)
+    monkeypatch.setattr(scaling, "TARGET_SECONDS", 1e-9)  # the shortest: one pair of launches
+    assert scaling.main(["--cases", "star3d1r-strong", "--gpus", "2", "--bt", "3",
+                         "--out", str(tmp_path)]) == 0
+    with open(tmp_path / "scaling.csv") as f:
+        assert [r["steps"] for r in csv.DictReader(f)] == ["6", "6"]  # 1 GPU added
+    assert scaling.main(["--cases", "star3d1r-strong", "--minutes", "0",
+                         "--out", str(tmp_path)]) == 0
+    assert "skipped: past --minutes 0" in (tmp_path / "scaling.md").read_text()
+    assert scaling.main(["--gpus", "4", "--out", str(tmp_path)]) == 2  # 2 visible
