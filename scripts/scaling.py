@@ -451,20 +451,29 @@ class Gpus:
         return slabs, decomp
 
     def runner(self, stencil, grids: list, shape: tuple[int, ...], gpus: int):
-        """``run(steps, timer)``: one run of ``steps`` steps, queued (one GPU: no timer)."""
+        """``run(steps, timer)``: one run of ``steps`` steps, queued (one GPU: no timer).
+        The module, the runner and each step count's parameters are made before, out of
+        the timed region."""
         from an5dpy.api import bind
+        envs: dict[int, dict] = {}
+
+        def env(steps: int) -> dict:
+            if steps not in envs:
+                envs[steps] = bind(stencil.info, shape, steps, {})
+            return envs[steps]
+
         if gpus == 1:
             single = stencil.build()
 
             def run(steps, timer=None):
                 with self.cupy.cuda.Device(0):
-                    single.run(grids[0], bind(stencil.info, shape, steps, {}))
-            return run
+                    single.run(grids[0], env(steps))
+            return run, env
+        multi = stencil.multi_gpu(list(range(gpus)), env(0))
 
         def run(steps, timer=None):
-            env = bind(stencil.info, shape, steps, {})
-            stencil.multi_gpu(list(range(gpus)), env).run(grids, env, (), timer=timer)
-        return run
+            multi.run(grids, env(steps), (), timer=timer)
+        return run, env
 
     def seconds(self, run, steps: int, gpus: int, timer=None) -> float:
         self.synchronize(gpus)
@@ -481,15 +490,16 @@ def measure(gpus_side: Gpus, stencil, case: Case, gpus: int, steps: int | None,
     from an5dpy.blocking.plan import launch_plan
     from an5dpy.cuda.multi_gpu import PhaseTimes
     from an5dpy.perf.bench import gflops
-    from an5dpy.api import bind
     shape = case.grid_shape(gpus)
     bt = stencil.plan.bt
     grids, decomp = gpus_side.grids(stencil, shape, gpus)
-    run = gpus_side.runner(stencil, grids, shape, gpus)
+    run, env = gpus_side.runner(stencil, grids, shape, gpus)
     gpus_side.seconds(run, 2 * bt, gpus)  # warm-up: modules loaded, NCCL connected
     if steps is None:
         cal = calibration_steps(bt)
+        env(cal)
         steps = steps_for(gpus_side.seconds(run, cal, gpus) / cal, TARGET_SECONDS, bt)
+    env(steps)
     runs = []
     for _ in range(repeats):
         timer = PhaseTimes() if gpus > 1 else None
@@ -497,16 +507,15 @@ def measure(gpus_side: Gpus, stencil, case: Case, gpus: int, steps: int | None,
     runs.sort(key=lambda r: r[0])
     seconds, timer = runs[len(runs) // 2]
     compute, exchange = timer.seconds() if timer is not None else (seconds, 0.0)
-    env = bind(stencil.info, shape, steps, {})
     row = Row(case=case.name, kind=case.kind, stencil=case.stencil, dtype=DTYPE, gpus=gpus,
               interior="x".join(map(str, case.grid_interior(gpus))),
               plan=plan_summary(stencil), steps=steps,
               launches=len(launch_plan(steps, bt, 0)),
               halo=0 if decomp is None else max(decomp.halo.below, decomp.halo.above),
-              seconds=seconds, gflops=gflops(stencil.info, env, seconds),
+              seconds=seconds, gflops=gflops(stencil.info, env(steps), seconds),
               compute_s=compute, exchange_s=exchange,
               model_efficiency=model_efficiency(stencil, case, gpus, steps))
-    del grids, run, runs, timer
+    del grids, run, env, runs, timer
     gpus_side.release(gpus)
     return row, steps
 
