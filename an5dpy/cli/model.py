@@ -3,9 +3,12 @@ paper's performance model (section 5; :mod:`an5dpy.perf.model`).
 
     an5d model IN.c [--gpu NAME|SPEC.json] [--bt N] [--bs B1[xB2]] [--sl N|off] [--opt MODE]
                [--regs N|none] [--dtype float|double] [-D NAME[=V]]... [-I DIR]...
-               [-P NAME=VALUE]... [--size N] [--steps N] [--halo-computes] [--json] [-q]
+               [-P NAME=VALUE]... [--size N] [--steps N] [--gpus N] [--halo-computes]
+               [--json] [-q]
 
-Plan options not given are the model's own choice (its best plan for the GPU and sizes).
+Plan options not given are the model's own choice (its best plan for the GPU and sizes;
+for one GPU also with ``--gpus N``, as ``an5d-translate --gpus N`` chooses it).
+``--gpus N`` adds the run over N GPUs (:mod:`an5dpy.perf.multi`).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import json
 from dataclasses import replace
 
 from an5dpy.cli.options import (add_input, add_plan, add_sizes, choose,
-                                integer_sizes, load_input, model_params, options)
+                                integer_sizes, load_input, model_params, options, positive)
 
 
 def register(subparsers) -> None:
@@ -37,6 +40,11 @@ def register(subparsers) -> None:
     add_sizes(p)
     p.add_argument("--halo-computes", action="store_true",
                    help="charge FLOPs and shared-memory reads to halo (redundant) threads too")
+    p.add_argument("--gpus", type=positive, metavar="N",
+                   help="also predict the run over N GPUs: slabs of the streaming dimension, "
+                        "the slowest slab's kernels and the halo exchange after each launch "
+                        "over the GPU's link bandwidth (fewer GPUs where the slabs would be "
+                        "thinner than the halo)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
 
@@ -45,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from an5dpy.blocking.plan import check_plan
     from an5dpy.perf.choice import target_gpu
     from an5dpy.perf.model import Model
-    from an5dpy.perf.report import format_prediction
+    from an5dpy.perf.report import format_prediction, format_slabs
 
     opts = options(args)
     program, info = load_input(args, opts)
@@ -57,13 +65,36 @@ def run(args: argparse.Namespace) -> int:
     sizes = integer_sizes(program, env)
     prediction = Model(info, gpu, env, halo_computes=args.halo_computes).predict(choice.plan,
                                                                                 choice.regs)
+    slabs = several_gpus(args, info, choice, gpu, env)
     if args.json:
         out = {"input": args.input, "params": sizes, "gpu_spec": gpu.to_json(),
                **prediction.to_json()}
+        if slabs is not None:
+            out["several_gpus"] = slabs.to_json()
         print(json.dumps(out, indent=2))
         return 0
     shown = " ".join(f"{k}={v}" for k, v in sizes.items())
     print(f"{args.input}: {info.ndim}D {info.shape} stencil, radius "
           f"{'x'.join(map(str, info.radius))}, {info.flops_per_cell} FLOP/cell; {shown}")
     print(format_prediction(prediction, gpu))
+    if slabs is not None:
+        print(format_slabs(slabs, prediction))
     return 0
+
+
+def several_gpus(args, info, choice, gpu, env):
+    """The prediction over ``--gpus`` GPUs (None without the option, or for one GPU);
+    fewer where the slabs would be thinner than the halo, said on stderr."""
+    import sys
+    from an5dpy.blocking.plan import grid_extents
+    from an5dpy.blocking.slabs import slab_count, slab_halo
+    from an5dpy.perf.multi import predict_slabs
+    if args.gpus is None or args.gpus == 1:
+        return None
+    count, note = slab_count(args.gpus, grid_extents(info, env)[0], slab_halo(info, choice.plan))
+    if note and not args.quiet:
+        print(note, file=sys.stderr)
+    if count == 1:
+        return None
+    return predict_slabs(info, choice.plan, gpu, env, count, choice.regs,
+                         halo_computes=args.halo_computes)

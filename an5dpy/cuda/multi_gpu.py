@@ -54,19 +54,65 @@ def nccl_type(dtype: str) -> int:
 
 @dataclass
 class PhaseTimes:
-    """Per launch, CUDA events on one device's stream around its kernel and its halo
-    exchange: :meth:`seconds` sums the compute and the exchange (the exchange as the time
-    from the kernel's end to the exchange's end on that stream)."""
+    """CUDA events per launch on every local slab's stream: before its kernel, after it,
+    and after the halo exchange that follows (``events[slab index]``: one ``(start,
+    computed, exchanged)`` triple per launch). An exchange ends on a stream once its
+    receives are complete, so a slab whose neighbour is still computing waits there."""
 
-    events: list = field(default_factory=list)  # (start, computed, exchanged) per launch
+    events: dict = field(default_factory=dict)  # slab index -> [(start, computed, exchanged)]
+
+    def begin(self, index: int, stream) -> None:
+        """Record the start of a launch's kernel of slab ``index`` (on the current device,
+        the stream's)."""
+        import cupy
+        triple = (cupy.cuda.Event(), cupy.cuda.Event(), cupy.cuda.Event())
+        triple[0].record(stream)
+        self.events.setdefault(index, []).append(triple)
+
+    def computed(self, index: int, stream) -> None:
+        self.events[index][-1][1].record(stream)
+
+    def exchanged(self, index: int, stream) -> None:
+        self.events[index][-1][2].record(stream)
+
+    def launch_ms(self) -> list[dict[int, tuple[float, float]]]:
+        """Per launch, each slab's (kernel, exchange) milliseconds."""
+        import cupy
+        for triples in self.events.values():
+            triples[-1][2].synchronize()
+        launches = max((len(t) for t in self.events.values()), default=0)
+        return [{g: (cupy.cuda.get_elapsed_time(t[k][0], t[k][1]),
+                     cupy.cuda.get_elapsed_time(t[k][1], t[k][2]))
+                 for g, t in self.events.items()} for k in range(launches)]
+
+    def slab_seconds(self) -> dict[int, tuple[float, float]]:
+        """Each local slab's kernel and exchange seconds, summed over the launches."""
+        out: dict[int, tuple[float, float]] = {}
+        for launch in self.launch_ms():
+            for g, (c, x) in launch.items():
+                c0, x0 = out.get(g, (0.0, 0.0))
+                out[g] = (c0 + c / 1e3, x0 + x / 1e3)
+        return out
 
     def seconds(self) -> tuple[float, float]:
-        import cupy
-        if self.events:
-            self.events[-1][2].synchronize()
-        compute = sum(cupy.cuda.get_elapsed_time(a, b) for a, b, _ in self.events)
-        exchange = sum(cupy.cuda.get_elapsed_time(b, c) for _, b, c in self.events)
+        """(compute, exchange) seconds of the run (:func:`critical_phases`)."""
+        compute, exchange = critical_phases(self.launch_ms())
         return compute / 1e3, exchange / 1e3
+
+
+def critical_phases(launches: Sequence[Mapping[int, tuple[float, float]]]
+                    ) -> tuple[float, float]:
+    """(compute, exchange) summed over ``launches`` (each slab's (kernel, exchange)
+    times): per launch, compute is the slowest slab's kernel and exchange the rest of the
+    longest span from a kernel's start to its exchange's end (the transfer, and a wait for
+    a slower neighbour). Only each slab's own events are subtracted from each other:
+    the clocks of two devices are never compared."""
+    compute = exchange = 0.0
+    for launch in launches:
+        slowest = max(c for c, _ in launch.values())
+        compute += slowest
+        exchange += max(c + x for c, x in launch.values()) - slowest
+    return compute, exchange
 
 
 @dataclass
@@ -165,7 +211,7 @@ class MultiGpuRunner:
         read-only arrays (``info.coefficients`` order). Halos are refreshed before the first
         launch too, so only the owned planes (and the array's streaming boundary planes,
         in the first and last slab) must hold the data. ``timer`` records the phases of
-        the first local slab. Returns once every device's work is queued."""
+        every local slab (:class:`PhaseTimes`). Returns once every device's work is queued."""
         cupy = self._cupy
         decomp = self.decomposition(env)
         dims = grid_extents(self.info, env)
@@ -205,19 +251,17 @@ class MultiGpuRunner:
         for launch in launches:
             for k, (ls, buffers) in enumerate(zip(self.local, pools)):
                 with cupy.cuda.Device(ls.device), ls.stream:
-                    if timer is not None and k == 0:
-                        events = [cupy.cuda.Event() for _ in range(3)]
-                        events[0].record(ls.stream)
-                        timer.events.append(events)
+                    if timer is not None:
+                        timer.begin(ls.index, ls.stream)
                     kernel_buffers = buffers[0] if self.info.coupled else buffers
                     ls.runner.launch(launch, kernel_buffers, slab_dims[k], sizes[k])
-                    if timer is not None and k == 0:
-                        events[1].record(ls.stream)
+                    if timer is not None:
+                        timer.computed(ls.index, ls.stream)
             self._exchange(decomp, pools, refreshed_buffers(self.plan, launch))
             if timer is not None:
-                ls = self.local[0]
-                with cupy.cuda.Device(ls.device):
-                    timer.events[-1][2].record(ls.stream)
+                for ls in self.local:
+                    with cupy.cuda.Device(ls.device):
+                        timer.exchanged(ls.index, ls.stream)
         if run is not None:
             for ls, buffers, local_dims in zip(self.local, pools, slab_dims):
                 with cupy.cuda.Device(ls.device), ls.stream:

@@ -20,6 +20,10 @@ are 68% (float) and 81% (double) of it, while :func:`probe`'s plain conflict-fre
 kernel reached 33.3 TB/s, float and double, on an H200 here (99.6% of the 33.45 TB/s
 estimate; its copy measured 4228 GB/s). Run :func:`probe` on the machine and pass the
 saved JSON (``--gpu spec.json``) to use measured numbers.
+
+``link_gbs`` (the halo exchange of a run over several GPUs, :mod:`an5dpy.perf.multi`) is
+the nominal NVLink bandwidth per direction of the known entries (:data:`NVLINK_GBS`), not
+a measurement; a spec file may leave it out (0: the exchange is not modelled).
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ def estimated_smem_gbs(sm_count: int, clock_mhz: float) -> float:
 
 
 #: Spec fields where 0 means "not modelled".
-OPTIONAL_TERMS = ("step_latency_cycles",)
+OPTIONAL_TERMS = ("step_latency_cycles", "link_gbs")
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,11 @@ class GpuSpec:
     #: (the global load's round trip and the levels' barriers) for the model's issue term
     #: (:mod:`an5dpy.perf.model`); 0 leaves the term out, as the paper's model does.
     step_latency_cycles: float = 0.0
+    #: GB/s one GPU sends (and, at once, receives) to its peers over NVLink: the halo
+    #: exchange of a run over several GPUs (:mod:`an5dpy.perf.multi`). The known entries
+    #: hold the nominal NVLink figure per direction, not a measurement (NCCL's send/recv
+    #: reaches less); 0: not known, the exchange is not modelled.
+    link_gbs: float = 0.0
     #: Where the numbers come from (free text, kept in the JSON file).
     source: str = ""
 
@@ -173,32 +182,38 @@ KiB = 1024
 HOPPER_STEP_LATENCY = 1200
 
 
+#: Nominal NVLink bandwidth per direction per GPU, GB/s (datasheets: NVLink 4 on Hopper
+#: 900 GB/s both directions, NVLink 3 on A100 600, NVLink 2 on V100 300, NVLink 1 on P100
+#: 160): :attr:`GpuSpec.link_gbs` of the known entries.
+NVLINK_GBS = {"P100": 80, "V100": 150, "A100": 300, "H100": 450, "H200": 450}
+
+
 def _hopper(name: str, gmem: float, source: str) -> GpuSpec:
     smem = estimated_smem_gbs(132, 1980)
     return GpuSpec(name=name, sm_count=132, clock_mhz=1980, fp32_gflops=66900,
                    fp64_gflops=33500, gmem_gbs_float=gmem, gmem_gbs_double=gmem,
                    smem_gbs_float=smem, smem_gbs_double=smem, smem_per_sm=228 * KiB,
                    smem_per_block=227 * KiB, step_latency_cycles=HOPPER_STEP_LATENCY,
-                   source=source)
+                   link_gbs=NVLINK_GBS[name], source=source)
 
 
 KNOWN_GPUS: dict[str, GpuSpec] = {
     "P100": GpuSpec(
         name="P100", sm_count=56, clock_mhz=1480, fp32_gflops=10600, fp64_gflops=5300,
         gmem_gbs_float=535, gmem_gbs_double=540, smem_gbs_float=9700, smem_gbs_double=10150,
-        smem_per_sm=64 * KiB, smem_per_block=48 * KiB,
+        smem_per_sm=64 * KiB, smem_per_block=48 * KiB, link_gbs=NVLINK_GBS["P100"],
         source="Tesla P100 SXM2; AN5D paper Table 4 (measured bandwidths)"),
     "V100": GpuSpec(
         name="V100", sm_count=80, clock_mhz=1530, fp32_gflops=15700, fp64_gflops=7850,
         gmem_gbs_float=791, gmem_gbs_double=805, smem_gbs_float=10650, smem_gbs_double=12750,
-        smem_per_sm=96 * KiB, smem_per_block=96 * KiB,
+        smem_per_sm=96 * KiB, smem_per_block=96 * KiB, link_gbs=NVLINK_GBS["V100"],
         source="Tesla V100 SXM2; AN5D paper Table 4 (measured bandwidths)"),
     "A100": GpuSpec(
         name="A100", sm_count=108, clock_mhz=1410, fp32_gflops=19500, fp64_gflops=9700,
         gmem_gbs_float=1450, gmem_gbs_double=1450,
         smem_gbs_float=estimated_smem_gbs(108, 1410),
         smem_gbs_double=estimated_smem_gbs(108, 1410),
-        smem_per_sm=164 * KiB, smem_per_block=163 * KiB,
+        smem_per_sm=164 * KiB, smem_per_block=163 * KiB, link_gbs=NVLINK_GBS["A100"],
         source="A100 SXM4 40GB; datasheet peaks, typical BabelStream copy bandwidth, "
                "shared-memory bandwidth estimated (SMs x clock x 128 B)"),
     "H100": _hopper("H100", 3000,
@@ -377,12 +392,14 @@ def probe(copy_bytes: int = 1 << 30, repeats: int = 7) -> GpuSpec:
     if known is not None:
         fp32, fp64 = KNOWN_GPUS[known].fp32_gflops, KNOWN_GPUS[known].fp64_gflops
         latency = KNOWN_GPUS[known].step_latency_cycles
-        peaks = f"peaks and step latency of the known entry {known}"
+        link = KNOWN_GPUS[known].link_gbs
+        peaks = f"peaks, step latency and nominal NVLink bandwidth of the known entry {known}"
     else:
         lanes, ratio = _fp_lanes(int(props["major"]), int(props["minor"]))
         fp32 = sms * clock_mhz * 1e6 * lanes * 2 / 1e9
         fp64 = fp32 * ratio
         latency = 0.0  # not measured: the model leaves its issue term out
+        link = 0.0  # not measured: the model leaves a run's halo exchange out
         peaks = f"peaks estimated from {lanes} FP32 lanes/SM at the reported clock"
     get = props.get
     return GpuSpec(
@@ -397,6 +414,6 @@ def probe(copy_bytes: int = 1 << 30, repeats: int = 7) -> GpuSpec:
         max_threads_per_sm=int(get("maxThreadsPerMultiProcessor", 2048)),
         max_threads_per_block=int(get("maxThreadsPerBlock", 1024)),
         max_blocks_per_sm=int(get("maxBlocksPerMultiProcessor", 32) or 32),
-        step_latency_cycles=latency,
+        step_latency_cycles=latency, link_gbs=link,
         source=f"an5d probe on {name}: {copy_bytes >> 20} MiB device-to-device copy "
                f"(read + write), shared-memory read kernel; {peaks}")

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from an5dpy.perf.gpus import GpuSpec
 from an5dpy.perf.model import Prediction
+
+if TYPE_CHECKING:
+    from an5dpy.perf.multi import SlabPrediction
 
 
 def _fmt_bytes(n: float) -> str:
@@ -85,4 +90,32 @@ def format_prediction(p: Prediction, gpu: GpuSpec | None = None) -> str:
                      ("boundary", t.boundary), ("out-of-bound", t.out_of_bound)):
         share = v / t.total if t.total else 0.0
         lines.append(f"  {label:<13}{v:>20,}  {share:6.1%}")
+    return "\n".join(lines)
+
+
+def format_slabs(sp: "SlabPrediction", one: Prediction) -> str:
+    """The lines of a run over several GPUs (``an5d model --gpus N``), after ``one``, the
+    prediction of the whole grid on one GPU."""
+    d = sp.decomposition
+    s = d.slabs[sp.slowest]
+    computed = s.stream.upper - s.stream.lower + 1
+    lines = [f"on {sp.gpus} GPUs: slabs of the streaming dimension (planes owned: "
+             f"{', '.join(str(x.owned[1] - x.owned[0]) for x in d.slabs)}), halo "
+             f"{d.halo.below} planes below and {d.halo.above} above, recomputed",
+             f"  compute  {sp.compute.seconds * 1e3:10.3f} ms  (the slowest slab, "
+             f"{computed} planes computed of which {s.owned[1] - s.owned[0]} owned: the "
+             f"one-GPU model of its planes)"]
+    exchange = sp.exchange_seconds
+    if exchange is None:
+        lines.append(f"  exchange        ?       ({sp.refreshes} halo refreshes of "
+                     f"{_fmt_bytes(sp.exchange_bytes)} in all on the busiest GPU; this GPU's "
+                     f"spec has no link bandwidth (link_gbs), so it is not modelled)")
+    else:
+        lines.append(f"  exchange {exchange * 1e3:10.3f} ms  ({sp.refreshes} halo refreshes"
+                     f", {_fmt_bytes(sp.exchange_bytes)} sent by the busiest GPU at "
+                     f"{sp.link_gbs:,.0f} GB/s per direction, nominal; not overlapped)")
+    strong = one.seconds / (sp.gpus * sp.seconds) if sp.seconds > 0 else 0.0
+    lines.append(f"predicted {sp.gflops:,.1f} GFLOP/s, {sp.seconds * 1e3:.3f} ms on "
+                 f"{sp.gpus} GPUs: strong-scaling efficiency {strong:.3f} (against the "
+                 f"one-GPU prediction above)")
     return "\n".join(lines)

@@ -284,3 +284,42 @@ def test_a_multicast_setting_of_the_user_is_kept(monkeypatch):
     monkeypatch.delenv("NCCL_NVLS_ENABLE")
     multi_gpu.keep_nvlink_multicast_off()
     assert os.environ["NCCL_NVLS_ENABLE"] == "0"
+
+
+def test_critical_phases_take_the_slowest_kernel_and_the_longest_span():
+    launches = [{0: (4.0, 1.0), 1: (3.0, 1.5)},  # slab 1 waited 1 ms for slab 0's halo
+                {0: (2.0, 3.0), 1: (4.5, 0.25)}]
+    assert multi_gpu.critical_phases(launches) == (4.0 + 4.5, (5.0 - 4.0) + (5.0 - 4.5))
+    assert multi_gpu.critical_phases([]) == (0.0, 0.0)
+
+
+class _Clock:
+    now = 0.0
+
+
+class TimedEvent(Event):
+    """An event that takes the stand-in clock's time, which every record advances."""
+
+    def record(self, stream=None):
+        self.time = _Clock.now
+        _Clock.now += 1.0
+
+
+def test_the_phase_timer_records_every_slab_and_launch(gpus, monkeypatch):
+    from an5dpy.blocking.plan import launch_plan
+    monkeypatch.setattr(gpus.cuda, "Event", TimedEvent)
+    monkeypatch.setattr(gpus.cuda, "get_elapsed_time", lambda a, b: b.time - a.time)
+    prog, info = program("j2d5pt", "float")
+    plan = make_plan(info, bt=2, bs=(16,), sl=None)
+    runner = runner_for(info, plan, [0, 1, 2])
+    env = resolve_params(prog, {"compsize": 30, "timestep": 5})
+    slabs = runner.scatter(random_grid((2, 32, 32), "float", 3), env)
+    timer = multi_gpu.PhaseTimes()
+    runner.run(slabs, env, timer=timer)
+    launches = len(launch_plan(5, 2, 0))
+    per_launch = timer.launch_ms()
+    assert len(per_launch) == launches and all(set(t) == {0, 1, 2} for t in per_launch)
+    # per launch: the three kernels one record apart, then the three exchanges' ends
+    assert per_launch[0] == {0: (1.0, 5.0), 1: (1.0, 4.0), 2: (1.0, 3.0)}
+    assert timer.seconds() == pytest.approx((launches / 1e3, 5 * launches / 1e3))
+    assert timer.slab_seconds()[2] == pytest.approx((launches / 1e3, 3 * launches / 1e3))

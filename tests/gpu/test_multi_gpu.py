@@ -158,6 +158,33 @@ def test_a_grid_too_thin_for_two_gpus_runs_on_one(capsys):
         stencil.run(grid, 3, devices=[0, 0])
 
 
+def test_the_phase_timer_on_two_gpus():
+    """PhaseTimes: events of every launch on both devices; the run's result unchanged."""
+    from an5dpy.blocking.plan import launch_plan
+    from an5dpy.cuda.multi_gpu import PhaseTimes
+    stencil = compiled("star3d1r", "float", 2)
+    shape, steps = (2, 66, 66, 66), 9
+    host = random_grid(shape, "float", 2)
+    expected = one_gpu(stencil, host, steps, {})
+    env = resolve_params(stencil.program, {"compsize": 64, "timestep": steps})
+    runner = stencil.multi_gpu([0, 1], env)
+    slabs = runner.scatter(host, env)
+    timer = PhaseTimes()
+    runner.run(slabs, env, timer=timer)
+    runner.synchronize()
+    per_launch = timer.launch_ms()
+    assert len(per_launch) == len(launch_plan(steps, 2, 0))
+    assert all(set(t) == {0, 1} and all(c > 0 and x >= 0 for c, x in t.values())
+               for t in per_launch)
+    compute, exchange = timer.seconds()
+    assert compute > 0 and exchange >= 0
+    assert compute <= sum(c for c, _ in timer.slab_seconds().values())
+    pool = host.copy()
+    runner.gather(slabs, env, pool)
+    b = result_buffer(stencil.info, env)
+    assert np.array_equal(pool[b], expected[b])
+
+
 @pytest.mark.skipif(os.environ.get("AN5D_MPI_TEST") != "1",
                     reason="one process per GPU: run under mpirun with AN5D_MPI_TEST=1")
 def test_one_process_per_gpu_with_mpi():

@@ -44,6 +44,15 @@ def test_hopper_entries():
     assert KNOWN_GPUS["A100"].smem_per_block == 163 * 1024
 
 
+def test_link_bandwidths_are_the_nominal_nvlink_figures():
+    # per direction: NVLink 4 (Hopper) 450 GB/s, NVLink 3 300, NVLink 2 150, NVLink 1 80
+    assert {k: g.link_gbs for k, g in KNOWN_GPUS.items()} == {
+        "P100": 80, "V100": 150, "A100": 300, "H100": 450, "H200": 450}
+    data = KNOWN_GPUS["H200"].to_json()
+    del data["link_gbs"]  # a probe's or an older spec file: the exchange is not modelled
+    assert GpuSpec.from_json(data).link_gbs == 0
+
+
 def test_estimate_and_per_dtype_accessors():
     assert estimated_smem_gbs(80, 1530) == pytest.approx(80 * 1.53 * 128)
     v100 = KNOWN_GPUS["V100"]
@@ -112,6 +121,7 @@ def test_json_missing_smem_is_estimated():
     ({"sm_count": 2.5}, "integer"),
     ({"name": 7}, "string"),
     ({"step_latency_cycles": -1}, "a number >= 0"),
+    ({"link_gbs": -450}, "a number >= 0"),
     ({"schedulers_per_sm": 0}, "positive number"),
 ])
 def test_json_bad_specs(change, message):

@@ -1,0 +1,144 @@
+"""Tests of an5dpy.perf.multi (the model of a run over several GPUs) and ``an5d model
+--gpus N``: the compute is the one-GPU model of the slowest slab's planes, the exchange
+the busiest GPU's halo bytes of every refresh over the link, counted by hand here."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+
+import pytest
+
+from an5dpy.blocking.plan import DimExtent, grid_extents, launch_plan, make_plan
+from an5dpy.blocking.slabs import slab_halo
+from an5dpy.check.reference import resolve_params
+from an5dpy.cli import main as cli
+from an5dpy.errors import UsageError
+from an5dpy.perf.gpus import KNOWN_GPUS
+from an5dpy.perf.model import Model
+from an5dpy.perf.multi import busiest_bytes, predict_slabs, refreshes
+
+from model_support import load_benchmark
+from paths import C_INPUTS
+
+H200 = KNOWN_GPUS["H200"]
+
+
+def benchmark(name: str, size: int, steps: int, dtype: str = "float"):
+    program, info = load_benchmark(name, dtype)
+    return info, resolve_params(program, {"compsize": size, "timestep": steps})
+
+
+def test_one_gpu_is_the_one_gpu_model():
+    info, env = benchmark("j2d5pt", 4096, 100)
+    plan = make_plan(info, bt=6, bs=(256,), sl=256)
+    sp = predict_slabs(info, plan, H200, env, 1)
+    assert sp.compute == Model(info, H200, env).predict(plan)
+    assert sp.exchange_seconds == 0 and sp.refreshes == 0
+    assert sp.seconds == sp.compute.seconds
+    assert sp.gflops == pytest.approx(sp.compute.gflops)
+
+
+def test_two_gpus_by_hand():
+    n, steps, bt = 4096, 100, 6
+    info, env = benchmark("j2d5pt", n, steps)
+    plan = make_plan(info, bt=bt, bs=(256,), sl=256)
+    sp = predict_slabs(info, plan, H200, env, 2)
+    halo = 1 + bt  # the edge plane and one plane per level
+    assert (sp.decomposition.halo.below, sp.decomposition.halo.above) == (halo, halo)
+    # the slab computes its owned planes and its halo less the edge plane it takes as boundary
+    computed = n // 2 + halo - 1
+    assert sp.compute.cells == computed * n
+    slab = Model(info, H200, (DimExtent(1, computed, computed + 2), grid_extents(info, env)[1]),
+                 steps).predict(plan)
+    assert sp.compute.seconds == pytest.approx(slab.seconds)
+    launches = len(launch_plan(steps, bt, 0))
+    assert sp.refreshes == launches + 1  # every buffer before the first launch, then one
+    assert sp.buffers_moved == 2 + launches
+    assert sp.buffer_bytes == halo * (n + 2) * 4
+    assert sp.exchange_seconds == pytest.approx((2 + launches) * halo * (n + 2) * 4 / 450e9)
+    assert sp.seconds == pytest.approx(sp.compute.seconds + sp.exchange_seconds)
+    assert sp.gflops == pytest.approx(n * n * 10 * steps / sp.seconds / 1e9)
+    one = predict_slabs(info, plan, H200, env, 1)
+    assert 0.5 < one.seconds / (2 * sp.seconds) < 1  # halo work and the exchange cost
+
+
+def test_a_middle_gpu_sends_to_both_neighbours():
+    info, env = benchmark("star3d1r", 256, 20, "double")
+    plan = make_plan(info, bt=2, bs=(32, 32), sl=None)
+    two = predict_slabs(info, plan, H200, env, 2)
+    four = predict_slabs(info, plan, H200, env, 4)
+    plane = 258 * 258 * 8
+    assert two.buffer_bytes == 3 * plane
+    assert four.buffer_bytes == 2 * 3 * plane  # both halos of a middle slab
+    assert busiest_bytes(four.decomposition, plane) == four.buffer_bytes
+    # the middle slabs hold two halos: one of them is the slowest
+    assert four.slowest in (1, 2)
+    assert four.compute.cells == (64 + 2 * 2) * 256 * 256
+
+
+def test_without_a_link_bandwidth_the_exchange_is_unknown():
+    info, env = benchmark("j2d5pt", 1024, 10)
+    plan = make_plan(info, bt=2, bs=(128,), sl=None)
+    spec = dataclasses.replace(H200, link_gbs=0.0)
+    sp = predict_slabs(info, plan, spec, env, 2)
+    assert sp.exchange_seconds is None and sp.seconds == sp.compute.seconds
+    assert sp.exchange_bytes > 0
+
+
+def test_refreshes_of_rotating_and_coupled_programs():
+    program, info = load_benchmark("wave2d", "double")
+    plan = make_plan(info, bt=2, bs=(64,), sl=None)
+    moved = refreshes(info, plan, 7, 0)
+    assert moved[0] == plan.levels.buffers  # every buffer before the first launch
+    assert all(1 <= m <= plan.levels.buffers + plan.levels.work_buffers for m in moved[1:])
+    program, info = load_benchmark("grayscott2d")
+    plan = make_plan(info, bt=1, bs=(64,), sl=None)
+    env = resolve_params(program, {"compsize": 256, "timestep": 4})
+    sp = predict_slabs(info, plan, H200, env, 2)
+    # both fields' planes travel
+    assert sp.buffer_bytes == slab_halo(info, plan).below * 258 * 4 * len(info.fields)
+
+
+def test_slabs_thinner_than_the_halo_are_refused():
+    info, env = benchmark("j2d5pt", 16, 10)
+    plan = make_plan(info, bt=6, bs=(128,), sl=None)
+    with pytest.raises(UsageError, match="thinner than the halo"):
+        predict_slabs(info, plan, H200, env, 4)
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def _run(argv, capsys):
+    code = cli.run(argv, cli.build_parser())
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_cli_model_gpus(capsys):
+    path = os.path.join(C_INPUTS, "star3d1r.c")
+    base = ["model", path, "--gpu", "H200", "--dtype", "float", "--size", "512", "--steps",
+            "100", "--bt", "4", "--bs", "32x32", "--sl", "128"]
+    code, out, err = _run(base + ["--gpus", "2"], capsys)
+    assert code == 0, err
+    assert "on 2 GPUs: slabs of the streaming dimension (planes owned: 256, 256), halo 5 " \
+           "planes below and 5 above" in out
+    assert "at 450 GB/s per direction, nominal" in out and "strong-scaling efficiency" in out
+    code, out, err = _run(base + ["--gpus", "2", "--json"], capsys)
+    data = json.loads(out)["several_gpus"]
+    assert data["gpus"] == 2 and data["owned"] == [[1, 257], [257, 513]]
+    assert data["seconds"] == pytest.approx(data["compute_seconds"] + data["exchange_seconds"])
+    code, out, _ = _run(base + ["--gpus", "1"], capsys)
+    assert code == 0 and "GPUs:" not in out
+
+
+def test_cli_model_gpus_too_thin(capsys):
+    path = os.path.join(C_INPUTS, "j2d5pt.c")
+    code, out, err = _run(["model", path, "--gpu", "H200", "--dtype", "float", "--size", "20",
+                           "--steps", "10", "--bt", "4", "--bs", "128", "--sl", "off",
+                           "--gpus", "8"], capsys)
+    assert code == 0
+    assert "8 GPUs would cut the 20 interior planes" in err and "running on 4" in err
+    assert "on 4 GPUs:" in out
