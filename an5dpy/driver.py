@@ -223,10 +223,12 @@ def choose_plan(info: StencilInfo, options: Options,
     if env is None:
         env = problem_env(info.program, info, {k: str(v) for k, v in options.params},
                           complete=True)
-    best = default_plan(info, gpu, env, fixed)
+    gpus = options.gpus or 1
+    best = default_plan(info, gpu, env, fixed, gpus)
     chosen = tuple(name for name in fixed.open if name != "opt")
+    sizes = describe_sizes(info, env) + (f" on {gpus} GPUs" if gpus > 1 else "")
     return PlanChoice(best.plan, best.registers, chosen,
-                      f"{gpu.name} ({why})" if why else gpu.name, describe_sizes(info, env),
+                      f"{gpu.name} ({why})" if why else gpu.name, sizes,
                       fixed.given(), best.gflops)
 
 

@@ -124,12 +124,22 @@ def candidate_plans(info: StencilInfo, gpu: GpuSpec, dtype: str | None = None,
     return plans
 
 
+#: With several GPUs, the model's best plans for one GPU re-ranked with the exchange.
+SLAB_CANDIDATES = 20
+
+
 def default_plan(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float],
-                 fixed: Fixed = Fixed()) -> Prediction:
+                 fixed: Fixed = Fixed(), gpus: int = 1) -> Prediction:
     """The model's best plan of the search space with ``fixed`` held, at its best register
     budget (or the fixed one): the prediction, whose ``registers`` is the budget (None:
     none). Raises UsageError, saying why, when no plan with the fixed options fits (an
-    :class:`OptionError` naming the fixed options where some are)."""
+    :class:`OptionError` naming the fixed options where some are).
+
+    With ``gpus`` > 1 the one-GPU ranking's :data:`SLAB_CANDIDATES` best plans are ranked
+    again by the model of a run over that many GPUs (:func:`an5dpy.perf.multi.
+    predict_slabs`: the slowest slab, its halo planes computed again, and the halo
+    exchanges after each launch, which grow with bT); the prediction returned is that
+    plan's, its GFLOP/s the whole run's."""
     # the paper's register estimate prunes the tuner's space; plans the user narrowed to
     # that all exceed it can still run (with fewer blocks per SM), as the model predicts
     plans = (candidate_plans(info, gpu, fixed=fixed)
@@ -143,7 +153,25 @@ def default_plan(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float]
         ranked = model.rank(plans, fixed.regs)
     if not ranked:
         _nothing_fits(info, gpu, fixed, plans)
+    if gpus > 1:
+        return _best_over_gpus(info, gpu, env, ranked[:SLAB_CANDIDATES], gpus)
     return ranked[0]
+
+
+def _best_over_gpus(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float],
+                    ranked: list[Prediction], gpus: int) -> Prediction:
+    from dataclasses import replace
+    from an5dpy.perf.multi import predict_slabs
+    scored = []
+    for p in ranked:
+        try:
+            scored.append((predict_slabs(info, p.plan, gpu, env, gpus, p.registers), p))
+        except UsageError:  # slabs thinner than this plan's halo
+            continue
+    if not scored:
+        return ranked[0]
+    slabs, best = min(scored, key=lambda s: s[0].seconds)
+    return replace(best, gflops=slabs.gflops, seconds=slabs.seconds)
 
 
 def _predictions(model: Model, plans) -> list[Prediction]:

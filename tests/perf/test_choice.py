@@ -225,3 +225,19 @@ def test_a_second_field_lowers_bt_where_registers_bind(gpu_name, dtype):
     two = choice_module.default_plan(star_fields(["u", "v"], dtype), gpu, env)
     assert two.plan.bt < one.plan.bt
     assert all(c.occupancy.limited_by == "regs" for c in two.launches)
+
+
+@pytest.mark.parametrize("name", ["j2d5pt", "star3d1r"])
+def test_several_gpus_rank_the_best_plans_with_the_exchange(name):
+    from an5dpy.perf.multi import predict_slabs
+    program, info = bench(name)
+    gpu = get_gpu("H200")
+    env = paper_env(program, info)
+    one = choice_module.default_plan(info, gpu, env)
+    two = choice_module.default_plan(info, gpu, env, gpus=2)
+    slabs = predict_slabs(info, two.plan, gpu, env, 2, two.registers)
+    assert two.gflops == pytest.approx(slabs.gflops)
+    # the plan chosen for two GPUs is at least as fast over two GPUs as the one-GPU choice
+    assert slabs.seconds <= predict_slabs(info, one.plan, gpu, env, 2, one.registers).seconds
+    line = driver.choose_plan(info, driver.Options(gpu="H200", gpus=2)).line()
+    assert "on 2 GPUs" in line
