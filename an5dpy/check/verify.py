@@ -190,6 +190,16 @@ def random_read_only(program, env: Mapping[str, int], seed: int) -> tuple[np.nda
                  for k, a in enumerate(program.arrays) if a.read_only)
 
 
+def random_state(info: StencilInfo, env: Mapping[str, int], seed: int):
+    """Random values for everything a run advances: every field's buffers
+    (:func:`random_fields`) or the grid's time buffers."""
+    if info.coupled:
+        return random_fields(info, env, seed)
+    from an5dpy.blocking.plan import grid_extents
+    shape = (info.time.buffers, *(d.size for d in grid_extents(info, env)))
+    return random_grid(shape, info.dtype, seed)
+
+
 def random_fields(info: StencilInfo, env: Mapping[str, int], seed: int
                   ) -> list[np.ndarray]:
     """Random values for every buffer of every field of a time step of several statements

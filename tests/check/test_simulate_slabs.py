@@ -21,8 +21,8 @@ from an5dpy.blocking.slabs import SlabHalo, max_slabs, slab_halo
 from an5dpy.check.reference import build_reference, resolve_params
 from an5dpy.check.simulate import simulate
 from an5dpy.check.simulate_slabs import decomposition, simulate_slabs
-from an5dpy.check.verify import (field_results, must_be_identical, random_fields, random_grid,
-                                 random_read_only, result_buffer)
+from an5dpy.check.verify import (field_results, must_be_identical, random_grid,
+                                 random_read_only, random_state, result_buffer)
 from an5dpy.driver import load
 
 from paths import C_INPUTS, PAPER_BENCHMARKS
@@ -48,8 +48,7 @@ def compsize_for(info, plan, slabs: int, extra: int) -> int:
 
 def run_case(program, info, plan, compsize: int, steps: int, gpus: int, seed: int) -> None:
     env = resolve_params(program, {"compsize": compsize, "timestep": steps})
-    shape = (info.time.buffers, *(d.size for d in grid_extents(info, env)))
-    grid = random_grid(shape, info.dtype, seed)
+    grid = random_state(info, env, seed)
     one = simulate(info, plan, grid, env)
     many = simulate_slabs(info, plan, grid, env, gpus)
     assert same(many, one), (plan.describe(), compsize, steps, gpus)
@@ -119,11 +118,7 @@ def run_program(name: str, dtype: str, bt: int, compsize: int, steps: int, gpus:
                                            for r in info.radius[1:]), sl=5, opt=opt)
     env = resolve_params(program, {"compsize": compsize, "timestep": steps})
     read_only = random_read_only(program, env, steps)
-    if info.coupled:
-        state = random_fields(info, env, steps)
-    else:
-        shape = (info.time.buffers, *(d.size for d in grid_extents(info, env)))
-        state = random_grid(shape, info.dtype, steps)
+    state = random_state(info, env, steps)
     assert decomposition(info, plan, env, gpus).count == gpus
     one = simulate(info, plan, state, env, read_only=read_only)
     many = simulate_slabs(info, plan, state, env, gpus, read_only=read_only)

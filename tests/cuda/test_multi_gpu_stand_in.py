@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 
 from an5dpy.blocking.build import build_schedule
-from an5dpy.blocking.plan import grid_extents, make_plan
+from an5dpy.blocking.plan import make_plan
 from an5dpy.check.reference import resolve_params
 from an5dpy.check.simulate import compiled_update, run_launch, simulate
-from an5dpy.check.verify import random_fields, random_grid, random_read_only
+from an5dpy.check.verify import random_grid, random_read_only, random_state
 from an5dpy.cuda import multi_gpu
 from an5dpy.driver import generate, load
 from an5dpy.errors import UsageError
@@ -231,11 +231,7 @@ def test_the_runner_on_stand_in_gpus_is_the_one_device_run(gpus, name, dtype, bt
         compsize = len(devices) * multi_gpu.slab_halo(info, plan).widest + 2
         env = resolve_params(prog, {"compsize": compsize, "timestep": steps})
         read_only = random_read_only(prog, env, steps)
-        if info.coupled:
-            state = random_fields(info, env, steps)
-        else:
-            shape = (info.time.buffers, *(d.size for d in grid_extents(info, env)))
-            state = random_grid(shape, info.dtype, steps)
+        state = random_state(info, env, steps)
         want = simulate(info, plan, state, env, read_only=read_only)
         got = runner.run_host(state, env, read_only)
         if info.coupled:

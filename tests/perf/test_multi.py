@@ -13,12 +13,12 @@ import pytest
 from an5dpy.blocking.plan import DimExtent, grid_extents, launch_plan, make_plan
 from an5dpy.blocking.slabs import slab_halo
 from an5dpy.check.reference import resolve_params
-from an5dpy.cli import main as cli
 from an5dpy.errors import UsageError
 from an5dpy.perf.gpus import KNOWN_GPUS
 from an5dpy.perf.model import Model
 from an5dpy.perf.multi import busiest_bytes, predict_slabs, refreshes
 
+from cli_support import run
 from model_support import load_benchmark
 from paths import C_INPUTS
 
@@ -111,34 +111,28 @@ def test_slabs_thinner_than_the_halo_are_refused():
 # --------------------------------------------------------------------------- command line
 
 
-def _run(argv, capsys):
-    code = cli.run(argv, cli.build_parser())
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
 def test_cli_model_gpus(capsys):
     path = os.path.join(C_INPUTS, "star3d1r.c")
     base = ["model", path, "--gpu", "H200", "--dtype", "float", "--size", "512", "--steps",
             "100", "--bt", "4", "--bs", "32x32", "--sl", "128"]
-    code, out, err = _run(base + ["--gpus", "2"], capsys)
+    code, out, err = run(capsys, *base + ["--gpus", "2"])
     assert code == 0, err
     assert "on 2 GPUs: slabs of the streaming dimension (planes owned: 256, 256), halo 5 " \
            "planes below and 5 above" in out
     assert "at 450 GB/s per direction, nominal" in out and "strong-scaling efficiency" in out
-    code, out, err = _run(base + ["--gpus", "2", "--json"], capsys)
+    code, out, err = run(capsys, *base + ["--gpus", "2", "--json"])
     data = json.loads(out)["several_gpus"]
     assert data["gpus"] == 2 and data["owned"] == [[1, 257], [257, 513]]
     assert data["seconds"] == pytest.approx(data["compute_seconds"] + data["exchange_seconds"])
-    code, out, _ = _run(base + ["--gpus", "1"], capsys)
+    code, out, _ = run(capsys, *base + ["--gpus", "1"])
     assert code == 0 and "GPUs:" not in out
 
 
 def test_cli_model_gpus_too_thin(capsys):
     path = os.path.join(C_INPUTS, "j2d5pt.c")
-    code, out, err = _run(["model", path, "--gpu", "H200", "--dtype", "float", "--size", "20",
-                           "--steps", "10", "--bt", "4", "--bs", "128", "--sl", "off",
-                           "--gpus", "8"], capsys)
+    code, out, err = run(capsys, "model", path, "--gpu", "H200", "--dtype", "float", "--size",
+                         "20", "--steps", "10", "--bt", "4", "--bs", "128", "--sl", "off",
+                         "--gpus", "8")
     assert code == 0
     assert "8 GPUs would cut the 20 interior planes" in err and "running on 4" in err
     assert "on 4 GPUs:" in out
