@@ -738,6 +738,8 @@ REGISTER_GRANULE = 8
 MAX_REGISTERS_PER_THREAD = 255
 #: Resident threads per SM on every GPU an5dpy models (P100 to H200).
 MAX_THREADS_PER_SM = 2048
+#: Resident blocks per SM on every GPU an5dpy models (P100 to H200).
+MAX_BLOCKS_PER_SM = 32
 
 
 def register_budget_problem(budget: int) -> str | None:
@@ -758,8 +760,11 @@ def register_budget_problem(budget: int) -> str | None:
 
 def budget_min_blocks(budget: int, nthreads: int) -> int:
     """The blocks per SM that ``__launch_bounds__`` asks for to hold each of ``nthreads``
-    threads to ``budget`` registers (how a register budget reaches ptxas)."""
-    return max(1, REGISTERS_PER_SM // (budget * nthreads))
+    threads to ``budget`` registers (how a register budget reaches ptxas), at most the
+    blocks an SM holds: ptxas ignores a larger request (a block of 32 threads, as few
+    as a coarsened plan may have, under a budget of 32 would ask for 64), so small blocks
+    get the registers that many blocks leave (:func:`budget_register_limit`)."""
+    return max(1, min(MAX_BLOCKS_PER_SM, REGISTERS_PER_SM // (budget * nthreads)))
 
 
 def budget_register_limit(budget: int, nthreads: int) -> int:

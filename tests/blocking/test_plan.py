@@ -158,6 +158,9 @@ def test_budget_register_limit_follows_launch_bounds():
     assert budget_register_limit(32, 32) == 32  # 64 blocks of one warp
     assert budget_register_limit(255, 128) == 255  # 2 blocks would leave 256: capped
     assert budget_min_blocks(96, 512) == 1 and budget_min_blocks(32, 256) == 8
+    # a block of 32 threads (a coarsened plan) cannot ask for the 64 blocks a budget of
+    # 32 would need: an SM holds 32, which leave each thread 64 registers
+    assert budget_min_blocks(32, 32) == 32 and budget_register_limit(32, 32) == 64
 
 
 def test_mode_is_settled_once_when_the_plan_is_made():

@@ -46,8 +46,9 @@ def test_tune_measures_the_diverse_candidates_and_caches_the_result(capsys):
     from an5dpy.perf.gpus import get_gpu
     from an5dpy.check.reference import resolve_params
     from an5dpy.cuda.runtime import device_name
-    from an5dpy.perf.tune import (FINALISTS, candidate_plans, paper_ranking, rank, tune,
-                             tuning_candidates)
+    from an5dpy.blocking.plan import budget_register_limit
+    from an5dpy.perf.tune import (FINALISTS, candidate_plans, coarsened_plans, paper_ranking,
+                                  rank, tune, tuning_candidates)
 
     program, info = load(os.path.join(C_INPUTS, "star2d1r.c"), (("SB_TYPE", "float"),))
     env = resolve_params(program, {"compsize": 2000, "timestep": 40})
@@ -56,13 +57,15 @@ def test_tune_measures_the_diverse_candidates_and_caches_the_result(capsys):
                   repeats=3, progress=False)
     plans = candidate_plans(info, gpu)
     ranking = rank(info, gpu, env, plans)
-    expected = tuning_candidates(ranking, paper_ranking(info, gpu, env, plans, ranking), 2)
+    expected = tuning_candidates(ranking, paper_ranking(info, gpu, env, plans, ranking), 2,
+                                 coarsened_plans(info, ranking[0][0]))
     plans = {m.plan for m in result.measured}
     assert plans == set(expected)  # every candidate was built and timed
+    assert any(p.coarsen > 1 for p in plans)  # the model's best plan coarsened too
     for m in result.measured:
         assert m.gflops > 0 and m.registers is not None
         if m.cap is not None:  # a budget is only tried where it binds
-            assert m.registers <= m.cap
+            assert m.registers <= budget_register_limit(m.cap, m.plan.nthreads)
             uncapped = next(u for u in result.measured if u.plan == m.plan and u.cap is None)
             assert uncapped.registers > m.cap
     assert result.best == max(result.measured, key=lambda m: m.gflops)
