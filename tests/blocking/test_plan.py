@@ -155,7 +155,6 @@ def test_budget_register_limit_follows_launch_bounds():
     # blocks leave a thread, in steps of 8 (96 with 512 threads asks for 1 block: 128)
     assert budget_register_limit(64, 512) == 64 and budget_register_limit(96, 512) == 128
     assert budget_register_limit(96, 128) == 96  # 5 blocks: 102 -> 96
-    assert budget_register_limit(32, 32) == 32  # 64 blocks of one warp
     assert budget_register_limit(255, 128) == 255  # 2 blocks would leave 256: capped
     assert budget_min_blocks(96, 512) == 1 and budget_min_blocks(32, 256) == 8
     # a block of 32 threads (a coarsened plan) cannot ask for the 64 blocks a budget of
