@@ -308,16 +308,13 @@ class BlockingPlan:
         return self.smem_words * self.word_bytes
 
     def register_estimate(self, degree: int | None = None) -> int:
-        """The paper's empirical lower bound on registers per thread (section 6.3), for
-        each of a coarsened thread's cells: every cell has its own rings, position, flags
-        and pointers (ptxas gave star3d1r float at bT 4 31 registers with one cell, 62
-        with two and 116 with four: the estimate, 36 per cell, stays above)."""
+        """The paper's empirical lower bound on registers per thread (section 6.3)."""
         d = self.depth if degree is None else degree
-        # with the loaded older levels', one ring per field
-        rings = (d + self.levels.loaded) * self.slots(d) * self.fields
+        # with the loaded older levels', one ring per field and cell
+        rings = (d + self.levels.loaded) * self.slots(d) * self.fields * self.coarsen
         if self.dtype == "double":
-            return (2 * rings + d + 30) * self.coarsen
-        return (rings + d + 20) * self.coarsen
+            return 2 * rings + d + 30
+        return rings + d + 20
 
     def describe(self) -> str:
         sl = "off" if self.sl is None else str(self.sl)

@@ -94,8 +94,7 @@ def test_cell_register_names():
     ("j2d5pt", "float", 4, (256,), "nondiag", 2),
     ("star2d2r", "double", 2, (128,), "none", 4),
     ("box3d1r", "float", 2, (16, 64), "assoc", 2),
-    ("star3d1r", "double", 3, (32, 32), "nondiag", 4),
-    ("star3d1r", "float", 1, (32, 32), "nondiag", 8),
+    ("star3d1r", "double", 3, (32, 32), "nondiag", 8),
     ("wave2d", "float", 3, (256,), None, 2),
     ("poisson2d", "double", 2, (64,), None, 4),
 ])
