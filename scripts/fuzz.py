@@ -2096,8 +2096,11 @@ class Result:
         return self.outcome in FINDINGS
 
 
-class CaseTimeout(Exception):
-    pass
+class CaseTimeout(BaseException):
+    """A case over its time limit, raised from the alarm signal wherever the case is. A
+    BaseException, like KeyboardInterrupt: the code under test catches Exception in places
+    (pycparser's internal failures on malformed C become syntax errors), which must not
+    turn a timeout into a verdict on the input."""
 
 
 @contextlib.contextmanager

@@ -515,3 +515,17 @@ def test_examples_are_the_same_for_the_same_seed():
     first = fz.examples(fz.coupled_cases(), 4, seed=3)
     assert len(first) == 4 and first == fz.examples(fz.coupled_cases(), 4, seed=3)
     assert first != fz.examples(fz.coupled_cases(), 4, seed=4)
+
+
+def test_a_timeout_inside_the_parser_stays_a_timeout(monkeypatch):
+    """The parser turns pycparser's own failures (any Exception) into syntax errors; the
+    alarm of a case's time limit must pass through it as the timeout it is."""
+    from pycparser import c_parser
+
+    def slow(*args, **kwargs):
+        raise fz.CaseTimeout("over 0.1 s")
+
+    monkeypatch.setattr(c_parser.CParser, "parse", slow)
+    from an5dpy.frontend import read_program_text
+    with pytest.raises(fz.CaseTimeout):
+        read_program_text("int main(void) { return 0; }\n", "x.c", (), ())
