@@ -507,20 +507,25 @@ def coef_extent(p: Program, c: Coef, k: int) -> str:
 
 
 def coef_declaration(p: Program, c: Coef, where: str = "") -> str:
-    """The declaration of ``c``: a parameter (in the signature), a global (``;``), or in
-    the body the local array or the VLA-pointer cast of its flat ``<name>_buf``; for
-    ``vla_pointer`` in the signature (``where`` empty) the flat parameter itself."""
-    extents = [coef_extent(p, c, k) for k in range(c.rank)]
+    """The declaration of ``c`` (:func:`array_declaration`)."""
+    return array_declaration(c.form, c.dtype, c.name,
+                             [coef_extent(p, c, k) for k in range(c.rank)], where)
+
+
+def array_declaration(form: str, t: str, name: str, extents: list[str], where: str = "") -> str:
+    """The declaration of an array of ``form`` (a read-only array's or a field's), element
+    type ``t``: a parameter (in the signature), a global (``;``), or in the body the local
+    array or the VLA-pointer cast of its flat ``<name>_buf``; for ``vla_pointer`` in the
+    signature (``where`` empty) the flat parameter itself."""
     inner = "".join(f"[{e}]" for e in extents[1:])
     whole = "".join(f"[{e}]" for e in extents)
-    t, name = c.dtype, c.name
-    if c.form == "parameter":
+    if form == "parameter":
         return f"{t} {name}{whole}"
-    if c.form == "open_parameter":
+    if form == "open_parameter":
         return f"{t} {name}[]{inner}"
-    if c.form == "pointer_parameter":
+    if form == "pointer_parameter":
         return f"{t} (*{name}){inner}" if inner else f"{t} *{name}"
-    if c.form == "vla_pointer":
+    if form == "vla_pointer":
         if not where:
             return f"{t} *{name}_buf"
         return f"{t} (*{name}){inner} = ({t} (*){inner}){name}_buf;" if inner else \
@@ -1605,22 +1610,9 @@ def _field_extents(p: CoupledProgram, f: CoupledField) -> list[str]:
 
 
 def field_declaration(p: CoupledProgram, f: CoupledField, where: str = "") -> str:
-    """As :func:`coef_declaration` for a field: a parameter, a global (``;``), or in the
-    body the local array or the VLA-pointer cast of its flat ``<name>_buf``; for
-    ``vla_pointer`` in the signature (``where`` empty) the flat parameter itself."""
-    extents = _field_extents(p, f)
-    inner = "".join(f"[{e}]" for e in extents[1:])
-    whole = "".join(f"[{e}]" for e in extents)
-    t, name = p.dtype, f.name
-    if f.form == "parameter":
-        return f"{t} {name}{whole}"
-    if f.form == "pointer_parameter":
-        return f"{t} (*{name}){inner}"
-    if f.form == "vla_pointer":
-        if not where:
-            return f"{t} *{name}_buf"
-        return f"{t} (*{name}){inner} = ({t} (*){inner}){name}_buf;"
-    return f"{t} {name}{whole};"  # global, local
+    """The declaration of ``f`` (:func:`array_declaration`; a field has two dimensions or
+    more, so its pointer forms always have an inner extent)."""
+    return array_declaration(f.form, p.dtype, f.name, _field_extents(p, f), where)
 
 
 def render_coupled(p: CoupledProgram) -> Rendered:
