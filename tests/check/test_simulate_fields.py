@@ -1,8 +1,11 @@
 """The simulator on time steps of several statements (check/simulate.py, the coupled
-path): FDTD-2D in place (three nests with their own bounds, two sub-steps) against a
+path): FDTD-2D in place (tests/data/multi/fdtd_2d.c: three nests with their own bounds,
+two sub-steps) against a
 numpy transcription evaluated in C's order, over many plans, sizes and step counts."""
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pytest
@@ -10,26 +13,9 @@ import pytest
 from an5dpy.analysis import analyze
 from an5dpy.blocking.plan import make_plan
 from an5dpy.check.simulate import field_shapes, simulate
-from an5dpy.frontend import read_program_text
+from an5dpy.frontend import read_program
+from paths import DATA
 
-FDTD = """
-void fdtd(int tmax, int nx, int ny, float ex[nx][ny], float ey[nx][ny], float hz[nx][ny])
-{
-#pragma scop
-  for (int t = 0; t < tmax; t++) {
-    for (int i = 1; i < nx; i++)
-      for (int j = 0; j < ny; j++)
-        ey[i][j] = ey[i][j] - 0.5f * (hz[i][j] - hz[i-1][j]);
-    for (int i = 0; i < nx; i++)
-      for (int j = 1; j < ny; j++)
-        ex[i][j] = ex[i][j] - 0.5f * (hz[i][j] - hz[i][j-1]);
-    for (int i = 0; i < nx - 1; i++)
-      for (int j = 0; j < ny - 1; j++)
-        hz[i][j] = hz[i][j] - 0.7f * (ex[i][j+1] - ex[i][j] + ey[i+1][j] - ey[i][j]);
-  }
-#pragma endscop
-}
-"""
 
 
 def fdtd_numpy(ey, ex, hz, steps):
@@ -45,7 +31,7 @@ def fdtd_numpy(ey, ex, hz, steps):
 
 @pytest.fixture(scope="module")
 def fdtd_info():
-    return analyze(read_program_text(FDTD, "fdtd.c"))
+    return analyze(read_program(os.path.join(DATA, "multi", "fdtd_2d.c")))
 
 
 def test_fdtd_has_two_substeps(fdtd_info):
