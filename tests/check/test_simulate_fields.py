@@ -1,7 +1,7 @@
 """The simulator on time steps of several statements (check/simulate.py, the coupled
 path): FDTD-2D in place (tests/data/multi/fdtd_2d.c: three nests with their own bounds,
-two sub-steps) against a
-numpy transcription evaluated in C's order, over many plans, sizes and step counts."""
+two sub-steps) against a numpy transcription evaluated in C's order, over many plans,
+sizes and step counts."""
 
 from __future__ import annotations
 
