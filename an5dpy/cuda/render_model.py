@@ -86,7 +86,6 @@ class KernelCode:
     compute: tuple[int, ...]
     dims: tuple[KernelDim, ...]  # array order
     block_order: tuple[KernelDim, ...]  # contiguous dimension first (block index order)
-    windows: tuple[Window, ...]  # levels 0..degree
     depth: int  # degree * r: planes between a block's first load and its first store
     reads_odd_boundary: bool  # a passed-on level is odd (level 1 when degree > 1)
     registers: tuple[tuple[str, str], ...]  # (ctype, name)
@@ -106,9 +105,9 @@ class KernelCode:
     #: The time steps a launch of this kernel advances (the launcher's ``degree``): the
     #: degree, or the levels over the sub-steps per time step.
     steps: int = 0
-    #: A coarsened kernel's per-cell declarations (positions, flags, level bits), printed
-    #: in place of the template's one-cell lines, and each cell's buffer offset
-    #: (``an5d_origin_x<m>``); empty for one cell per thread.
+    #: The thread's cells' declarations (positions, flags, level bits), and each cell's
+    #: buffer offset (``an5d_origin``; ``an5d_origin_x<m>`` for cell m of a coarsened
+    #: thread).
     cell_lines: tuple[str, ...] = ()
     cell_origins: tuple[str, ...] = ()
 
@@ -465,7 +464,8 @@ CELL_MACRO = "AN5D_CELL"
 
 
 def cell_register(reg, m: int) -> str:
-    """Cell ``m``'s copy of a schedule register in a coarsened kernel."""
+    """Cell ``m``'s copy of a schedule register in a coarsened kernel
+    (:func:`cell_suffixes`)."""
     return f"{reg}_x{m}"
 
 
@@ -592,19 +592,18 @@ def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, pref
                 else _double_buffer_pointers(plan, reads_odd))
     windows = _windows(plan, dims, d)
     how = Coarsening.of(info, plan) if plan.coarsen > 1 else None
-    cell_lines = cell_origins = ()
     if plan.coarsen > 1:  # every value of a cell, the registers too, once per cell
         macros = (*_cell_macros(plan, pointers), *macros)
         regs = tuple((ctype, cell_register(name, m)) for m in range(plan.coarsen)
                      for ctype, name in regs)
-        cell_lines, cell_origins = _cell_lines(plan, dims, windows), _cell_origins(plan, info.ndim)
         pointers = ()
     return KernelCode(
         name=f"{prefix}_kernel_d{d}", degree=d,
         halo=plan.halo(d), compute=plan.compute_region(d),
-        dims=dims, block_order=tuple(reversed(dims)), windows=windows,
+        dims=dims, block_order=tuple(reversed(dims)),
         depth=d * plan.stream_radius, reads_odd_boundary=reads_odd,
-        pointers=pointers, cell_lines=cell_lines, cell_origins=cell_origins,
+        pointers=pointers, cell_lines=_cell_lines(plan, dims, windows, reads_odd),
+        cell_origins=_cell_origins(plan, info.ndim),
         steps=d // plan.substeps,
         registers=regs, macros=macros,
         undefs=(*(m.name for m in shared), SYNC_MACRO.name, *(m.name for m in macros)),
@@ -639,52 +638,61 @@ CELL_VALUES = (("const int", "an5d_t1"), ("const int", "an5d_c1"),
                ("const size_t", "an5d_origin"))
 
 
-def _cell_lines(plan: BlockingPlan, dims: tuple["KernelDim", ...],
-                windows: tuple[Window, ...]) -> tuple[str, ...]:
-    """A coarsened kernel's positions and flags: thread ``t`` of dimension 1 holds the
-    consecutive cells ``t * coarsen + m`` (``an5d_t1_x<m>``, ``an5d_c1_x<m>``; a cell's row
-    neighbours are then mostly the thread's own), each with the one-cell kernel's flags
-    (in the array, interior, boundary, its level bits)."""
+def cell_suffixes(plan: BlockingPlan) -> tuple[str, ...]:
+    """The suffix of each cell's names: none with one cell per thread, ``_x<m>`` for cell
+    m of a coarsened thread (:func:`cell_register`)."""
+    return ("",) if plan.coarsen == 1 else tuple(f"_x{m}" for m in range(plan.coarsen))
+
+
+def _cell_lines(plan: BlockingPlan, dims: tuple["KernelDim", ...], windows: tuple[Window, ...],
+                reads_odd_boundary: bool) -> tuple[str, ...]:
+    """The thread's position and flags: for each cell (:func:`cell_suffixes`) its column
+    (``an5d_t<d>``, ``an5d_c<d>``), whether it is in the array and interior, a boundary
+    cell, and its level bits (``an5d_act``: bit T, the cell computes level T, an interior
+    cell inside that level's window). A coarsened thread holds the consecutive cells
+    ``t * coarsen + m`` of dimension 1 (a cell's row neighbours are then mostly the
+    thread's own); the other dimensions' columns are the thread's."""
     outer, *rest = dims
-    lines = [f"const int an5d_t{d.index} = threadIdx.{d.thread};" for d in rest]
-    lines += [f"const int an5d_c{d.index} = an5d_lo{d.index} - {d.halo} + an5d_b{d.index} * "
-              f"{d.compute} + an5d_t{d.index};" for d in rest]
-    o = outer.index
+    o, suffixes, coarse = outer.index, cell_suffixes(plan), plan.coarsen > 1
 
-    def name(base: str, m: int) -> str:
-        return f"{base}_x{m}"
+    def column(d: KernelDim, x: str, thread: str) -> list[str]:
+        return [f"const int an5d_t{d.index}{x} = {thread};",
+                f"const int an5d_c{d.index}{x} = an5d_lo{d.index} - {d.halo} + "
+                f"an5d_b{d.index} * {d.compute} + an5d_t{d.index}{x};"]
 
-    for m in range(plan.coarsen):
-        c = {o: name(f"an5d_c{o}", m), **{d.index: f"an5d_c{d.index}" for d in rest}}
-        t = {o: name(f"an5d_t{o}", m), **{d.index: f"an5d_t{d.index}" for d in rest}}
+    lines = []
+    for m, x in enumerate(suffixes):
+        lines += column(outer, x, f"threadIdx.{outer.thread} * {plan.coarsen} + {m}" if coarse
+                        else f"threadIdx.{outer.thread}")
+    for d in rest:
+        lines += column(d, "", f"threadIdx.{d.thread}")
+    for x in suffixes:
+        c = {d.index: f"an5d_c{d.index}{x if d.index == o else ''}" for d in dims}
+        t = {d.index: f"an5d_t{d.index}{x if d.index == o else ''}" for d in dims}
         in_array = " && ".join(f"{c[d.index]} >= 0 && {c[d.index]} < an5d_n{d.index}"
                                for d in dims)
         interior = " && ".join(f"{c[d.index]} >= an5d_lo{d.index} && "
                                f"{c[d.index]} <= an5d_hi{d.index}" for d in dims)
-        act = name("an5d_act", m)
-        lines += [f"const int {t[o]} = threadIdx.{outer.thread} * {plan.coarsen} + {m};",
-                  f"const int {c[o]} = an5d_lo{o} - {outer.halo} + an5d_b{o} * "
-                  f"{outer.compute} + {t[o]};",
-                  f"const bool {name('an5d_in_array', m)} = {in_array};",
-                  f"const bool {name('an5d_interior', m)} = {interior};",
-                  f"const bool {name('an5d_bnd', m)} = {name('an5d_in_array', m)} && "
-                  f"!{name('an5d_interior', m)};",
-                  f"unsigned {act} = 0u;",
-                  f"if ({name('an5d_interior', m)}) {{"]
+        lines += [f"const bool an5d_in_array{x} = {in_array};",
+                  f"const bool an5d_interior{x} = {interior};"]
+        if reads_odd_boundary or coarse:  # a coarsened cell's macro aliases it
+            lines.append(f"const bool an5d_bnd{x} = an5d_in_array{x} && !an5d_interior{x};")
+        lines += ["/* bit T: the thread computes level T (interior cell inside that level's "
+                  "window) */", f"unsigned an5d_act{x} = 0u;", f"if (an5d_interior{x}) {{"]
         lines += [f"  if ({' && '.join(f'{t[i]} >= {lo} && {t[i]} < {hi}' for i, lo, hi in w.bounds)})"
-                  f" {act} |= {w.bit}u;" for w in windows]
+                  f" an5d_act{x} |= {w.bit}u;" for w in windows]
         lines.append("}")
     return tuple(lines)
 
 
 def _cell_origins(plan: BlockingPlan, ndim: int) -> tuple[str, ...]:
-    """Each cell's offset of its column in a buffer (the one-cell kernel's ``an5d_origin``)."""
+    """Each cell's offset of its column in a buffer (``an5d_origin``, per cell)."""
     lines = []
-    for m in range(plan.coarsen):
-        c1 = f"an5d_c1_x{m}"
+    for x in cell_suffixes(plan):
+        c1 = f"an5d_c1{x}"
         column = f"(size_t){c1} * an5d_n2 + an5d_c2" if ndim == 3 else f"(size_t){c1}"
-        lines.append(f"const size_t an5d_origin_x{m} = (size_t)an5d_base * (size_t)an5d_plane"
-                     f" + (an5d_in_array_x{m} ? {column} : 0);")
+        lines.append(f"const size_t an5d_origin{x} = (size_t)an5d_base * (size_t)an5d_plane"
+                     f" + (an5d_in_array{x} ? {column} : 0);")
     return tuple(lines)
 
 
