@@ -993,6 +993,8 @@ class PlanDraw:
     #: threads per in-plane dimension (array order) as drawn, instead of the halo's minimum
     #: plus ``bs_extra``; a block too small for bT is replaced as :func:`resolve_plan` says
     bs: tuple[int, ...] | None = None
+    #: cells per thread (``--coarsen``), where the program allows it
+    coarsen: int = 1
 
 
 @st.composite
@@ -1001,7 +1003,8 @@ def plan_draws(draw) -> PlanDraw:
     extra = tuple(draw(st.sampled_from((0, 0, 1, 2, 3, 5, 8, 13, 30, 64))) for _ in range(2))
     sl = None if draw(st.integers(0, 2)) == 0 else draw(st.integers(1, 12))
     mode = None if draw(st.integers(0, 3)) == 0 else draw(st.integers(0, 2))
-    return PlanDraw(bt, extra, sl, mode)
+    coarsen = draw(st.sampled_from((1, 1, 2, 4)))
+    return PlanDraw(bt, extra, sl, mode, coarsen=coarsen)
 
 
 def legal_modes(info) -> list[str]:
@@ -1018,7 +1021,9 @@ def resolve_plan(draw: PlanDraw, info) -> "PlanOptions":
     """Concrete options for ``info``: the largest bT <= the drawn one whose drawn block
     (``draw.bs``, or 2 bT r + 1 + extra threads per dimension) or else its smallest one
     fits the GPU's limits. A time step of s sub-steps counts each of its bT steps s times
-    in the halo (2 bT s r + 1)."""
+    in the halo (2 bT s r + 1). The drawn cells per thread round the outermost block size
+    up to a multiple; where no block takes them (a time step of several statements, the
+    registers), one cell per thread."""
     from an5dpy.blocking.plan import make_plan
     from an5dpy.errors import UsageError
     modes = legal_modes(info)
@@ -1035,12 +1040,14 @@ def resolve_plan(draw: PlanDraw, info) -> "PlanOptions":
         tries += [(bt, bs) for bs in dict.fromkeys((drawn, smallest))]
     if draw.bs is not None:  # a drawn block is kept with the largest bT it fits, if any
         tries.sort(key=lambda t: t[1] != draw.bs)
-    for bt, bs in tries:
+    coarsened = [(bt, (-(-bs[0] // draw.coarsen) * draw.coarsen, *bs[1:]), draw.coarsen)
+                 for bt, bs in tries] if draw.coarsen > 1 else []
+    for bt, bs, coarsen in coarsened + [(bt, bs, 1) for bt, bs in tries]:
         try:
-            make_plan(info, bt=bt, bs=bs, sl=draw.sl, opt=opt)
+            make_plan(info, bt=bt, bs=bs, sl=draw.sl, opt=opt, coarsen=coarsen)
         except UsageError:
             continue
-        return PlanOptions(bt, "x".join(str(b) for b in reversed(bs)), draw.sl, opt)
+        return PlanOptions(bt, "x".join(str(b) for b in reversed(bs)), draw.sl, opt, coarsen)
     raise AssertionError(f"no plan fits radius {info.radius}")  # bT 1 always fits
 
 
@@ -1050,11 +1057,12 @@ class PlanOptions:
     bs: str  # contiguous dimension first, as --bs
     sl: int | None
     opt: str | None
+    coarsen: int = 1
 
     def options(self, defines=()) -> "object":
         from an5dpy.driver import Options
         return Options(bt=self.bt, bs=self.bs, sl=self.sl or "off", opt=self.opt,
-                       defines=defines)
+                       coarsen=self.coarsen, defines=defines)
 
     def flags(self) -> list[str]:
         out = ["--bt", str(self.bt), "--bs", self.bs]
@@ -1062,6 +1070,8 @@ class PlanOptions:
             out += ["--sl", str(self.sl)]
         if self.opt is not None:
             out += ["--opt", self.opt]
+        if self.coarsen > 1:
+            out += ["--coarsen", str(self.coarsen)]
         return out
 
 

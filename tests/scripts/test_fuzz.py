@@ -216,7 +216,7 @@ def test_generated_programs_are_accepted_and_plans_resolve(tmp_path):
         plan = fz.resolve_plan(draw, info)
         assert plan.opt is None or plan.opt in fz.legal_modes(info)
         make_plan(info, bt=plan.bt, bs=parse_block_size(plan.bs, info.ndim), sl=plan.sl,
-                  opt=plan.opt)
+                  opt=plan.opt, coarsen=plan.coarsen)
     check()
 
 
@@ -494,6 +494,21 @@ def test_plans_of_coupled_programs_keep_the_drawn_block():
     assert (plan.bt, plan.bs) == (2, "12")  # 2*3*2*1 = 12 leaves nothing; 2*2*2 = 8 does
     plan = fz.resolve_plan(fz.PlanDraw(3, (0,), None, 0, bs=(4,)), info)
     assert (plan.bt, plan.bs) == (3, "13")  # no bT fits 4 threads: bT 3's smallest block
+
+
+def test_drawn_cells_per_thread_round_the_block_or_give_way():
+    """A plan drawn with several cells per thread rounds the outermost block size up to a
+    multiple; a time step of several statements, which is not coarsened, takes one."""
+    from an5dpy import driver
+    from paths import C_INPUTS, REPO
+    _, star = driver.load(os.path.join(C_INPUTS, "star3d1r.c"), (("SB_TYPE", "float"),))
+    plan = fz.resolve_plan(fz.PlanDraw(2, (3, 5), None, 0, coarsen=4), star)
+    assert plan.coarsen == 4 and plan.bs == "10x8"  # 2*2*1+1 + (3, 5): 8 (a multiple), 10
+    plan = fz.resolve_plan(fz.PlanDraw(2, (4, 5), None, 0, coarsen=4), star)
+    assert plan.bs == "10x12"  # 9 rounded up to 12
+    assert plan.flags()[-2:] == ["--coarsen", "4"] and plan.options().coarsen == 4
+    _, fdtd = driver.load(os.path.join(REPO, "tests", "data", "multi", "fdtd_2d.c"))
+    assert fz.resolve_plan(fz.PlanDraw(2, (0,), None, 0, coarsen=2), fdtd).coarsen == 1
 
 
 def test_bounded_coupled_campaign_finds_nothing(tmp_path, capsys):
