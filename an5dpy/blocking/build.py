@@ -6,13 +6,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from an5dpy.blocking.ops import (Accumulate, Boundary, Calc, KernelSchedule, Load, Op, Phase,
-                                 Reg, Schedule, Step, Store, Sync)
-from an5dpy.blocking.plan import BlockingPlan, Mode, round_up
+from an5dpy.blocking.ops import (PUBLISHES_STEP, Accumulate, Boundary, Calc, KernelSchedule,
+                                 Load, Op, Phase, Reg, Schedule, Share, Step, Store, Sync)
+from an5dpy.blocking.plan import Barriers, BlockingPlan, Mode, round_up
+from an5dpy.errors import InternalError
 
-def chunk_steps(degree: int, ring: int) -> int:
-    """Steps per chunk: a multiple of the ring with an even number of level ops."""
-    return ring if (ring * degree) % 2 == 0 else 2 * ring
+
+def chunk_steps(degree: int, ring: int, barriers: Barriers = Barriers.LEVEL) -> int:
+    """Steps per chunk: a multiple of the ring with an even number of level ops, or with
+    one barrier per step an even number of steps (each level's buffers alternate from
+    step to step)."""
+    ops = ring if barriers is Barriers.STEP else ring * degree
+    return ring if ops % 2 == 0 else 2 * ring
 
 
 def head_length(kind: str, degree: int, r: int, unroll: int) -> int:
@@ -34,6 +39,7 @@ class _Builder:
         # the fields of a time step of several statements change buffer parity at their
         # own sub-step, so each level loads its boundary values (no level T-2 copy)
         self.coupled = plan.coupled
+        self.plan = plan
 
     def slot(self, plane: int) -> int:
         return plane % self.ring
@@ -92,11 +98,14 @@ class _Builder:
                           consume, complete, store, level == self.d)
 
     def assign_buffers(self, steps: list[list[Op]], first: int, every_level_op: bool) -> tuple[Step, ...]:
-        """Number barrier ops 0,1,0,1,... starting at ``first``.
+        """Number barrier ops 0,1,0,1,... starting at ``first``; with one barrier per step,
+        split each step's level ops instead (:meth:`share_step`).
 
         ``every_level_op``: in guarded chunks each level op position owns a barrier even
         when it is skipped at run time.
         """
+        if self.plan.barriers is Barriers.STEP:
+            return self.share_steps(steps)
         parity = first
         out = []
         for index, ops in steps:
@@ -108,6 +117,34 @@ class _Builder:
                     op = _with_buf(op, parity)
                     parity ^= 1
                 new_ops.append(op)
+            out.append(Step(index, tuple(new_ops)))
+        return tuple(out)
+
+
+    def share_steps(self, steps: list[tuple[int, list[Op]]]) -> tuple[Step, ...]:
+        """One barrier per step: each level op's input plane is written to the level's
+        buffer of the step's parity by a :class:`Share` at the step's start, one
+        :class:`Sync` publishes them all, then the ops evaluate in their order (level
+        T's newest input, level T-1's plane computed in this step, is read from the
+        thread's own register only). A phase's steps are counted from 0 and every phase
+        has an even number of steps or ends with a barrier, so the parities continue
+        across phases. A step with no level op to feed needs no barrier; such steps only
+        open a head, before any shared read."""
+        out, fed = [], False
+        for index, ops in steps:
+            parity = index % 2
+            shares, new_ops = [], []
+            for op in ops:
+                if isinstance(op, (Calc, Store)):
+                    buf = self.plan.smem_buffer(op.level, parity)
+                    shares.append(Share(op.level, op.ins[self.r], op.plane, buf))
+                    op = replace(op, buf=buf, shared=True)
+                new_ops.append(op)
+            if shares:
+                new_ops = [*shares, Sync(why=PUBLISHES_STEP), *new_ops]
+                fed = True
+            elif fed:
+                raise InternalError(f"step {index} shares no plane after a step that did")
             out.append(Step(index, tuple(new_ops)))
         return tuple(out)
 
@@ -149,8 +186,8 @@ def build_kernel_schedule(plan: BlockingPlan, degree: int, static_heads: bool = 
     """
     b = _Builder(plan, degree)
     d, r, ring = degree, plan.stream_radius, plan.slots(degree)
-    unroll = chunk_steps(d, ring) if static_heads else ring
-    closing_sync = not static_heads and (ring * d) % 2 == 1
+    unroll = chunk_steps(d, ring, plan.barriers) if static_heads else ring
+    closing_sync = not static_heads and chunk_steps(d, ring, plan.barriers) != ring
     assoc = plan.mode is Mode.ASSOC
 
     def head(kind: str) -> Phase:
@@ -223,7 +260,7 @@ def static_head_degrees(plan: BlockingPlan, flops_per_cell: int) -> frozenset[in
     do nearly all the work) unless its heads would be huge. Remainder degrees run once or
     twice per run and get compact kernels."""
     d, r, ring = plan.depth, plan.stream_radius, plan.slots()
-    unroll = chunk_steps(d, ring)
+    unroll = chunk_steps(d, ring, plan.barriers)
     head_steps = sum(head_length(k, d, r, unroll) for k in ("lowermost", "middle"))
     size = head_steps * d * max(1, flops_per_cell)
     return frozenset({d}) if size <= STATIC_HEAD_BUDGET else frozenset()

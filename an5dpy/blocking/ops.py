@@ -119,12 +119,17 @@ class Calc:
     buf: int
     prev: Reg | None = None  # level T-2's register of the same plane (T >= 2)
     hist: tuple[Reg, ...] = ()  # the older levels' registers the update reads
+    #: Its input plane is already in shared buffer ``buf`` (a :class:`Share` before the
+    #: step's barrier, :attr:`~an5dpy.blocking.plan.Barriers.STEP`): the op only evaluates.
+    shared: bool = False
 
-    barrier = True
+    @property
+    def barrier(self) -> bool:
+        return not self.shared
 
     @property
     def name(self) -> str:
-        return f"CALC{self.level}"
+        return f"CALC{self.level}" + (EVALUATE_ONLY if self.shared else "")
 
     def registers(self) -> tuple[Reg, ...]:
         return (self.out, *self.ins, *((self.prev,) if self.prev else ()), *self.hist)
@@ -165,12 +170,15 @@ class Store:
     buf: int
     hist: tuple[Reg, ...] = ()
     also: tuple[Reg, ...] = ()
+    shared: bool = False  # as for :class:`Calc`
 
-    barrier = True
+    @property
+    def barrier(self) -> bool:
+        return not self.shared
 
     @property
     def name(self) -> str:
-        return "STORE_LEVELS" if self.also else "STORE"
+        return ("STORE_LEVELS" if self.also else "STORE") + (EVALUATE_ONLY if self.shared else "")
 
     def registers(self) -> tuple[Reg, ...]:
         return (*self.ins, *self.hist, *self.also)
@@ -211,11 +219,39 @@ class Accumulate:
 
 
 @dataclass(frozen=True)
+class Share:
+    """With one barrier per step (:attr:`~an5dpy.blocking.plan.Barriers.STEP`): write
+    level ``level``'s input plane ``plane`` (level ``level - 1``'s, in ``src``) to shared
+    buffer ``buf`` for the in-plane reads of the level's op after the step's barrier.
+    It runs unguarded in a tail: where the op turns out a boundary op or is skipped,
+    nobody reads what it wrote."""
+
+    level: int
+    src: Reg
+    plane: int
+    buf: int
+
+    barrier = False
+    name = "SHARE"
+
+    def registers(self) -> tuple[Reg, ...]:
+        return (self.src,)
+
+
+#: Why a lone barrier is there (:attr:`Sync.why`).
+CLOSES_CHUNK = "closes a chunk of odd length, so the next may start on buffer 0"
+PUBLISHES_STEP = "publishes the step's shared planes to every level"
+
+
+@dataclass(frozen=True)
 class Sync:
-    """A lone barrier. Compact chunks with an odd number of level ops end with one, so the
-    next chunk may start on the same shared buffer the chunk ended with."""
+    """A lone barrier, ``why`` says what for: compact chunks whose buffers would not
+    alternate across their end close with one (:data:`CLOSES_CHUNK`); with one barrier
+    per step, each step's comes between its :class:`Share` ops and the level ops that
+    read them (:data:`PUBLISHES_STEP`)."""
 
     plane: int = 0  # unused; keeps the op interface uniform
+    why: str = CLOSES_CHUNK
     level = -1
     barrier = True
     name = "SYNC"
@@ -224,10 +260,13 @@ class Sync:
         return ()
 
 
+#: The macro suffix of a level op that only evaluates (its input plane already shared).
+EVALUATE_ONLY = "_E"
+
 #: Every op has ``level``, ``plane``, ``name`` (its macro's name), ``barrier`` (whether it
 #: runs a barrier when executed as built) and ``registers()``; consumers that do more than
 #: that (printer, code generator, simulator, guard resolution) each ``match`` on the union.
-Op = Load | Calc | Boundary | Store | Accumulate | Sync
+Op = Load | Calc | Boundary | Store | Accumulate | Share | Sync
 
 
 @dataclass(frozen=True)

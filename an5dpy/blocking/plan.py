@@ -40,6 +40,23 @@ class Mode(enum.Enum):
     NONE = "none"
 
 
+class Barriers(enum.Enum):
+    """Where a kernel's barriers publish the planes the levels share (mode nondiag).
+
+    ``LEVEL``: every level op writes its input plane to shared memory and waits at its
+    own barrier (two buffers in all, alternating along the op sequence: AN5D's
+    schedule). ``STEP``: every level op of a streaming step writes its input plane first
+    (each level its own buffer of the step's parity), one barrier for the whole step,
+    then the levels evaluate. Level T reads its input plane's in-plane neighbours at
+    plane ``h - T*r``, computed ``r`` steps earlier, so nothing a level computes in the
+    step is needed in shared memory within it: ``d`` barriers per step become one, and
+    the levels' evaluations are independent of each other's barriers. The values are
+    the command line's spelling (``--barriers``)."""
+
+    LEVEL = "level"
+    STEP = "step"
+
+
 #: What ``--opt`` accepts besides the modes: the analysis' default.
 AUTO = "auto"
 
@@ -192,6 +209,8 @@ class BlockingPlan:
     #: many independent evaluations between barriers, and (mode nondiag) its cells' row
     #: neighbours in its own registers (:data:`COARSENINGS`).
     coarsen: int = 1
+    #: Barriers per level op or per streaming step (:class:`Barriers`).
+    barriers: Barriers = Barriers.LEVEL
 
     @property
     def coupled(self) -> bool:
@@ -298,10 +317,22 @@ class BlockingPlan:
         return tuple(b + 2 * r for b, r in zip(self.bs, self.plane_radius))
 
     @property
+    def smem_buffers(self) -> int:
+        """Shared buffers: two (double buffering, Table 1 of the paper), or with one
+        barrier per step two per level (:meth:`smem_buffer`)."""
+        return 2 * self.depth if self.barriers is Barriers.STEP else 2
+
+    def smem_buffer(self, level: int, step_parity: int) -> int:
+        """With one barrier per step, the buffer level ``level`` (1..depth) reads in a
+        step of parity ``step_parity``: a step's writes never meet the previous step's
+        reads of the same level, which a slower thread may still be doing."""
+        return 2 * (level - 1) + step_parity
+
+    @property
     def smem_words(self) -> int:
-        """Table 1 of the paper: two buffers (double buffering) of a word per thread per
-        plane (plus the padding of :attr:`smem_row_shape`)."""
-        return 2 * self.smem_planes * self.fields * math.prod(self.smem_row_shape)
+        """:attr:`smem_buffers` buffers of a word per thread per plane (plus the padding
+        of :attr:`smem_row_shape`)."""
+        return self.smem_buffers * self.smem_planes * self.fields * math.prod(self.smem_row_shape)
 
     @property
     def smem_bytes(self) -> int:
@@ -319,7 +350,9 @@ class BlockingPlan:
     def describe(self) -> str:
         sl = "off" if self.sl is None else str(self.sl)
         coarsen = f" coarsen={self.coarsen}" if self.coarsen > 1 else ""
-        return (f"bt={self.bt} bs={format_block_size(self.bs)} sl={sl}{coarsen} "
+        barriers = (f" barriers={self.barriers.value}" if self.barriers is not Barriers.LEVEL
+                    else "")
+        return (f"bt={self.bt} bs={format_block_size(self.bs)} sl={sl}{coarsen}{barriers} "
                 f"opt={self.mode.value} dtype={self.dtype}")
 
     def to_json(self) -> dict:
@@ -327,7 +360,8 @@ class BlockingPlan:
             "bt": self.bt, "bs": list(self.bs), "bs_text": format_block_size(self.bs),
             "sl": self.sl, "opt": self.mode.value, "dtype": self.dtype, "radius": list(self.radius),
             "halo": list(self.halo()), "compute_region": list(self.compute_region()),
-            "coarsen": self.coarsen, "threads": list(self.threads), "nthreads": self.nthreads,
+            "coarsen": self.coarsen, "barriers": self.barriers.value,
+            "threads": list(self.threads), "nthreads": self.nthreads,
             "registers_per_thread": self.registers_per_thread(),
             "register_estimate": self.register_estimate(), "smem_bytes": self.smem_bytes,
         }
@@ -381,11 +415,13 @@ def stream_reach_of(info: StencilInfo) -> tuple[int, int]:
 
 def make_plan(info: StencilInfo, bt: int = 4, bs: tuple[int, ...] | None = None,
               sl: int | None = None, opt: Mode | str | None = None, dtype: str | None = None,
-              limits: DeviceLimits = HOPPER_LIMITS, coarsen: int = 1) -> BlockingPlan:
+              limits: DeviceLimits = HOPPER_LIMITS, coarsen: int = 1,
+              barriers: Barriers | str = Barriers.LEVEL) -> BlockingPlan:
     """Build and validate a plan; raises UsageError naming what is impossible.
 
     ``opt``: a :class:`Mode`, its name, or ``None``/``"auto"`` for the analysis' default;
-    the plan holds the settled :class:`Mode`."""
+    the plan holds the settled :class:`Mode`. ``barriers``: a :class:`Barriers` or its
+    name."""
     if dtype is not None and dtype != info.dtype:
         raise UsageError(f"the plan's element type {dtype} differs from the array's "
                          f"({info.dtype}): the type comes from the C source and its "
@@ -397,7 +433,8 @@ def make_plan(info: StencilInfo, bt: int = 4, bs: tuple[int, ...] | None = None,
         raise OptionError([("dtype", dtype)], "choose float or double")
     plan = BlockingPlan(info.ndim, dtype, info.radius, int(bt), bs, sl, mode,
                         stream_reach_of(info), TimeLevels.of(info),
-                        max(1, len(info.substeps)), max(1, len(info.fields)), int(coarsen))
+                        max(1, len(info.substeps)), max(1, len(info.fields)), int(coarsen),
+                        resolve_barriers(barriers))
     check_plan(plan, info, limits)
     return plan
 
@@ -406,6 +443,17 @@ def make_plan(info: StencilInfo, bt: int = 4, bs: tuple[int, ...] | None = None,
 #: driver's option parsing (:func:`an5dpy.driver.fixed_options`) give the same reason.
 BELOW_ONE = {"bt": "the temporal degree must be at least 1",
              "sl": "the stream-block length must be at least 1"}
+
+def resolve_barriers(barriers: Barriers | str) -> Barriers:
+    """``barriers`` as a :class:`Barriers` (its name accepted)."""
+    if isinstance(barriers, Barriers):
+        return barriers
+    try:
+        return Barriers(barriers)
+    except ValueError:
+        choices = ", ".join(b.value for b in Barriers)
+        raise OptionError([("barriers", barriers)], f"choose one of {choices}") from None
+
 
 #: Cells per thread a plan may give (:attr:`BlockingPlan.coarsen`).
 COARSENINGS = (1, 2, 4, 8)
@@ -431,6 +479,8 @@ def check_plan(plan: BlockingPlan, info: StencilInfo,
         raise OptionError([("coarsen", plan.coarsen)],
                           "a time step of several statements is not coarsened yet: use "
                           "coarsen=1")
+    if plan.barriers is Barriers.STEP:
+        check_step_barriers(plan)
     for b, r, c in zip(plan.bs, plan.plane_radius, plan.compute_region()):
         if c < 1:
             raise OptionError(
@@ -461,6 +511,21 @@ def check_plan(plan: BlockingPlan, info: StencilInfo,
     if plan.register_estimate() > limits.max_regs_per_thread:
         raise UsageError(f"plan {plan.describe()} needs about {plan.register_estimate()} "
                          f"registers per thread, over the limit of {limits.max_regs_per_thread}")
+
+
+def check_step_barriers(plan: BlockingPlan) -> None:
+    """One barrier per step needs every level's shared input to be a plane computed in an
+    earlier step: mode nondiag (the other modes share the planes the step computes), one
+    statement (the fields' sub-steps are not split yet) and no older levels read at
+    in-plane neighbours (their staged planes are not split yet)."""
+    why = ("needs mode nondiag (modes none and assoc read in-plane neighbours of the plane "
+           "the previous level computes in the same step)" if plan.mode is not Mode.NONDIAG
+           else "is not built for a time step of several statements yet" if plan.coupled
+           else "is not built for updates that read older time levels yet"
+           if plan.levels.older else None)
+    if why:
+        raise OptionError([("barriers", Barriers.STEP.value)],
+                          f"one barrier per step {why}: use barriers=level")
 
 
 # --------------------------------------------------------------------------- run-time geometry

@@ -3,7 +3,8 @@ generated code shares."""
 
 from __future__ import annotations
 
-from an5dpy.blocking.ops import Accumulate, Boundary, Calc, Load, Op, Schedule, Store, Sync
+from an5dpy.blocking.ops import (Accumulate, Boundary, Calc, Load, Op, Schedule, Share, Store,
+                                 Sync)
 
 #: The kernels' step counter, the start of the chunk of steps a loop iteration runs
 #: (prefixed like every name of the generated code, which the frontend reserves).
@@ -23,7 +24,9 @@ def format_op(op: Op, relative: bool = False) -> str:
     q = plane_text(op.plane, relative)
     match op:
         case Sync():
-            return "SYNC()"
+            return f"SYNC()  # {op.why}"
+        case Share():
+            return f"{op.name}({op.src}, buf {op.buf})  # level {op.level}'s input, plane {q}"
         case Load():
             older = "".join(f", {reg}" for reg in op.older)
             return f"{op.name}({op.out}{older}, {q})"

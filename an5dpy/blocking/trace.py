@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from an5dpy.blocking.guards import BOUNDARY_PLANE, EXISTS, LOADS, STORES
-from an5dpy.blocking.ops import (Accumulate, Boundary, Calc, KernelSchedule, Load, Op, Store,
-                                 Sync)
+from an5dpy.blocking.ops import (Accumulate, Boundary, Calc, KernelSchedule, Load, Op, Share,
+                                 Store, Sync)
 
 @dataclass(frozen=True)
 class BlockRanges:
@@ -185,14 +185,17 @@ def resolve_guarded(op: Op, s: int, rng: BlockRanges, kernel: KernelSchedule) ->
             if not rng.loads(op.plane):
                 return ResolvedOp(None, False)
             return ResolvedOp(replace(op, boundary=rng.is_boundary(op.plane)), False)
+        case Share():  # unguarded: where its reader does not run, nobody reads it
+            return ResolvedOp(op, False, op.buf)
         case Store():
-            return ResolvedOp(op if rng.stores(op.plane) else None, True, op.buf)
+            return ResolvedOp(op if rng.stores(op.plane) else None, op.barrier, op.buf)
         case Calc():
             if rng.is_boundary(op.plane):
                 if not rng.exists(op.plane):
-                    return ResolvedOp(None, True, op.buf)
-                return ResolvedOp(Boundary(op.level, op.out, op.plane, op.prev), True, op.buf)
-            return ResolvedOp(op, True, op.buf)
+                    return ResolvedOp(None, op.barrier, op.buf)
+                return ResolvedOp(Boundary(op.level, op.out, op.plane, op.prev), op.barrier,
+                                  op.buf)
+            return ResolvedOp(op, op.barrier, op.buf)
         case Accumulate():
             consume = rng.exists(op.plane + kernel.radius)
             if rng.is_boundary(op.plane):

@@ -29,8 +29,8 @@ from an5dpy.blocking.plan import (BlockingPlan, DimExtent, Launch,
                                   LaunchGeometry, LevelLaunch, Mode, grid_extents, launch_plan,
                                   level_run)
 from an5dpy.blocking.build import build_schedule
-from an5dpy.blocking.ops import (Accumulate, Boundary, Calc, KernelSchedule, Load, Schedule, Store,
-                                 Sync)
+from an5dpy.blocking.ops import (Accumulate, Boundary, Calc, KernelSchedule, Load, Schedule,
+                                 Share, Store, Sync)
 from an5dpy.blocking.trace import BlockRanges, ResolvedOp, block_trace
 
 
@@ -296,8 +296,11 @@ class _Group:
         self.writes = writes
         self.shape = (len(bases), *threads.shape)
         self.regs: dict = {}
-        self.smem: list[np.ndarray | None] = [None, None]
-        self.pending_read: int | None = None  # buffer read since the last barrier
+        # shared buffer -> (level T-1's planes, the staged older planes, the (level,
+        # plane) a Share wrote them for, or None where the level op writes its own)
+        self.smem: dict[int, tuple] = {}
+        self.pending_reads: set[int] = set()  # buffers read since the last barrier
+        self.unpublished: set[int] = set()  # buffers a Share wrote since the last barrier
         self.r = kernel.radius
         self.nplane = len(threads.coords)
         # gather indices for one plane of every block
@@ -366,9 +369,9 @@ class _Group:
         r = self.r
         inputs = [self.reg(reg) for reg in ins]
         mode = self.k.plan.mode
-        self.write_smem(buf, (np.stack(inputs) if mode is Mode.NONE else inputs[r], ()))
+        self.write_smem(buf, (np.stack(inputs) if mode is Mode.NONE else inputs[r], (), None))
         self.barrier()
-        shared, _ = self.smem[buf]
+        shared, _, _ = self.smem[buf]
         cache: dict = {}
 
         def read(node: Read | CoefRead) -> np.ndarray:
@@ -449,16 +452,17 @@ class _Group:
         modulo the time buffers (its parity in a double-buffered program)."""
         return self.load(self.bnd[level % len(self.bnd)], plane)
 
-    def write_smem(self, buf: int, values: np.ndarray) -> None:
-        if self.pending_read == buf:
+    def write_smem(self, buf: int, values: tuple) -> None:
+        if buf in self.pending_reads:
             raise InternalError(f"shared buffer {buf} rewritten while it may still be read")
         self.smem[buf] = values
 
     def barrier(self) -> None:
-        self.pending_read = None
+        self.pending_reads.clear()
+        self.unpublished.clear()
 
     def reads_done(self, buf: int) -> None:
-        self.pending_read = buf
+        self.pending_reads.add(buf)
 
     # -- ops
     def run(self, trace) -> None:
@@ -487,6 +491,9 @@ class _Group:
             case Store() if self.coupled:
                 value = self.field_stencil(op.level, op.ins, op.buf, op.plane)
                 self.store(op.plane, value, self.dst)
+            case Share():
+                self.write_smem(op.buf, (self.reg(op.src), (), (op.level, op.plane)))
+                self.unpublished.add(op.buf)
             case Boundary():
                 if op.prev is not None:  # the level T-2 copy: same buffer parity
                     self.regs[op.out] = self.reg(op.prev).copy()
@@ -495,11 +502,11 @@ class _Group:
                 if rop.barrier:  # a guarded position keeps its barrier
                     self.barrier()
             case Calc():
-                value = self.stencil(op.level, op.ins, op.buf, op.plane, op.hist)
+                value = self.stencil(op.level, op.ins, op.buf, op.plane, op.hist, op.shared)
                 prev = self.reg(op.prev) if op.prev is not None else None
                 self.regs[op.out] = self.finish(op.level, op.plane, value, prev)
             case Store():
-                value = self.stencil(op.level, op.ins, op.buf, op.plane, op.hist)
+                value = self.stencil(op.level, op.ins, op.buf, op.plane, op.hist, op.shared)
                 self.store(op.plane, value, self.dst)
                 for reg, dst in zip(op.also, self.writes_to[1:]):  # levels d-1, d-2, ..
                     self.store(op.plane, self.reg(reg), dst, count=False)
@@ -531,23 +538,31 @@ class _Group:
         clipped = tuple(np.clip(x, 0, size - 1) for x, size in zip(index, values.shape))
         return np.where(inside, values[clipped], np.nan).astype(values.dtype)
 
-    def stencil(self, level: int, ins, buf: int, plane: int, hist=()) -> np.ndarray:
+    def stencil(self, level: int, ins, buf: int, plane: int, hist=(), shared_before=False
+                ) -> np.ndarray:
         """Write the inputs to shared buffer ``buf``, barrier, evaluate the update at
         streaming plane ``plane`` (where read-only arrays are read); ``hist`` holds the
         registers of the older levels' planes (:attr:`TimeLevels.older` order), which
-        reads of lag 2 and more take, the shared ones staged beside the inputs."""
+        reads of lag 2 and more take, the shared ones staged beside the inputs.
+        ``shared_before``: a :class:`Share` wrote the buffer before the step's barrier;
+        it must hold this level's input plane."""
         r = self.r
         inputs = [self.reg(reg) for reg in ins]
         levels = self.k.plan.levels
         mode = self.k.plan.mode
         older = {(o.lag, o.dz): (self.reg(reg), o.shared) for o, reg in zip(levels.older, hist)}
         staged = tuple(v for v, shared in older.values() if shared)
-        if mode is Mode.NONE:
-            self.write_smem(buf, (np.stack(inputs), staged))
+        if shared_before:
+            if buf in self.unpublished or self.smem.get(buf, (None,) * 3)[2] != (level, plane):
+                raise InternalError(f"level {level} of plane {plane} reads shared buffer {buf}, "
+                                    "which no barrier-published Share wrote for it")
+        elif mode is Mode.NONE:
+            self.write_smem(buf, (np.stack(inputs), staged, None))
         else:
-            self.write_smem(buf, (inputs[r], staged))
-        self.barrier()
-        shared, shared_older = self.smem[buf]
+            self.write_smem(buf, (inputs[r], staged, None))
+        if not shared_before:
+            self.barrier()
+        shared, shared_older, _ = self.smem[buf]
         staged_at = {key: k for k, key in enumerate(key for key, (_, s) in older.items() if s)}
         cache: dict = {}
 
@@ -614,9 +629,9 @@ class _Group:
         accs = [self.reg(a) for a in op.accs]
         if op.consume:
             arriving = self.reg(op.src).astype(k.dtype)
-            self.write_smem(op.buf, arriving)
+            self.write_smem(op.buf, (arriving, (), None))
             self.barrier()
-            shared = self.smem[op.buf]
+            shared = self.smem[op.buf][0]
             cache: dict = {}
 
             def read(node: Read) -> np.ndarray:

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from an5dpy.blocking.guards import BOUNDARY_PLANE, EXISTS, LOADS, STORES, PlanePredicate
-from an5dpy.blocking.plan import BlockingPlan, Mode, TimeLevels, active_warp_fraction
+from an5dpy.blocking.plan import Barriers, BlockingPlan, Mode, TimeLevels, active_warp_fraction
+from an5dpy.blocking.ops import EVALUATE_ONLY, Share
 from an5dpy.cexpr import c_expr
 from an5dpy.errors import InternalError
 from an5dpy.ir import (Affine, Cast, CoefArray, CoefIndex, CoefRead, Const, Read, StencilInfo,
@@ -59,7 +60,8 @@ class LineMacro:
 #: with this prefix (:data:`an5dpy.frontend.reserved.RESERVED_PREFIX`), so these cannot.
 P_OUT = "an5d_out"  # the register a level op writes
 P_PLANE = "an5d_q"  # the local plane of the op
-P_BUF = "an5d_b"  # the shared-memory buffer (0 or 1) the op writes and reads
+P_BUF = "an5d_b"  # the shared buffer the op reads (0 or 1; per level with one barrier per step)
+P_SHARED = "an5d_i"  # SHARE: the value a thread writes to the shared buffer
 P_PREV = "an5d_prev"  # level T-2's register of the same plane (boundary cells of level T)
 P_SRC = "an5d_arriving"  # mode assoc: the register of the plane arriving at the level
 P_TAKE = "AN5D_TAKE"  # mode assoc: the arriving plane exists, add its terms
@@ -548,6 +550,11 @@ def _calc_macros(printer: UpdatePrinter, plan: BlockingPlan, d: int, dtype: str)
     writes += [_store_smem(printer, name, printer.older_plane(k)) for k, name in
                enumerate(h for h, o in zip(hist, levels.older) if o.shared)]
     macros = []
+    # one barrier per step: the Share ops write the input planes, the level ops only
+    # evaluate (their guards need no barrier of their own)
+    per_step = plan.barriers is Barriers.STEP
+    if per_step:
+        macros.append(Macro(Share.name, (P_SHARED, b), (_store_smem(printer, P_SHARED),)))
     for level in range(1, d + 1):
         if level < d:
             if loads_boundary(level, levels):
@@ -565,6 +572,15 @@ def _calc_macros(printer: UpdatePrinter, plan: BlockingPlan, d: int, dtype: str)
             # boundary cells keep the level's boundary value; unless whole warps are idle,
             # halo threads evaluate too (reading the padding) and keep what they get
             evaluation = _evaluate(dtype, expr, 1 << level, level in idle, bval, ins[r])
+            if per_step:
+                name = f"CALC{level}{EVALUATE_ONLY}"
+                macros += (Macro(name, params + rows, evaluation),
+                           Macro(f"BOUNDARY{level}", bparams, bbody))
+                if plan.coarsen == 1:  # a coarsened kernel decides once for all its cells
+                    macros.append(Macro(f"G_{name}", params, (
+                        f"if ({BOUNDARY_PLANE.call(q)}) {{ if ({EXISTS.call(q)}) "
+                        f"BOUNDARY{level}({bargs}); }}", f"else {name}({gargs}, {q}, {b});")))
+                continue
             if plan.coarsen > 1:
                 macros += (*_halves(f"CALC{level}", params + rows, writes, evaluation),
                            Macro(f"BOUNDARY{level}", bparams, bbody))
@@ -590,6 +606,13 @@ def _calc_macros(printer: UpdatePrinter, plan: BlockingPlan, d: int, dtype: str)
                 evaluation = (f"const {dtype} an5d_v = ({dtype})({expr});",
                               f"{store} = an5d_v;", *older)
             params = (q, *ins, *hist, *also, b)
+            if per_step:
+                name += EVALUATE_ONLY
+                macros.append(Macro(name, params + rows, evaluation))
+                if plan.coarsen == 1:
+                    macros.append(Macro(f"G_{name}", params, (
+                        f"if ({STORES.call(q)}) {name}({', '.join(params)});",)))
+                continue
             if plan.coarsen > 1:
                 macros += _halves(name, params + rows, writes, evaluation)
                 continue
@@ -604,7 +627,7 @@ def _calc_macros(printer: UpdatePrinter, plan: BlockingPlan, d: int, dtype: str)
 #: plan.BlockingPlan.coarsen`): every cell of the thread writes its shared-memory values
 #: (``_W``), the op's one barrier follows, then every cell evaluates (``_E``); the render
 #: model calls them cell by cell around the barrier (:mod:`an5dpy.cuda.render_model`).
-WRITE_HALF, EVALUATE_HALF = "_W", "_E"
+WRITE_HALF, EVALUATE_HALF = "_W", EVALUATE_ONLY
 #: Mode assoc's third part in a coarsened kernel: the finish of a level's sum (``ACCn_F``,
 #: taking ``AN5D_FIN``) or the last level's store (``ACC_STORE_F``, ``AN5D_DO_STORE``).
 FINISH_PART = "_F"

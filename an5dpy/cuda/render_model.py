@@ -10,13 +10,12 @@ original tool's names: ``x_host.cu`` (the user's file with the scop replaced by 
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 
 from an5dpy.blocking.plan import BlockingPlan, Mode, budget_min_blocks
 from an5dpy.blocking.ops import (Accumulate, Boundary, Calc, KernelSchedule, Load, Op, Phase,
-                                 Schedule, Store, Sync)
+                                 Schedule, Share, Store, Sync)
 from an5dpy.blocking.printing import plane_text
 from an5dpy.cexpr import c_expr
 from an5dpy.blocking.plan import TimeLevels, last_degree_limit
@@ -314,7 +313,9 @@ class RenderModel:
     thread_block: tuple[int, ...]  # dim3 block: x (contiguous) first
     coarsen: int  # cells per thread along dimension 1
     nthreads: int
-    smem_planes: int
+    smem_planes: int  # per buffer
+    smem_buffers: int  # two, or two per level with one barrier per step
+    smem_bytes: int  # all buffers (:attr:`~an5dpy.blocking.plan.BlockingPlan.smem_bytes`)
     smem_wrap: bool
     scalars: tuple[tuple[str, str], ...]  # (ctype, name) of scalar parameters
     signature: Signature
@@ -353,11 +354,6 @@ class RenderModel:
         return launch_signature(self.ndim, ())
 
     @property
-    def smem_bytes(self) -> int:
-        words = 2 * self.smem_planes * math.prod(d.bs + 2 * d.radius for d in self.plane_dims)
-        return words * (4 if self.dtype == "float" else 8)
-
-    @property
     def launch_bounds(self) -> str:
         """``__launch_bounds__`` arguments: with a register budget, the blocks per SM that
         fit in it, so ptxas holds each thread to it (``-maxrregcount`` is ignored for
@@ -374,13 +370,13 @@ class RenderModel:
 
     @property
     def smem_buffer_shape(self) -> str:
-        """One of the two shared buffers: planes, then the padded plane."""
+        """One shared buffer: planes, then the padded plane."""
         dims = "".join(f"[{d.bs + 2 * d.radius}]" for d in self.plane_dims)
         return f"[{self.smem_planes}]{dims}"
 
     @property
     def smem_shape(self) -> str:
-        return f"[2]{self.smem_buffer_shape}"
+        return f"[{self.smem_buffers}]{self.smem_buffer_shape}"
 
 
 @dataclass(frozen=True)
@@ -428,6 +424,8 @@ def _arguments(op: Op, q: str, reg=str) -> str:
             return f"{q}, {', '.join(map(reg, op.ins))}{hist}, {op.buf}"
         case Accumulate():
             return f"{reg(op.src)}, {', '.join(map(reg, op.accs))}, {q}, {op.buf}"
+        case Share():
+            return f"{reg(op.src)}, {op.buf}"
     raise InternalError(f"no macro for {op!r}")
 
 
@@ -447,7 +445,7 @@ def _call(op: Op, relative: bool, guarded: bool) -> str:
             return "SYNC();"
         case Load():
             return f"{'G_LOAD' if guarded else op.name}({_arguments(op, q)});"
-        case Boundary():
+        case Boundary() | Share():  # a Share runs unguarded (nobody reads a skipped one)
             return f"{op.name}({_arguments(op, q)});"
         case Calc() | Store():
             return f"{g}{op.name}({_arguments(op, q)});"
@@ -522,6 +520,18 @@ def _coarse_calls(op: Op, relative: bool, guarded: bool, how: Coarsening
             return each("G_LOAD" if guarded else op.name)
         case Boundary():
             return each(op.name)
+        case Share():
+            return each(op.name, cells=how.shared)
+        case Calc() | Store() if op.shared:  # one barrier per step: only the evaluations
+            plain = each(op.name, lambda m: how.neighbours(op, m))
+            if not guarded:
+                return plain
+            if isinstance(op, Store):
+                return (f"if ({STORES.call(q)}) {{", *plain, "}")
+            boundary = Boundary(op.level, op.out, op.plane, op.prev)
+            return (f"if ({BOUNDARY_PLANE.call(q)}) {{", f"if ({EXISTS.call(q)}) {{",
+                    *_coarse_calls(boundary, relative, False, how), "}",
+                    "} else {", *plain, "}")
         case Calc() | Store():
             rows = lambda m: how.neighbours(op, m)  # noqa: E731
             plain = (*each(op.name + WRITE_HALF, rows, how.shared), "__syncthreads();",
@@ -767,6 +777,7 @@ def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem
         radius=plan.stream_radius, reach_above=plan.reach[1],
         plane_dims=plane_dims, thread_block=plan.thread_block, coarsen=plan.coarsen,
         nthreads=plan.nthreads, smem_planes=plan.smem_planes * plan.fields,
+        smem_buffers=plan.smem_buffers, smem_bytes=plan.smem_bytes,
         smem_wrap=smem_wrap, scalars=scalars,
         signature=launch_signature(info.ndim, scalars, coef_layouts(info)),
         shared_macros=shared, sync_macro=SYNC_MACRO, kernels=kernels,

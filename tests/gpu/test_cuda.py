@@ -42,12 +42,14 @@ class Case:
     steps: int
     exact: bool = True
     coarsen: int = 1
+    barriers: str = "level"
 
     @property
     def id(self) -> str:
         return (f"{self.name}-{self.dtype}-{self.mode}-bt{self.bt}-sl{self.sl}-n{self.compsize}"
                 f"-T{self.steps}{'' if self.exact else '-fast'}"
-                f"{f'-c{self.coarsen}' if self.coarsen > 1 else ''}")
+                f"{f'-c{self.coarsen}' if self.coarsen > 1 else ''}"
+                f"{'-step' if self.barriers == 'step' else ''}")
 
 
 @lru_cache(maxsize=None)
@@ -99,6 +101,14 @@ def cases() -> list[Case]:
                 sl = (7, None)[k] if info.ndim == 3 else (None, 19)[k]
                 out.append(Case(name, dtype, mode, bt, bs, sl, sizes[k], (3 * bt + 2, bt + 1)[k],
                                 coarsen=coarsen))
+            # one barrier per step (mode nondiag): one and two cells per thread
+            if info.diagonal_free:
+                for k, coarsen in enumerate((1, 2)):
+                    bt = largest_bt(info, (5, 3)[k], bs, "nondiag")
+                    sl = (None, 11)[k] if info.ndim == 3 else (23, None)[k]
+                    out.append(Case(name, dtype, "nondiag", bt, bs, sl, sizes[k],
+                                    (4 * bt + 1, 2 * bt + 3)[k], coarsen=coarsen,
+                                    barriers="step"))
     return out
 
 
@@ -109,7 +119,7 @@ def build(case: Case):
     from an5dpy.cuda.runtime import BuildOptions, build_kernels, device_arch
     prog, info = program(case.name, case.dtype)
     plan = make_plan(info, bt=case.bt, bs=case.bs, sl=case.sl, opt=case.mode,
-                     coarsen=case.coarsen)
+                     coarsen=case.coarsen, barriers=case.barriers)
     model, cubin = build_kernels(info, plan, case.name.replace("-", "_"),
                                  BuildOptions(arch=device_arch(), exact=case.exact))
     return plan, model, cubin
