@@ -73,7 +73,8 @@ def compile(source: PathOrSource, *, dtype: str | None = None,
             include_dirs: Sequence[str | os.PathLike] | None = None,
             bt: int | None = None, bs: int | str | Sequence[int] | None = None,
             sl: int | None = None, opt: str | None = None, regs: int | None = None,
-            coarsen: int | None = None, gpu: str | None = None, exact: bool = False,
+            coarsen: int | None = None, barriers: str | None = None,
+            gpu: str | None = None, exact: bool = False,
             smem_wrap: bool = True, name: str | None = None) -> "Stencil":
     """Translate a C stencil into CUDA (as ``an5d-translate``) and return it ready to run.
 
@@ -89,7 +90,9 @@ def compile(source: PathOrSource, *, dtype: str | None = None,
     a tuple in array order (``(16, 64)``: 16 threads along the second-last dimension, 64
     along the contiguous one) or the command line's string, contiguous dimension first
     (``"64x16"``, the same block). ``regs``: a register budget per thread. ``coarsen``:
-    cells per thread along the outermost in-plane dimension (1, 2, 4, 8). ``exact``:
+    cells per thread along the outermost in-plane dimension (1, 2, 4, 8). ``barriers``:
+    ``"level"`` (a barrier per level op) or ``"step"`` (one per streaming step, mode
+    nondiag). ``exact``:
     :meth:`Stencil.run` and :meth:`Stencil.bench` build without fast math and with
     ``-fmad=false`` (results bit-identical to gcc in modes nondiag and none).
     """
@@ -102,7 +105,7 @@ def compile(source: PathOrSource, *, dtype: str | None = None,
                              sl=_integer_or_none("sl", sl), opt=_mode_text(opt),
                              regs=_register_budget(regs),
                              coarsen=_integer_or_none("coarsen", coarsen),
-                             defines=all_defines,
+                             barriers=barriers, defines=all_defines,
                              include_dirs=tuple(os.fspath(d) for d in include_dirs or ()),
                              smem_wrap=bool(smem_wrap), gpu=gpu)
     if kind == "path":

@@ -50,6 +50,7 @@ import argparse
 import contextlib
 import io
 import json
+import itertools
 import math
 import multiprocessing
 import os
@@ -995,6 +996,8 @@ class PlanDraw:
     bs: tuple[int, ...] | None = None
     #: cells per thread (``--coarsen``), where the program allows it
     coarsen: int = 1
+    #: one barrier per step (``--barriers step``), where the plan allows it
+    step: bool = False
 
 
 @st.composite
@@ -1004,7 +1007,7 @@ def plan_draws(draw) -> PlanDraw:
     sl = None if draw(st.integers(0, 2)) == 0 else draw(st.integers(1, 12))
     mode = None if draw(st.integers(0, 3)) == 0 else draw(st.integers(0, 2))
     coarsen = draw(st.sampled_from((1, 1, 2, 4)))
-    return PlanDraw(bt, extra, sl, mode, coarsen=coarsen)
+    return PlanDraw(bt, extra, sl, mode, coarsen=coarsen, step=draw(st.booleans()))
 
 
 def legal_modes(info) -> list[str]:
@@ -1023,7 +1026,8 @@ def resolve_plan(draw: PlanDraw, info) -> "PlanOptions":
     fits the GPU's limits. A time step of s sub-steps counts each of its bT steps s times
     in the halo (2 bT s r + 1). The drawn cells per thread round the outermost block size
     up to a multiple; where no block takes them (a time step of several statements, the
-    registers), one cell per thread."""
+    registers), one cell per thread. One barrier per step where drawn and the plan takes
+    it (mode nondiag), else one per level."""
     from an5dpy.blocking.plan import make_plan
     from an5dpy.errors import UsageError
     modes = legal_modes(info)
@@ -1042,12 +1046,16 @@ def resolve_plan(draw: PlanDraw, info) -> "PlanOptions":
         tries.sort(key=lambda t: t[1] != draw.bs)
     coarsened = [(bt, (-(-bs[0] // draw.coarsen) * draw.coarsen, *bs[1:]), draw.coarsen)
                  for bt, bs in tries] if draw.coarsen > 1 else []
-    for bt, bs, coarsen in coarsened + [(bt, bs, 1) for bt, bs in tries]:
+    barriers = ("step", "level") if draw.step else ("level",)
+    for (bt, bs, coarsen), barrier in itertools.product(
+            coarsened + [(bt, bs, 1) for bt, bs in tries], barriers):
         try:
-            make_plan(info, bt=bt, bs=bs, sl=draw.sl, opt=opt, coarsen=coarsen)
+            make_plan(info, bt=bt, bs=bs, sl=draw.sl, opt=opt, coarsen=coarsen,
+                      barriers=barrier)
         except UsageError:
             continue
-        return PlanOptions(bt, "x".join(str(b) for b in reversed(bs)), draw.sl, opt, coarsen)
+        return PlanOptions(bt, "x".join(str(b) for b in reversed(bs)), draw.sl, opt, coarsen,
+                           barrier)
     raise AssertionError(f"no plan fits radius {info.radius}")  # bT 1 always fits
 
 
@@ -1058,11 +1066,12 @@ class PlanOptions:
     sl: int | None
     opt: str | None
     coarsen: int = 1
+    barriers: str = "level"
 
     def options(self, defines=()) -> "object":
         from an5dpy.driver import Options
         return Options(bt=self.bt, bs=self.bs, sl=self.sl or "off", opt=self.opt,
-                       coarsen=self.coarsen, defines=defines)
+                       coarsen=self.coarsen, barriers=self.barriers, defines=defines)
 
     def flags(self) -> list[str]:
         out = ["--bt", str(self.bt), "--bs", self.bs]
@@ -1072,6 +1081,8 @@ class PlanOptions:
             out += ["--opt", self.opt]
         if self.coarsen > 1:
             out += ["--coarsen", str(self.coarsen)]
+        if self.barriers != "level":
+            out += ["--barriers", self.barriers]
         return out
 
 

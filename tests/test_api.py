@@ -216,6 +216,9 @@ def test_missing_coefficients_are_named():
     (dict(regs=7, bt=2, bs=128, sl=128), "regs=7: must be within 32..255"),
     (dict(regs=1000), "regs=1000: must be within 32..255"),
     (dict(dtype="half"), "dtype='half': choose float or double"),
+    (dict(barriers="block"), "barriers='block': choose one of level, step"),
+    (dict(barriers="step", opt="none", bt=2, bs=128, sl=64),
+     "barriers='step': one barrier per step needs mode nondiag"),
 ])
 def test_option_errors_name_keywords_not_flags(kwargs, message):
     with pytest.raises(OptionError) as err:
@@ -223,6 +226,11 @@ def test_option_errors_name_keywords_not_flags(kwargs, message):
     assert str(err.value) == f"error: {message}" or message in str(err.value)
     assert "--" not in str(err.value)
     assert err.value.for_command_line().startswith("error: --")
+
+
+def test_one_barrier_per_step_is_a_plan_option():
+    stencil = an5dpy.compile(J2D5PT, dtype="float", bt=3, bs=128, sl=64, barriers="step")
+    assert "barriers=step" in stencil.plan.describe()
 
 
 def test_mode_errors_name_the_mode():

@@ -515,11 +515,14 @@ def check_plan(plan: BlockingPlan, info: StencilInfo,
 
 def check_step_barriers(plan: BlockingPlan) -> None:
     """One barrier per step needs every level's shared input to be a plane computed in an
-    earlier step: mode nondiag (the other modes share the planes the step computes), one
+    earlier step: mode nondiag (the other modes share the planes the step computes), a
+    streaming radius (level T's plane is level T-1's of r steps earlier), one
     statement (the fields' sub-steps are not split yet) and no older levels read at
     in-plane neighbours (their staged planes are not split yet)."""
     why = ("needs mode nondiag (modes none and assoc read in-plane neighbours of the plane "
            "the previous level computes in the same step)" if plan.mode is not Mode.NONDIAG
+           else "needs reads along the streaming dimension (with none, every level of a "
+           "plane is computed in the same step)" if plan.stream_radius == 0
            else "is not built for a time step of several statements yet" if plan.coupled
            else "is not built for updates that read older time levels yet"
            if plan.levels.older else None)

@@ -102,6 +102,11 @@ def add_plan(p: argparse.ArgumentParser, quiet_help: str = "do not print the pla
                         "8; the block of --bs cells then has C times fewer threads). Default: "
                         "the model's choice where it chooses the plan, 1 where --bt, --bs and "
                         "--sl are all given")
+    g.add_argument("--barriers", choices=("auto", "level", "step"),
+                   help="level: a barrier per level op (AN5D's schedule); step: one barrier per "
+                        "streaming step for all levels, each level with its own shared "
+                        "buffers (mode nondiag). Default: level (the model's search space "
+                        "holds level only; 'an5d tune --measure' also times step)")
     g.add_argument("--opt", choices=("auto", "nondiag", "assoc", "none"),
                    help="register/shared-memory mode (default and auto: nondiag if "
                         "diagonal-access free, else assoc if associative, else none)")
@@ -154,6 +159,7 @@ def options(args: argparse.Namespace):
                    gpus=getattr(args, "gpus", None),
                    regs=getattr(args, "regs", None), gpu=getattr(args, "gpu", None),
                    coarsen=getattr(args, "coarsen", None),
+                   barriers=getattr(args, "barriers", None),
                    params=tuple(getattr(args, "params", ())))
 
 

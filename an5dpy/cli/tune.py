@@ -60,7 +60,6 @@ def register_caps(text: str) -> tuple[int | None, ...]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from an5dpy.blocking.plan import format_block_size
     from an5dpy.cuda.runtime import cupy_available, device_name
     from an5dpy.perf.gpus import get_gpu
     from an5dpy.perf.tune import tune
@@ -95,9 +94,7 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(format_fields(top)))
     print("model ranking (predicted GFLOP/s):")
     for plan, g in result.ranking[:args.top]:
-        coarsen = f" coarsen={plan.coarsen}" if plan.coarsen > 1 else ""
-        print(f"  {g:10,.0f}  bt={plan.bt} bs={format_block_size(plan.bs)} "
-              f"sl={plan.sl or 'off'}{coarsen} opt={plan.mode.value}")
+        print(f"  {g:10,.0f}  {plan.describe()}")
     if result.measured:
         print("measured (GFLOP/s):")
         for m in sorted(result.measured, key=lambda m: -m.gflops):
@@ -131,6 +128,8 @@ def reproduce_command(args: argparse.Namespace, plan, cap: int | None = None) ->
         words += ["--sl", str(plan.sl)]
     if plan.coarsen > 1:
         words += ["--coarsen", str(plan.coarsen)]
+    if plan.barriers.value != "level":
+        words += ["--barriers", plan.barriers.value]
     words += ["--opt", plan.mode.value]
     if cap:
         words += ["--regs", str(cap)]

@@ -20,7 +20,8 @@ import itertools
 from dataclasses import dataclass, fields
 from typing import Mapping, NoReturn
 
-from an5dpy.blocking.plan import BlockingPlan, block_size_value, grid_extents, make_plan
+from an5dpy.blocking.plan import (Barriers, BlockingPlan, block_size_value, grid_extents,
+                                  make_plan)
 from an5dpy.errors import OptionError, UsageError
 from an5dpy.ir import StencilInfo, StencilProgram, is_floating
 from an5dpy.perf.bench import HARNESS_SIZE, HARNESS_STEPS, PAPER_SIZE, PAPER_STEPS
@@ -30,12 +31,18 @@ from an5dpy.perf.model import Model, Prediction
 #: The GPU plans are chosen for where none is given and none is visible.
 FALLBACK_GPU = "H100"
 
+#: The model's search space. Cells per thread and one barrier per step are tuner
+#: candidates beside it (:func:`an5dpy.perf.tune.variant_plans`), not axes of it: the
+#: model's counts rank them above one-cell, barrier-per-level plans that measure faster.
 SPACE = {
     2: {"bt": range(1, 17), "bs": ((128,), (256,), (512,), (1024,)),
-        "sl": (128, 256, 512, 1024), "coarsen": (1,)},
+        "sl": (128, 256, 512, 1024), "coarsen": (1,), "barriers": (Barriers.LEVEL,)},
     3: {"bt": range(1, 9), "bs": ((16, 16), (16, 32), (32, 32), (16, 64)),
-        "sl": (64, 128, 256, None), "coarsen": (1,)},
+        "sl": (64, 128, 256, None), "coarsen": (1,), "barriers": (Barriers.LEVEL,)},
 }
+
+#: The search space's axes, in :func:`candidate_plans`' order.
+PLAN_AXES = ("bt", "bs", "sl", "coarsen", "barriers")
 
 #: The value of a :class:`Fixed` field that the model chooses.
 AUTO = "auto"
@@ -59,6 +66,7 @@ class Fixed:
     opt: str = AUTO
     regs: int | None | str = AUTO
     coarsen: int | str = AUTO
+    barriers: Barriers | str = AUTO
 
     @property
     def open(self) -> tuple[str, ...]:
@@ -79,6 +87,8 @@ class Fixed:
                 continue
             if f.name == "bs":
                 value = block_size_value(value)
+            elif isinstance(value, Barriers):
+                value = value.value
             elif value is None:
                 value = "off" if f.name == "sl" else "none"
             shown.append((f.name, value))
@@ -107,15 +117,14 @@ def candidate_plans(info: StencilInfo, gpu: GpuSpec, dtype: str | None = None,
     ``prune``, without those whose register estimate exceeds an SM's registers."""
     space = search_space(info)
     values = {name: (space[name] if is_auto(getattr(fixed, name)) else (getattr(fixed, name),))
-              for name in ("bt", "bs", "sl", "coarsen")}
+              for name in PLAN_AXES}
     opt = None if is_auto(fixed.opt) else fixed.opt
     limits = gpu.limits()
     plans = []
-    for bt, bs, sl, coarsen in itertools.product(
-            values["bt"], values["bs"], values["sl"], values["coarsen"]):
+    for bt, bs, sl, coarsen, barriers in itertools.product(*(values[n] for n in PLAN_AXES)):
         try:
             plan = make_plan(info, bt, bs=bs, sl=sl, opt=opt, dtype=dtype, limits=limits,
-                             coarsen=coarsen)
+                             coarsen=coarsen, barriers=barriers)
         except UsageError:
             continue
         if prune and plan.register_estimate() * plan.nthreads > gpu.regs_per_sm:
@@ -193,11 +202,11 @@ def _nothing_fits(info: StencilInfo, gpu: GpuSpec, fixed: Fixed, plans) -> NoRet
     if not plans:
         space = search_space(info)
         pick = {name: (space[name][0] if is_auto(getattr(fixed, name)) else getattr(fixed, name))
-                for name in ("bt", "bs", "sl", "coarsen")}
+                for name in PLAN_AXES}
         try:
             make_plan(info, pick["bt"], bs=pick["bs"], sl=pick["sl"],
                       opt=None if is_auto(fixed.opt) else fixed.opt, limits=gpu.limits(),
-                      coarsen=pick["coarsen"])
+                      coarsen=pick["coarsen"], barriers=pick["barriers"])
         except OptionError as e:
             if {name for name, _ in e.settings} <= set(fixed.given_names()):
                 raise

@@ -41,7 +41,7 @@ from an5dpy.errors import UsageError
 from an5dpy.perf.gpus import GpuSpec
 from an5dpy.ir import StencilInfo
 from an5dpy.perf.model_constants import REGISTER_BUDGETS
-from an5dpy.blocking.plan import BlockingPlan, format_block_size
+from an5dpy.blocking.plan import Barriers, BlockingPlan, format_block_size
 from an5dpy.driver import blocking_plan
 # the search space is also where the commands' default plan is chosen from
 from an5dpy.perf.choice import SPACE, candidate_plans, default_plan  # noqa: F401
@@ -65,7 +65,7 @@ class Measured:
 
     def to_json(self) -> dict:
         return {"bt": self.plan.bt, "bs": format_block_size(self.plan.bs), "sl": self.plan.sl,
-                "coarsen": self.plan.coarsen,
+                "coarsen": self.plan.coarsen, "barriers": self.plan.barriers.value,
                 "opt": self.plan.mode.value, "dtype": self.plan.dtype, "cap": self.cap,
                 "gflops": self.gflops, "seconds": self.seconds, "registers": self.registers,
                 "spills": self.spills, "predicted": self.predicted}
@@ -89,7 +89,8 @@ class TuneResult:
         return {"gpu": self.gpu, "sizes": self.sizes, "steps": self.steps,
                 "measure_steps": self.measure_steps, "candidates": self.candidates,
                 "ranking": [{"bt": p.bt, "bs": format_block_size(p.bs), "sl": p.sl,
-                             "coarsen": p.coarsen, "opt": p.mode.value, "dtype": p.dtype, "predicted": g}
+                             "coarsen": p.coarsen, "barriers": p.barriers.value,
+                             "opt": p.mode.value, "dtype": p.dtype, "predicted": g}
                             for p, g in self.ranking],
                 "measured": [m.to_json() for m in self.measured],
                 "best": self.best.to_json() if self.best else None}
@@ -98,11 +99,11 @@ class TuneResult:
 def plan_from_json(info: StencilInfo, d: Mapping) -> BlockingPlan:
     """A plan from its JSON: the tuner's (bS as text) or :meth:`BlockingPlan.to_json`'s
     (bS as a list, as artifact rows keep it; rows written before plans had cells per
-    thread have one)."""
+    thread have one, and a barrier per level)."""
     from an5dpy.blocking.plan import parse_block_size
     bs = parse_block_size(d["bs"], info.ndim) if isinstance(d["bs"], str) else tuple(d["bs"])
     return blocking_plan(info, d["bt"], bs=bs, sl=d["sl"], opt=d["opt"], dtype=d["dtype"],
-                         coarsen=d.get("coarsen", 1))
+                         coarsen=d.get("coarsen", 1), barriers=d.get("barriers", "level"))
 
 
 def result_from_json(info: StencilInfo, d: Mapping) -> TuneResult:
@@ -263,6 +264,24 @@ def coarsened_plans(info: StencilInfo, plan: BlockingPlan,
     return out
 
 
+def variant_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
+    """What the tuner measures besides the model's plans: ``plan`` coarsened
+    (:func:`coarsened_plans`), and in mode nondiag ``plan`` and its coarsened plans of the
+    same block of cells with one barrier per step
+    (:attr:`~an5dpy.blocking.plan.Barriers.STEP`), which the model does not rank either:
+    measured side by side on the H200 (scripts/variants_compare.py), it pays on some
+    rows and not on others, by more than the model's counts tell apart."""
+    coarsened = coarsened_plans(info, plan)
+    out = list(coarsened)
+    for p in (plan, *(c for c in coarsened if c.bs == plan.bs)):
+        try:
+            out.append(blocking_plan(info, p.bt, bs=p.bs, sl=p.sl, opt=p.mode.value,
+                                     coarsen=p.coarsen, barriers=Barriers.STEP))
+        except UsageError:  # another mode, or its buffers do not fit
+            continue
+    return out
+
+
 def tuning_candidates(ranking: Sequence[tuple[BlockingPlan, float]],
                       paper: Sequence[tuple[BlockingPlan, float]], top: int = 5,
                       extra: Sequence[BlockingPlan] = (), per_bt: bool = True,
@@ -290,8 +309,8 @@ def tune(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], stem: 
          diverse: bool = True, ranked: int = 5) -> TuneResult:
     """Rank the space with the model; with ``measure``, time on the present GPU the top
     ``top`` plans, with ``diverse`` also a best plan per bT and per bS
-    (:func:`tuning_candidates`) and the model's best plan coarsened
-    (:func:`coarsened_plans`), and ``extra``, each with every register budget in
+    (:func:`tuning_candidates`) and the model's best plan's variants
+    (:func:`variant_plans`), and ``extra``, each with every register budget in
     ``caps`` that binds. The result keeps the model's ``max(top, ranked)`` best plans."""
     plans = candidate_plans(info, gpu)
     ranking = rank(info, gpu, env, plans)
@@ -309,8 +328,8 @@ def tune(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], stem: 
         if cached is not None:  # the ranking is the model's, as long as asked for now
             return replace(result_from_json(info, cached), ranking=result.ranking)
     paper = paper_ranking(info, gpu, env, plans, ranking) if diverse else ranking
-    if diverse:  # the model's best plan with more cells per thread, which it does not rank
-        extra = (*extra, *coarsened_plans(info, ranking[0][0]))
+    if diverse:  # the model's best plan in the forms it does not rank
+        extra = (*extra, *variant_plans(info, ranking[0][0]))
     chosen = tuning_candidates(ranking, paper, top, extra, per_bt=diverse, per_bs=diverse)
     predicted = dict(ranking)
     run_env = with_steps(info, env, measure_steps) if measure_steps else dict(env)

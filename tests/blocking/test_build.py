@@ -73,3 +73,48 @@ def test_registers_match_the_plan():
         p = plan(mode, 4, 2)
         ks = build_kernel_schedule(p, 4)
         assert len(ks.registers()) == p.registers_per_thread(4)
+
+
+@pytest.mark.parametrize("d, r", [(1, 1), (2, 1), (3, 2), (4, 1), (5, 3), (16, 1)])
+@pytest.mark.parametrize("static_heads", (True, False))
+def test_one_barrier_per_step_shares_every_input_before_it(d, r, static_heads):
+    """barriers=step: a step that feeds any level op writes every level op's input plane
+    (its centre register) to the level's buffer of the step's parity, then one barrier,
+    then the level ops, which have none of their own; chunks keep the parities static."""
+    from dataclasses import replace as with_
+    from an5dpy.blocking.ops import PUBLISHES_STEP, Share, Sync
+    from an5dpy.blocking.plan import Barriers
+    p = with_(plan("nondiag", d, r), barriers=Barriers.STEP)
+    ks = build_kernel_schedule(p, d, static_heads)
+    assert ks.unroll % 2 == 0 or ks.compact
+    for phase in (*ks.heads.values(), ks.inner, ks.tail):
+        fed = False
+        for st_ in phase.steps:
+            levels = [op for op in st_.ops if isinstance(op, (Calc, Store))]
+            syncs = [i for i, op in enumerate(st_.ops) if isinstance(op, Sync)]
+            if not levels:
+                assert not fed and not syncs
+                continue
+            fed = True
+            step_sync = [i for i in syncs if st_.ops[i].why == PUBLISHES_STEP]
+            assert len(step_sync) == 1
+            shares, rest = st_.ops[:step_sync[0]], st_.ops[step_sync[0] + 1:]
+            assert all(isinstance(op, Share) for op in shares)
+            assert not any(isinstance(op, Share) for op in rest)
+            assert [(s.level, s.src, s.plane, s.buf) for s in shares] == [
+                (op.level, op.ins[r], op.plane, 2 * (op.level - 1) + st_.index % 2)
+                for op in levels]
+            assert all(op.shared and not op.barrier and op.buf == s.buf
+                       for op, s in zip(levels, shares))
+            # a compact chunk of odd length closes with its own barrier
+            closing = [i for i in syncs if i not in step_sync]
+            assert closing == ([len(st_.ops) - 1] if ks.compact and ks.unroll % 2
+                               and st_.index == ks.unroll - 1 else [])
+
+
+def test_one_barrier_per_step_gives_each_level_two_buffers():
+    from dataclasses import replace as with_
+    from an5dpy.blocking.plan import Barriers
+    level, step = plan("nondiag", 5, 1), with_(plan("nondiag", 5, 1), barriers=Barriers.STEP)
+    assert (level.smem_buffers, step.smem_buffers) == (2, 10)
+    assert step.smem_bytes == 5 * level.smem_bytes

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from hypothesis import given, strategies as st
 
-from an5dpy.errors import UsageError
+from an5dpy.errors import OptionError, UsageError
 from an5dpy.blocking.plan import (DimExtent, LaunchGeometry, Mode, budget_min_blocks,
                          budget_register_limit, degrees_needed, format_block_size,
                          launch_degrees, launch_plan, make_plan, parse_block_size)
@@ -217,3 +219,33 @@ def test_active_warp_fraction_counts_each_threads_cells(level, coarsen, rows, co
                 if level <= y < bs[0] - level and level <= t2 < cols - level:
                     active.add((m, warp))
     assert active_warp_fraction(bs, radius, level, coarsen) == len(active) / len(total)
+
+
+@pytest.mark.parametrize("path, opt, match", [
+    ("box2d1r.c", "none", "needs mode nondiag"),
+    ("star2d1r.c", "assoc", "needs mode nondiag"),
+])
+def test_one_barrier_per_step_is_refused_outside_mode_nondiag(path, opt, match):
+    from an5dpy.driver import load
+    from paths import C_INPUTS
+    info = load(os.path.join(C_INPUTS, path), (("SB_TYPE", "float"),))[1]
+    with pytest.raises(OptionError, match=match) as e:
+        make_plan(info, 2, bs=(64,), opt=opt, barriers="step")
+    assert ("barriers", "step") in e.value.settings
+    with pytest.raises(OptionError, match="choose one of level, step"):
+        make_plan(info, 2, bs=(64,), opt=opt, barriers="block")
+
+
+def test_one_barrier_per_step_is_refused_for_reads_of_older_levels_and_several_fields():
+    from an5dpy.driver import load
+    from paths import C_INPUTS
+    for name, match in (("wave2d.c", "older time levels"), ("fdtd2d.c", "several statements")):
+        info = load(os.path.join(C_INPUTS, name), (("SB_TYPE", "float"),))[1]
+        with pytest.raises(OptionError, match=match):
+            make_plan(info, 2, bs=(64,), opt="nondiag", barriers="step")
+
+
+def test_one_barrier_per_step_shows_in_the_plan():
+    plan = make_plan(STAR3, 2, bs=(32, 32), opt="nondiag", barriers="step")
+    assert "barriers=step" in plan.describe() and plan.to_json()["barriers"] == "step"
+    assert "barriers" not in make_plan(STAR3, 2, bs=(32, 32), opt="nondiag").describe()

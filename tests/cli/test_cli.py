@@ -204,6 +204,9 @@ def test_print_ir_prints_and_writes_nothing(capsys, tmp_path, monkeypatch, stage
     ("j2d5pt.c", ["--coarsen", "0"], "--coarsen"),
     ("grayscott2d.c", ["--bt", "2", "--bs", "128", "--sl", "8", "--coarsen", "2"],
      "several statements"),
+    ("j2d9pt.c", ["--bt", "2", "--bs", "128", "--sl", "8", "--opt", "none", "--barriers",
+                  "step"], "--barriers step"),
+    ("j2d5pt.c", ["--barriers", "block"], "--barriers"),
 ])
 def test_option_errors_exit_2_and_write_nothing(capsys, tmp_path, input_name, options, needle):
     src = copy_input(tmp_path, input_name)
@@ -223,6 +226,16 @@ def test_translate_coarsened_plan(capsys, tmp_path):
     kernel = (out_dir / "star3d1r_kernel.cu").read_text()
     assert "coarsen=2" in kernel and "const dim3 block(32, 32);" in kernel
     assert "AN5D_CELL1(" in kernel
+
+
+def test_translate_one_barrier_per_step(capsys, tmp_path):
+    out_dir = tmp_path / "out"
+    status, _, err = run(capsys, C_INPUTS / "star2d1r.c", *FLOAT, "--bt", "4", "--bs", "128",
+                         "--sl", "64", "--barriers", "step", "-o", out_dir, translate=True)
+    assert status == 0 and err == ""
+    kernel = (out_dir / "star2d1r_kernel.cu").read_text()
+    assert "barriers=step" in kernel and "__shared__ float an5d_sm[8][1][130];" in kernel
+    assert "SHARE(an5d_reg_" in kernel and "CALC3_E(" in kernel
 
 
 def test_dtype_contradicting_the_declaration(capsys, tmp_path):
