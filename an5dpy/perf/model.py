@@ -84,8 +84,8 @@ import math
 from dataclasses import dataclass, replace
 from typing import Iterable, Mapping
 
-from an5dpy.blocking.plan import (WARP_SIZE, BlockingPlan, DimExtent, LaunchGeometry, Mode,
-                                  active_warp_fraction, budget_register_limit, grid_extents,
+from an5dpy.blocking.plan import (WARP_SIZE, Barriers, BlockingPlan, DimExtent, LaunchGeometry,
+                                  Mode, active_warp_fraction, budget_register_limit, grid_extents,
                                   run_degrees)
 from an5dpy.errors import UsageError
 from an5dpy.perf.counts import (CoefficientReads, LevelWork, Occupancy, OpMix, ThreadCounts,
@@ -101,6 +101,14 @@ from an5dpy.ir import StencilInfo
 
 
 # --------------------------------------------------------------------------- per launch
+
+
+def barriers_per_level(plan: BlockingPlan, degree: int) -> float:
+    """Barrier instructions a thread issues per level op: one per op, shared by a
+    coarsened thread's cells; with one barrier per step, one per step of ``degree`` level
+    ops."""
+    per_op = 1 / degree if plan.barriers is Barriers.STEP else 1.0
+    return per_op / plan.coarsen
 
 
 @dataclass(frozen=True)
@@ -451,7 +459,7 @@ class Model:
                         - budget_register_limit(regs, plan.nthreads))
         return (mix.instructions * (2 if plan.dtype == "double" else 1)
                 + DOUBLE_DIVISION_INSTRUCTIONS * mix.double_divisions
-                + work.smem_reads + work.smem_planes + 1 / plan.coarsen  # one barrier per thread
+                + work.smem_reads + work.smem_planes + barriers_per_level(plan, degree)
                 + LEVEL_OVERHEAD[plan.ndim] + SPILL_INSTRUCTIONS * short
                 + COEF_READ_INSTRUCTIONS * work.coef_reads
                 + FIELD_SELECT_INSTRUCTIONS * (len(work.writes) - 1))

@@ -251,7 +251,7 @@ def coarsened_plans(info: StencilInfo, plan: BlockingPlan,
     many times more cells along the outermost in-plane dimension.
 
     The model's search space holds one cell per thread only: its counts rank coarsened
-    plans above one-cell plans that measure faster (scripts/coarsen_compare.py on the
+    plans above one-cell plans that measure faster (scripts/variants_compare.py on the
     H200), so the tuner measures these besides the model's plans instead."""
     out = []
     for c in cells:
