@@ -47,8 +47,8 @@ def test_tune_measures_the_diverse_candidates_and_caches_the_result(capsys):
     from an5dpy.check.reference import resolve_params
     from an5dpy.cuda.runtime import device_name
     from an5dpy.blocking.plan import budget_register_limit
-    from an5dpy.perf.tune import (FINALISTS, candidate_plans, coarsened_plans, paper_ranking,
-                                  rank, tune, tuning_candidates)
+    from an5dpy.perf.tune import (FINALISTS, candidate_plans, paper_ranking, rank, tune,
+                                  tuning_candidates, variant_plans)
 
     program, info = load(os.path.join(C_INPUTS, "star2d1r.c"), (("SB_TYPE", "float"),))
     env = resolve_params(program, {"compsize": 2000, "timestep": 40})
@@ -58,10 +58,12 @@ def test_tune_measures_the_diverse_candidates_and_caches_the_result(capsys):
     plans = candidate_plans(info, gpu)
     ranking = rank(info, gpu, env, plans)
     expected = tuning_candidates(ranking, paper_ranking(info, gpu, env, plans, ranking), 2,
-                                 coarsened_plans(info, ranking[0][0]))
+                                 variant_plans(info, ranking[0][0]))
     plans = {m.plan for m in result.measured}
     assert plans == set(expected)  # every candidate was built and timed
-    assert any(p.coarsen > 1 for p in plans)  # the model's best plan coarsened too
+    # the model's best plan coarsened too, and with one barrier per step
+    assert any(p.coarsen > 1 for p in plans)
+    assert any(p.barriers.value == "step" for p in plans)
     for m in result.measured:
         assert m.gflops > 0 and m.registers is not None
         if m.cap is not None:  # a budget is only tried where it binds
