@@ -8,13 +8,20 @@ The GPUs run at once and wait for each other at every halo exchange, so the run'
 time is the slowest slab's. The default runner does not overlap the two: after every
 launch the halos of the buffers the next launch reads are refreshed
 (:func:`~an5dpy.check.simulate_slabs.refreshed_buffers`; every buffer once before the
-first launch), and one refresh takes the bytes the busiest GPU sends or receives (its
-halo planes x a plane's bytes x the buffers, and fields, exchanged) over its link
-bandwidth (:attr:`~an5dpy.perf.gpus.GpuSpec.link_gbs`: one GPU's NVLink bandwidth per
-direction, shared by its peers on an NVSwitch). NCCL's per-call latency (some
-microseconds per refresh) is not charged, nor is its bandwidth below the nominal one.
+first launch), and one refresh takes NCCL's latency per exchange plus the bytes the
+busiest GPU sends or receives (its halo planes x a plane's bytes x the buffers, and
+fields, exchanged) over its link bandwidth (:attr:`~an5dpy.perf.gpus.GpuSpec.link_gbs`:
+one GPU's bandwidth per direction, shared by its peers on an NVSwitch;
+:attr:`~an5dpy.perf.gpus.GpuSpec.link_latency_us`).
 
-So ``seconds = compute (slowest slab) + refreshes x the busiest GPU's bytes / link_gbs``.
+The link figures are *measured* where the GPU spec comes from ``an5d probe`` on a machine
+with two or more GPUs (NCCL send/recv between two devices, both directions at once:
+:func:`an5dpy.perf.gpus.probe_link`; ``link_measured``), else *nominal*: the known GPUs'
+NVLink figure per direction and no latency, which NCCL's send/recv does not reach.
+:attr:`SlabPrediction.link_measured` says which, and so does ``an5d model --gpus N``.
+
+So ``seconds = compute (slowest slab) + refreshes x (latency + the busiest GPU's bytes /
+link_gbs)``.
 """
 
 from __future__ import annotations
@@ -38,7 +45,8 @@ class SlabPrediction:
     """The model of a run over ``gpus`` GPUs: ``compute`` is the one-GPU prediction of the
     slowest slab's planes; the exchange, ``refreshes`` halo refreshes that move
     ``buffers_moved`` buffers in all, ``buffer_bytes`` each on the busiest GPU (what it
-    sends, or receives), at ``link_gbs``."""
+    sends, or receives), at ``link_gbs`` with ``link_latency_s`` per refresh (measured by
+    ``an5d probe`` where ``link_measured``, else nominal)."""
 
     gpus: int
     decomposition: Decomposition
@@ -49,6 +57,8 @@ class SlabPrediction:
     buffer_bytes: int
     link_gbs: float
     useful_flops: int  # the whole grid's: interior cells x FLOP/cell x steps
+    link_latency_s: float = 0.0
+    link_measured: bool = False
 
     @property
     def exchange_bytes(self) -> int:
@@ -62,7 +72,7 @@ class SlabPrediction:
             return 0.0
         if self.link_gbs <= 0:
             return None
-        return self.exchange_bytes / (self.link_gbs * 1e9)
+        return self.refreshes * self.link_latency_s + self.exchange_bytes / (self.link_gbs * 1e9)
 
     @property
     def seconds(self) -> float:
@@ -81,6 +91,7 @@ class SlabPrediction:
                 "compute_seconds": self.compute.seconds, "refreshes": self.refreshes,
                 "buffers_moved": self.buffers_moved, "buffer_bytes": self.buffer_bytes,
                 "exchange_bytes": self.exchange_bytes, "link_gbs": self.link_gbs,
+                "link_latency_s": self.link_latency_s, "link_measured": self.link_measured,
                 "exchange_seconds": self.exchange_seconds, "seconds": self.seconds,
                 "gflops": self.gflops}
 
@@ -133,4 +144,6 @@ def predict_slabs(info: StencilInfo, plan: BlockingPlan, gpu: GpuSpec,
     cells = math.prod(d.length for d in dims)
     return SlabPrediction(gpus, decomp, slab_times[slowest], slowest, len(moved), sum(moved),
                           busiest_bytes(decomp, plane_bytes), gpu.link_gbs,
-                          cells * info.flops_per_cell * steps)
+                          cells * info.flops_per_cell * steps,
+                          link_latency_s=gpu.link_latency_us * 1e-6,
+                          link_measured=gpu.link_measured)

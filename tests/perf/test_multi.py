@@ -64,6 +64,23 @@ def test_two_gpus_by_hand():
     assert 0.5 < one.seconds / (2 * sp.seconds) < 1  # halo work and the exchange cost
 
 
+def test_a_measured_link_charges_its_latency_per_refresh():
+    n, steps, bt = 4096, 100, 6
+    info, env = benchmark("j2d5pt", n, steps)
+    plan = make_plan(info, bt=bt, bs=(256,), sl=256)
+    measured = dataclasses.replace(H200, link_gbs=150.0, link_latency_us=20.0,
+                                   link_measured=True)
+    sp = predict_slabs(info, plan, measured, env, 2)
+    nominal = predict_slabs(info, plan, H200, env, 2)
+    assert sp.link_measured and not nominal.link_measured
+    assert sp.compute == nominal.compute and sp.refreshes == nominal.refreshes
+    assert sp.exchange_seconds == pytest.approx(
+        sp.refreshes * 20e-6 + sp.exchange_bytes / 150e9)
+    assert nominal.exchange_seconds == pytest.approx(nominal.exchange_bytes / 450e9)
+    data = sp.to_json()
+    assert data["link_measured"] is True and data["link_latency_s"] == pytest.approx(20e-6)
+
+
 def test_a_middle_gpu_sends_to_both_neighbours():
     info, env = benchmark("star3d1r", 256, 20, "double")
     plan = make_plan(info, bt=2, bs=(32, 32), sl=None)
@@ -126,6 +143,19 @@ def test_cli_model_gpus(capsys):
     assert data["seconds"] == pytest.approx(data["compute_seconds"] + data["exchange_seconds"])
     code, out, _ = run(capsys, *base + ["--gpus", "1"])
     assert code == 0 and "GPUs:" not in out
+
+
+def test_cli_model_gpus_says_the_link_was_measured(capsys, tmp_path):
+    spec = tmp_path / "probed.json"
+    dataclasses.replace(H200, link_gbs=151.26, link_latency_us=18.04,
+                        link_measured=True).save(spec)
+    path = os.path.join(C_INPUTS, "star3d1r.c")
+    code, out, err = run(capsys, "model", path, "--gpu", str(spec), "--dtype", "float",
+                         "--size", "512", "--steps", "100", "--bt", "4", "--bs", "32x32",
+                         "--sl", "128", "--gpus", "2")
+    assert code == 0, err
+    assert "at 151.3 GB/s per direction and 18.0 us per refresh, measured by an5d probe" in out
+    assert "nominal" not in out
 
 
 def test_cli_model_gpus_too_thin(capsys):
