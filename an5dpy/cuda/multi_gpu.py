@@ -271,6 +271,18 @@ class MultiGpuRunner:
         for ls in self.local:
             ls.stream.synchronize()
 
+    def join(self) -> None:
+        """Make the current stream of the current device wait for the work queued on every
+        local slab's stream, so that an event recorded there next marks the run's end on
+        every device (a timing of the whole run from one device)."""
+        cupy = self._cupy
+        current = cupy.cuda.get_current_stream()
+        for ls in self.local:
+            with cupy.cuda.Device(ls.device):
+                done = cupy.cuda.Event()
+                done.record(ls.stream)
+            current.wait_event(done)
+
     def _buffers(self, index: int, part):
         """The buffers a launch's numbers index: the slab's time buffers and, for a
         rotating program, the work buffers after them (kept per slab); the coupled pool
@@ -337,10 +349,36 @@ def multi_gpu_runner(info: StencilInfo, plan: BlockingPlan, cubin: Cubin, prefix
     if key not in _RUNNERS:
         keep_nvlink_multicast_off()
         comms = nccl.NcclCommunicator.initAll(list(devices))
-        _RUNNERS[key] = MultiGpuRunner(info, plan, len(devices), [
-            _local_slab(info, plan, cubin, prefix, signature, g, d, comm)
-            for g, (d, comm) in enumerate(zip(devices, comms))])
+        _RUNNERS[key] = runner_over(info, plan, cubin, prefix, signature, devices, comms)
     return _RUNNERS[key]
+
+
+def runner_over(info: StencilInfo, plan: BlockingPlan, cubin: Cubin, prefix: str,
+                signature: Signature, devices: Sequence[int], comms: Sequence
+                ) -> MultiGpuRunner:
+    """A runner of one process over ``devices`` with the communicators ``comms`` (one per
+    device, ``ncclCommInitAll``'s: :func:`communicators`), the module loaded on each."""
+    return MultiGpuRunner(info, plan, len(devices), [
+        _local_slab(info, plan, cubin, prefix, signature, g, d, comm)
+        for g, (d, comm) in enumerate(zip(devices, comms))])
+
+
+#: Communicators by devices, shared by the runners of :func:`communicators`' callers.
+_COMMS: dict[tuple[int, ...], list] = {}
+
+
+def communicators(devices: Sequence[int]) -> list:
+    """NCCL communicators over ``devices`` (``ncclCommInitAll``), made once per process,
+    for runners of several builds (the tuner's, :func:`runner_over`): operations on one
+    communicator queued on different streams must not run at once (they can deadlock),
+    so the runners that share them run one after the other, each run finished before
+    the next starts."""
+    from cupy.cuda import nccl
+    devices = check_devices(devices)
+    if devices not in _COMMS:
+        keep_nvlink_multicast_off()
+        _COMMS[devices] = nccl.NcclCommunicator.initAll(list(devices))
+    return _COMMS[devices]
 
 
 def mpi_runner(info: StencilInfo, plan: BlockingPlan, cubin: Cubin, prefix: str,

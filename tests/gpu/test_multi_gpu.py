@@ -202,3 +202,26 @@ def test_one_process_per_gpu_with_mpi():
         oracle = host.copy()
         build_reference(stencil.program).run(oracle, env)
         assert np.array_equal(got[1], oracle[1])
+
+
+def test_tune_measures_the_candidates_on_two_gpus(capsys, tmp_path, monkeypatch):
+    """an5d tune --gpus 2 --measure: the N-GPU ranking's candidates timed with the NCCL
+    runner, GFLOP/s of the whole grid; more GPUs than visible is the user's error."""
+    import json
+    from an5dpy.cli.main import main
+    monkeypatch.setenv("AN5D_CACHE_DIR", str(tmp_path / "cache"))
+    j2d = str(C_INPUTS / "j2d5pt.c")
+    args = ["tune", j2d, "--dtype", "float", "--size", "2000", "--steps", "24",
+            "--measure", "2", "--narrow", "--caps", "none,64", "--json"]
+    assert main([*args, "--gpus", "2"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["gpus"] == 2 and data["measured"]
+    ranked = [(r["bt"], r["bs"], r["sl"]) for r in data["ranking"]]
+    for m in data["measured"]:
+        assert (m["bt"], m["bs"], m["sl"]) in ranked[:2] and m["gflops"] > 0
+        assert m["gflops"] == pytest.approx(2000 * 2000 * 10 * 24 / m["seconds"] / 1e9)
+        assert m["predicted"] > 0
+    assert data["best"]["gflops"] == max(m["gflops"] for m in data["measured"])
+    visible = visible_devices()
+    assert main([*args, "--gpus", str(visible + 1)]) == 2
+    assert f"{visible} GPU(s) visible" in capsys.readouterr().err
