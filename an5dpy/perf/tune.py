@@ -355,7 +355,8 @@ def tune(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], stem: 
     if gpus > 1:
         chosen = diverse_candidates(ranking, top, extra, per_bt=diverse, per_bs=diverse)
         measured = measure_plans_multi(info, chosen, caps, run_env, stem, tuple(range(gpus)),
-                                       predicted, repeats, progress)
+                                       predicted, repeats, progress,
+                                       overlaps(info, gpu, run_env, gpus, chosen))
     else:
         paper = paper_ranking(info, gpu, env, plans, ranking) if diverse else ranking
         chosen = tuning_candidates(ranking, paper, top, extra, per_bt=diverse, per_bs=diverse)
@@ -478,18 +479,36 @@ def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
                            seconds)
 
 
+def overlaps(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], gpus: int,
+             plans: Iterable[BlockingPlan]) -> dict[BlockingPlan, bool]:
+    """Whether the model overlaps the halo exchange of each plan's run over ``gpus`` GPUs
+    (:attr:`an5dpy.perf.multi.SlabPrediction.overlap`, as ``Stencil.run(devices=..)``
+    decides it); plans whose slabs are too thin are left out."""
+    from an5dpy.perf.multi import predict_slabs
+    out = {}
+    for plan in plans:
+        try:
+            out[plan] = predict_slabs(info, plan, gpu, env, gpus).overlap
+        except UsageError:
+            continue
+    return out
+
+
 def measure_plans_multi(info: StencilInfo, plans: Sequence[BlockingPlan],
                         caps: Sequence[int | None], env: Mapping[str, int | float],
                         stem: str, devices: Sequence[int],
                         predicted: Mapping[BlockingPlan, float] | None = None,
-                        repeats: int = 3, progress: bool = True) -> list[Measured]:
+                        repeats: int = 3, progress: bool = True,
+                        overlap: Mapping[BlockingPlan, bool] | None = None) -> list[Measured]:
     """:func:`measure_plans` on several GPUs: each build run by the NCCL runner over
     ``devices`` (:mod:`an5dpy.cuda.multi_gpu`; one process, communicators made once for
     every build), on random slabs made on their devices, timed from device 0 (its stream
     waits for every slab's, :meth:`~an5dpy.cuda.multi_gpu.MultiGpuRunner.join`); GFLOP/s
-    are the whole grid's. A plan whose slabs would be thinner than its halo on that many
-    devices is left out. Read-only arrays are placed on the devices by every run (the
-    runner copies each slab's part through the host), which the times include."""
+    are the whole grid's. ``overlap``: the plans whose runs overlap the halo exchange
+    (:func:`overlaps`; the others do not). A plan whose slabs would be thinner than its
+    halo on that many devices is left out. Read-only arrays are placed on the devices by
+    every run (the runner copies each slab's part through the host), which the times
+    include."""
     import cupy
 
     from an5dpy.blocking.slabs import max_slabs, slab_halo
@@ -517,7 +536,8 @@ def measure_plans_multi(info: StencilInfo, plans: Sequence[BlockingPlan],
                 read_only.append(device_read_only_values(info, env))
 
         def run():
-            runner.run(slabs[key], env, read_only[0])
+            runner.run(slabs[key], env, read_only[0],
+                       overlap=bool((overlap or {}).get(plan, False)))
             runner.join()
 
         with cupy.cuda.Device(devices[0]):
