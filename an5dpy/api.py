@@ -497,7 +497,8 @@ class Stencil:
     # ------------------------------------------------------------------ running
 
     def run(self, arrays: Arrays, steps: int | None = None, *,
-            devices: Sequence[int] | None = None, **params: Value):
+            devices: Sequence[int] | None = None, overlap: bool | None = None,
+            **params: Value):
         """Advance ``arrays`` (a cupy array of shape ``(2, *extents)``, or
         ``{array name: cupy array}``) by the scop in place on the GPU, with the generated
         kernels; ``steps`` time steps, or as ``params`` say. The read-only arrays the
@@ -510,19 +511,49 @@ class Stencil:
         given as numpy arrays on the host, cut into slabs of planes along the streaming
         dimension, one per device, and gathered back in place when the run is done (fewer
         devices where the slabs would be thinner than the halo, said on stderr;
-        :meth:`run_slabs` takes per-device cupy slabs instead)."""
+        :meth:`run_slabs` takes per-device cupy slabs instead). ``overlap``: whether the
+        halo exchange runs while the next launch computes the planes that need no halo
+        (True, False; None: where the performance model finds it faster,
+        :meth:`overlaps`); the result is the same bits either way."""
         if devices is not None:
-            return self._run_on_devices(arrays, steps, devices, params)
+            return self._run_on_devices(arrays, steps, devices, overlap, params)
+        if overlap is not None:
+            raise UsageError("overlap= is for a run over several devices: give devices=")
         binding = self.bind(arrays, steps, params, "cupy")
         self.build().run(binding.grid, binding.env, binding.read_only)
         return binding.grid[binding.result_buffer]
 
     def _run_on_devices(self, arrays: Arrays, steps: int | None, devices: Sequence[int],
-                        params: Mapping[str, object]):
+                        overlap: bool | None, params: Mapping[str, object]):
         binding = self.bind(arrays, steps, params, "numpy")
         runner = self.multi_gpu(devices, binding.env)
-        binding.grid[...] = runner.run_host(binding.grid, binding.env, binding.read_only)
+        binding.grid[...] = runner.run_host(
+            binding.grid, binding.env, binding.read_only,
+            overlap=self.overlaps(binding.env, runner.count, overlap))
         return binding.grid[binding.result_buffer]
+
+    def overlaps(self, env: Mapping[str, int | float], devices: int,
+                 overlap: bool | None = None) -> bool:
+        """Whether a run over ``devices`` GPUs at the sizes and steps of ``env`` overlaps
+        the halo exchange with the launches: ``overlap`` where given, else the choice of
+        the model of several GPUs (:func:`an5dpy.perf.multi.predict_slabs`) for the GPU
+        the plan was chosen for (``compile(gpu=...)``, a spec of ``an5d probe`` with its
+        measured link included; else this machine's). Programs that cannot overlap
+        (:func:`~an5dpy.blocking.slabs.can_overlap`) run without."""
+        from an5dpy.blocking.slabs import can_overlap
+        if overlap is not None:
+            return bool(overlap)
+        if devices < 2 or not can_overlap(self.info, self.plan):
+            return False
+        from an5dpy.perf.choice import target_gpu
+        from an5dpy.perf.multi import predict_slabs
+        gpu, _ = target_gpu(self.translation.options.gpu)
+        choice = self.translation.choice
+        try:
+            return predict_slabs(self.info, self.plan, gpu, env, devices,
+                                 choice.regs if choice else None).overlap
+        except UsageError:  # slabs thinner than the halo: the runner uses fewer
+            return False
 
     def decompose(self, grid_shape: Sequence[int], devices: Sequence[int], **params: Value):
         """The slabs of a grid of ``grid_shape`` on ``devices``
@@ -552,13 +583,15 @@ class Stencil:
         return extent, halo, count
 
     def run_slabs(self, slabs: Sequence, grid_shape: Sequence[int], steps: int | None = None,
-                  *, devices: Sequence[int], **params: Value) -> list:
+                  *, devices: Sequence[int], overlap: bool | None = None,
+                  **params: Value) -> list:
         """Advance a grid of ``grid_shape`` held as per-device cupy slabs, in place (no
         host copy): ``slabs[g]`` on ``devices[g]``, of shape ``(k, planes, *extents[1:])``
         holding planes ``decompose(grid_shape, devices).slabs[g].held`` (only the owned
         planes, and the streaming boundary planes in the first and last slab, need the
         data: the halos are exchanged first). Read-only arrays are given whole, by name
-        (numpy or cupy). Returns each slab's buffer holding the result (views)."""
+        (numpy or cupy). ``overlap`` as :meth:`run` takes it. Returns each slab's buffer
+        holding the result (views)."""
         from an5dpy.check.verify import result_buffer
         grid, read_only, scalars = self._arrays(slabs, params)
         env = bind(self.info, tuple(grid_shape), None if steps is None else int(steps),
@@ -569,7 +602,7 @@ class Stencil:
             raise UsageError(f"{len(grid)} slabs given for {len(devices)} devices; the grid "
                              f"takes at most {count} slabs (none thinner than the halo)")
         runner = self.multi_gpu(devices, env)
-        runner.run(list(grid), env, ordered)
+        runner.run(list(grid), env, ordered, overlap=self.overlaps(env, count, overlap))
         b = result_buffer(self.info, env)
         return [part[b] for part in grid]
 

@@ -33,6 +33,12 @@ per launch the slowest slab's kernel, and the rest up to the end of the halo exc
 Efficiency is t(1) / (N t(N)) for strong scaling, t(1) / t(N) for weak scaling, printed
 beside the targets of :func:`target`.
 
+On N > 1 GPUs every case is measured twice in the same run, the halo exchange not
+overlapped (the ``seconds`` columns, as before) and overlapped with the next launch's
+interior windows (``MultiGpuRunner.run(overlap=True)``; the ``overlap_*`` columns: time,
+GFLOP/s, efficiency, and the exchange time the windows did not hide), beside the
+model's choice (``model_overlap``, :attr:`an5dpy.perf.multi.SlabPrediction.overlap`).
+
 Writes ``<out>/scaling.csv``, ``scaling.md`` and ``scaling.png`` (efficiency against GPUs,
 one line per case; needs matplotlib), ``<out>`` by default ``artifact/<GPU>x<N>`` (e.g.
 ``artifact/H200x2``, N the most GPUs measured). A measurement that would start after
@@ -267,6 +273,13 @@ class Row:
     efficiency: float | None = None
     target: float | None = None
     model_efficiency: float | None = None  # the performance model's, where it has one
+    # the same run with the exchange overlapped (N > 1 GPUs): time, rate, the exchange's
+    # exposed part, efficiency, and whether the model would overlap
+    overlap_seconds: float | None = None
+    overlap_gflops: float | None = None
+    overlap_exchange_s: float | None = None
+    overlap_efficiency: float | None = None
+    model_overlap: bool | None = None
 
     @property
     def exchange_share(self) -> float:
@@ -289,7 +302,10 @@ def with_efficiencies(rows: list[Row]) -> list[Row]:
         ndim = len(r.interior.split("x"))
         eff = (efficiency(r.kind, ones[r.case], r.seconds, r.gpus)
                if r.case in ones and r.seconds > 0 else None)
-        out.append(replace(r, efficiency=eff, target=target(r.kind, ndim, r.gpus)))
+        over = (efficiency(r.kind, ones[r.case], r.overlap_seconds, r.gpus)
+                if r.case in ones and r.overlap_seconds else None)
+        out.append(replace(r, efficiency=eff, target=target(r.kind, ndim, r.gpus),
+                           overlap_efficiency=over))
     return out
 
 
@@ -317,18 +333,24 @@ def markdown(rows: list[Row], device: str, visible: int, notes: list[str]) -> st
              "efficiency t(1)/(N t(N)) strong, t(1)/t(N) weak; compute: per launch the "
              "slowest GPU's kernel, exchange: the rest of the launch up to the end of its "
              "NCCL halo exchange (CUDA events); model: the performance model's efficiency "
-             "(`an5d model --gpus N`).", "",
+             "(`an5d model --gpus N`). Overlapped: the same run with each exchange under the "
+             "next launch's interior windows (its exchange: the part the windows did not "
+             "hide); model overlaps: whether the model chooses it.", "",
              "| case | GPUs | grid (interior) | plan | steps | time (s) | GFLOP/s | "
              "efficiency | target | model | compute (s) | exchange (s) | exchange share | "
-             "halo planes |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "halo planes | overlapped (s) | overlapped GFLOP/s | overlapped efficiency | "
+             "overlapped exchange (s) | model overlaps |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         goal = "-" if r.target is None else f">= {r.target:.2f} ({r.verdict})"
         lines.append(
             f"| {r.case} | {r.gpus} | {r.interior} | {r.plan} | {r.steps} | {r.seconds:.3f} | "
             f"{r.gflops:,.0f} | {_fmt(r.efficiency, '.3f')} | {goal} | "
             f"{_fmt(r.model_efficiency, '.3f')} | {r.compute_s:.3f} | {r.exchange_s:.3f} | "
-            f"{r.exchange_share:.1%} | {r.halo} |")
+            f"{r.exchange_share:.1%} | {r.halo} | {_fmt(r.overlap_seconds, '.3f')} | "
+            f"{_fmt(r.overlap_gflops, ',.0f')} | {_fmt(r.overlap_efficiency, '.3f')} | "
+            f"{_fmt(r.overlap_exchange_s, '.3f')} | "
+            f"{'-' if r.model_overlap is None else ('yes' if r.model_overlap else 'no')} |")
     if notes:
         lines += [""] + [f"* {n}" for n in notes]
     return "\n".join(lines) + "\n"
@@ -409,6 +431,15 @@ def model_efficiency(stencil, case: Case, gpus: int, steps: int) -> float | None
     return efficiency(case.kind, one.seconds, many.seconds, gpus)
 
 
+def model_overlap(stencil, case: Case, gpus: int, steps: int) -> bool | None:
+    """Whether the model overlaps the exchange of ``case`` on ``gpus`` GPUs (None for one
+    GPU; ``Stencil.overlaps``, the default of ``Stencil.run(devices=..)``)."""
+    if gpus == 1:
+        return None
+    from an5dpy.api import bind
+    return stencil.overlaps(bind(stencil.info, case.grid_shape(gpus), steps, {}), gpus)
+
+
 # --------------------------------------------------------------------------- on the GPUs
 
 
@@ -471,14 +502,17 @@ class Gpus:
             return run, env
         multi = stencil.multi_gpu(list(range(gpus)), env(0))
 
-        def run(steps, timer=None):
-            multi.run(grids, env(steps), (), timer=timer)
+        def run(steps, timer=None, overlap=False):
+            multi.run(grids, env(steps), (), timer=timer, overlap=overlap)
         return run, env
 
-    def seconds(self, run, steps: int, gpus: int, timer=None) -> float:
+    def seconds(self, run, steps: int, gpus: int, timer=None, overlap: bool = False) -> float:
         self.synchronize(gpus)
         t0 = time.perf_counter()
-        run(steps, timer)
+        if overlap:
+            run(steps, timer, overlap=True)
+        else:
+            run(steps, timer)
         self.synchronize(gpus)
         return time.perf_counter() - t0
 
@@ -500,13 +534,25 @@ def measure(gpus_side: Gpus, stencil, case: Case, gpus: int, steps: int | None,
         env(cal)
         steps = steps_for(gpus_side.seconds(run, cal, gpus) / cal, TARGET_SECONDS, bt)
     env(steps)
-    runs = []
-    for _ in range(repeats):
-        timer = PhaseTimes() if gpus > 1 else None
-        runs.append((gpus_side.seconds(run, steps, gpus, timer), timer))
-    runs.sort(key=lambda r: r[0])
-    seconds, timer = runs[len(runs) // 2]
+
+    def median_run(run, overlap: bool) -> tuple[float, object]:
+        runs = []
+        for _ in range(repeats):
+            timer = PhaseTimes() if gpus > 1 else None
+            runs.append((gpus_side.seconds(run, steps, gpus, timer, overlap), timer))
+        runs.sort(key=lambda r: r[0])
+        return runs[len(runs) // 2]
+
+    seconds, timer = median_run(run, False)
     compute, exchange = timer.seconds() if timer is not None else (seconds, 0.0)
+    overlapped = {}
+    if gpus > 1:  # the same run with the exchange overlapped, side by side
+        gpus_side.seconds(run, 2 * bt, gpus, None, True)  # warm-up: the windows' buffers
+        o_seconds, o_timer = median_run(run, True)
+        overlapped = dict(overlap_seconds=o_seconds,
+                          overlap_gflops=gflops(stencil.info, env(steps), o_seconds),
+                          overlap_exchange_s=o_timer.seconds()[1],
+                          model_overlap=model_overlap(stencil, case, gpus, steps))
     row = Row(case=case.name, kind=case.kind, stencil=case.stencil, dtype=DTYPE, gpus=gpus,
               interior="x".join(map(str, case.grid_interior(gpus))),
               plan=plan_summary(stencil), steps=steps,
@@ -514,8 +560,8 @@ def measure(gpus_side: Gpus, stencil, case: Case, gpus: int, steps: int | None,
               halo=0 if decomp is None else max(decomp.halo.below, decomp.halo.above),
               seconds=seconds, gflops=gflops(stencil.info, env(steps), seconds),
               compute_s=compute, exchange_s=exchange,
-              model_efficiency=model_efficiency(stencil, case, gpus, steps))
-    del grids, run, env, runs, timer
+              model_efficiency=model_efficiency(stencil, case, gpus, steps), **overlapped)
+    del grids, run, env, timer, overlapped
     gpus_side.release(gpus)
     return row, steps
 
@@ -588,9 +634,13 @@ def main(argv=None) -> int:
                 continue
             row, steps = measure(gpus_side, stencil, case, n, steps, args.repeats)
             rows.append(row)
+            over = ("" if row.overlap_seconds is None else
+                    f"; overlapped {row.overlap_seconds:.3f} s {row.overlap_gflops:,.0f} GFLOP/s,"
+                    f" exchange {row.overlap_exchange_s:.3f} s (model: "
+                    f"{'overlap' if row.model_overlap else 'serial'})")
             print(f"{case.name:16s} {n} GPU(s) {row.interior:>16s} {row.steps:6d} steps "
                   f"{row.seconds:8.3f} s {row.gflops:9,.0f} GFLOP/s  compute {row.compute_s:.3f}"
-                  f" s, exchange {row.exchange_s:.3f} s", flush=True)
+                  f" s, exchange {row.exchange_s:.3f} s{over}", flush=True)
     rows = with_efficiencies(rows)
     for st in stencils.values():
         choice = st.translation.choice
@@ -601,7 +651,8 @@ def main(argv=None) -> int:
     for r in rows:
         if r.target is not None:
             print(f"{r.case:16s} {r.gpus} GPUs: efficiency {_fmt(r.efficiency, '.3f')} "
-                  f"(target >= {r.target:.2f}: {r.verdict}; model {_fmt(r.model_efficiency, '.3f')})")
+                  f"(target >= {r.target:.2f}: {r.verdict}; model {_fmt(r.model_efficiency, '.3f')}"
+                  f"); overlapped {_fmt(r.overlap_efficiency, '.3f')}")
     write_csv(rows, os.path.join(out, "scaling.csv"))
     with open(os.path.join(out, "scaling.md"), "w") as f:
         f.write(markdown(rows, device, max(counts), notes))

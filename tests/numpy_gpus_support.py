@@ -85,7 +85,7 @@ class _Slabs:
     def __init__(self, stencil, devices, planes: int):
         self.stencil, self.devices, self.planes = stencil, list(devices), planes
 
-    def run(self, slabs, env, read_only=(), timer=None):
+    def run(self, slabs, env, read_only=(), timer=None, overlap=False):
         shape = (slabs[0].shape[0], self.planes, *slabs[0].shape[2:])
         decomp = self.stencil.decompose(shape, self.devices)
         whole = np.full(shape, np.nan, slabs[0].dtype)

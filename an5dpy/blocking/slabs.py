@@ -18,6 +18,11 @@ planes from the edge still hold every wrong value, and the owned planes beyond a
 one-GPU run computes. Between launches, the halo planes of the buffers the next launch
 reads are refreshed from the neighbours' owned planes (:attr:`Decomposition.transfers`).
 
+**Overlap** (:func:`overlap_windows`): the next launch can start while the exchange runs,
+on the planes of each slab that read no halo plane; the rest of it runs after the
+exchange, in windows whose result only where exact is taken (the function's docstring
+proves that every owned plane ends exact).
+
 This module is pure: the CPU simulator (:mod:`an5dpy.check.simulate_slabs`), the cupy
 runner (:mod:`an5dpy.cuda.multi_gpu`) and the generated host code (which prints the halo
 numbers of :func:`slab_halo` and computes the same partition in C) follow it.
@@ -185,6 +190,116 @@ def partition(extent: DimExtent, count: int, halo: SlabHalo) -> Decomposition:
                           below, above))
         a = b
     return Decomposition(extent, halo, tuple(slabs))
+
+
+def can_overlap(info: StencilInfo, plan: BlockingPlan) -> bool:
+    """Whether a run can overlap the halo exchange with the next launch
+    (:func:`overlap_windows`): programs of one statement and two time buffers (each launch
+    a :class:`~an5dpy.blocking.plan.Launch` that reads one buffer and writes the other).
+    A rotating program's launch reads several buffers the exchange refreshes, and a
+    program of several statements exchanges every field; they run without overlap."""
+    return not info.coupled and not plan.levels.rotating
+
+
+@dataclass(frozen=True)
+class Window:
+    """A launch over the planes ``planes`` = [w0, w1) of a slab's buffers (local numbers,
+    as :attr:`Slab.stream`'s): its kernels see dimension 0 as ``stream`` (its interior
+    reaching ``edge`` planes from a side that cuts the slab). ``copy``: None where the
+    window writes the launch's destination buffer itself; else the local planes [c0, c1)
+    whose interior cells are taken from the window's own destination (a scratch buffer
+    of ``w1 - w0`` planes) into the launch's destination."""
+
+    planes: tuple[int, int]
+    stream: DimExtent
+    copy: tuple[int, int] | None = None
+
+    @property
+    def start(self) -> int:
+        return self.planes[0]
+
+    @property
+    def size(self) -> int:
+        return self.planes[1] - self.planes[0]
+
+
+@dataclass(frozen=True)
+class OverlapWindows:
+    """One slab's overlapped launch: ``interior``, run while the exchange refreshes the
+    halos of the buffer it reads, then ``edges`` (below first), after the exchange."""
+
+    interior: Window
+    edges: tuple[Window, ...]
+
+
+def _window(slab: Slab, halo: SlabHalo, w0: int, w1: int, copy=None) -> Window:
+    """Planes [w0, w1) of ``slab`` as a grid: at a side that is the slab's own end its
+    streaming interior is the slab's, at a side that cuts the slab it stops ``edge``
+    planes short, as at a slab's side with a neighbour."""
+    lo = slab.stream.lower if w0 == 0 else halo.edge
+    hi = slab.stream.upper - w0 if w1 == slab.planes else w1 - w0 - 1 - halo.edge
+    return Window((w0, w1), DimExtent(lo, hi, w1 - w0), copy)
+
+
+def overlap_windows(slab: Slab, halo: SlabHalo) -> OverlapWindows | None:
+    """The windows of ``slab``'s launches when the halo exchange overlaps them, or None
+    where the slab is too thin, owning no more than ``halo.below + halo.above`` planes
+    (so that an edge window's cut lies among the owned planes): it then runs each launch
+    whole after the exchange. With ``[o0, o1)`` the owned planes (local):
+
+    * interior ``I = [o0, o1)``, or from the slab's first plane (last) at a side without
+      a neighbour;
+    * below, where a neighbour is: ``E = [0, o0 + halo.below + halo.above)``, copying
+      ``[o0, o0 + halo.below)``;
+    * above, where a neighbour is: ``E = [o1 - halo.above - halo.below, planes)``,
+      copying ``[o1 - halo.above, o1)``.
+
+    Why every owned plane of the destination ends exact, as after the whole launch:
+
+    1. *A window computes what a slab of its planes would.* Its kernels run the slab's
+       launch on the planes ``[w0, w1)`` (the buffers' views), and load, and read
+       boundary values, only there (the ``edge`` rule of :class:`SlabHalo`). A side
+       where it cuts the slab is a side with a neighbour to it, so the argument of
+       :func:`slab_halo` holds as for a slab: given exact source planes in the window,
+       its wrong planes lie within ``halo.below`` of a cut below and ``halo.above`` of a
+       cut above (the read-only arrays shifted to the window's first plane, so that
+       the clamped reads are those the halo counts), and at the array's end it has none.
+       The slab's own ends are cuts where a neighbour is (its halo planes), else the
+       array's ends.
+    2. *I reads no halo plane.* Its planes are owned planes, and the array's boundary
+       planes at a side without a neighbour, which no exchange writes. So I may run
+       while the exchange writes the halo planes of the buffer it reads (the exchange
+       reads owned planes of that buffer and writes nothing I reads or writes: I writes
+       the other buffer). By 1, I leaves the owned planes ``[o0 + below, o1 - above)``
+       exact (``below``/``above``: ``halo.below``/``halo.above`` at a side with a
+       neighbour, 0 at a side without, where I reaches the array's end).
+    3. *Each E runs after the exchange*, when every plane of the source is exact. The
+       lower E's bottom is the slab's bottom: wrong planes below ``halo.below`` = ``o0``
+       (the slab holds ``halo.below`` planes below its owned ones); its top is a cut
+       at ``o0 + halo.below + halo.above``, an owned plane (below ``o1``: the slab owns
+       more than ``halo.below + halo.above`` planes): exact below ``o0 + halo.below``.
+       So ``[o0, o0 + halo.below)`` is exact; likewise ``[o1 - halo.above, o1)`` in the
+       upper E, whose bottom cut lies above ``o0``.
+    4. *Order.* E writes a scratch buffer, never the destination: a kernel stores every
+       interior plane of its window, the wrong ones near a cut too, which would clobber
+       I's exact planes. Only E's exact planes above are copied (interior cells only:
+       the scratch holds no boundary cells), after I, over I's wrong planes. The three
+       ranges cover the owned planes. The destination's halo planes are left as they
+       were (the exchange after the launch refreshes them, as after a whole launch) and
+       its boundary planes, as ever, unwritten.
+    """
+    o0, o1 = slab.owned_local.start, slab.owned_local.stop
+    if o1 - o0 <= halo.below + halo.above:
+        return None
+    interior = _window(slab, halo, o0 if slab.below else 0, o1 if slab.above else slab.planes)
+    edges = []
+    if slab.below and halo.below:
+        edges.append(_window(slab, halo, 0, o0 + halo.below + halo.above,
+                             (o0, o0 + halo.below)))
+    if slab.above and halo.above:
+        edges.append(_window(slab, halo, o1 - halo.above - halo.below, slab.planes,
+                             (o1 - halo.above, o1)))
+    return OverlapWindows(interior, tuple(edges))
 
 
 def shifted_coefficient(values, reads, start: int, fill):

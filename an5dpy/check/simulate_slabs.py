@@ -7,6 +7,14 @@ bit-identical to the one-device simulation (:func:`an5dpy.check.simulate.simulat
 to gcc, for every program form the blocked schedule runs. The cupy runner
 (:mod:`an5dpy.cuda.multi_gpu`) and the generated host code do what this module does, with
 kernels instead of :func:`~an5dpy.check.simulate.run_launch` and NCCL instead of copies.
+
+With ``overlap`` it runs the runner's overlapped schedule (:func:`~an5dpy.blocking.slabs.
+overlap_windows`) in the order the streams allow it, one step after the other: every
+launch after the first runs each slab's interior window *before* the exchange that the
+previous launch left pending, with the halo planes that exchange writes set to NaN (so a
+window that read one would poison the result), then the exchange, then the edge windows
+into scratch buffers of NaN and the copies of their exact planes (slabs too thin for
+windows run the whole launch there).
 """
 
 from __future__ import annotations
@@ -19,7 +27,8 @@ from an5dpy.blocking.build import build_schedule
 from an5dpy.blocking.ops import Schedule
 from an5dpy.blocking.plan import (BlockingPlan, Launch, LevelLaunch, grid_extents, launch_plan,
                                   level_run)
-from an5dpy.blocking.slabs import Decomposition, partition, shifted_coefficient, slab_halo
+from an5dpy.blocking.slabs import (Decomposition, Window, can_overlap, overlap_windows,
+                                   partition, shifted_coefficient, slab_halo)
 from an5dpy.check.evaluate import numpy_type
 from an5dpy.check.simulate import (compiled_update, field_pool, field_shapes, pool_fields,
                                    run_launch)
@@ -57,11 +66,42 @@ def exchange(decomp: Decomposition, pools: Sequence[np.ndarray], buffers: Sequen
                 pools[t.dest][b, dst.local(t.planes)] = pools[t.source][b, src.local(t.planes)]
 
 
+def run_window(kernels, kernel, dims: tuple, pool: np.ndarray, launch: Launch,
+               window: Window) -> None:
+    """``launch`` over the planes of ``window`` of a slab's buffers ``pool`` (``dims``: the
+    slab's, whose dimension 0 the window's replaces; ``kernels``: the update with the
+    read-only arrays shifted to the window's first plane). A window without ``copy``
+    writes the destination itself; one with writes a scratch buffer of NaN, read as
+    nothing else (buffers 0 and 1 stay the levels' boundary values, the source is read
+    from a copy), whose planes ``copy`` then go into the destination, interior cells
+    only."""
+    view = pool[:, slice(*window.planes)]
+    local = (window.stream, *dims[1:])
+    if window.copy is None:
+        run_launch(kernels, kernel, local, view, launch)
+        return
+    scratch = np.concatenate([view[:2], view[launch.source][None], np.full_like(view[:1], np.nan)])
+    run_launch(kernels, kernel, local, scratch, Launch(launch.degree, 2, launch.boundary_even))
+    cells = tuple(slice(d.lower, d.upper + 1) for d in dims[1:])
+    c0, c1 = window.copy
+    pool[(launch.source ^ 1, slice(c0, c1), *cells)] = \
+        scratch[(3, slice(c0 - window.start, c1 - window.start), *cells)]
+
+
+def poison_halos(decomp: Decomposition, pools: Sequence[np.ndarray], buffer: int) -> None:
+    """NaN in the halo planes of ``buffer`` of every slab: what the pending exchange
+    writes, so that no window that runs before it may read them."""
+    for t in decomp.transfers:
+        pools[t.dest][buffer, decomp.slabs[t.dest].local(t.planes)] = np.nan
+
+
 def simulate_slabs(info: StencilInfo, plan: BlockingPlan, state, env: Mapping[str, int | float],
                    gpus: int, schedule: Schedule | None = None,
-                   read_only: tuple[np.ndarray, ...] = ()):
+                   read_only: tuple[np.ndarray, ...] = (), overlap: bool = False):
     """:func:`~an5dpy.check.simulate.simulate` on ``gpus`` slabs: the same arguments and
-    result (``state`` is the grid, or a program of several statements' fields)."""
+    result (``state`` is the grid, or a program of several statements' fields). With
+    ``overlap``, the overlapped schedule (module docstring), for the programs that can
+    run it (:func:`~an5dpy.blocking.slabs.can_overlap`; the others as without)."""
     schedule = schedule or build_schedule(plan)
     dims = grid_extents(info, env)
     decomp = decomposition(info, plan, env, gpus)
@@ -82,19 +122,50 @@ def simulate_slabs(info: StencilInfo, plan: BlockingPlan, state, env: Mapping[st
         held = [np.concatenate([whole[:, slice(*s.held)],
                                 np.full((work, s.planes, *whole.shape[2:]), np.nan, dtype)])
                 for s in decomp.slabs]
-    kernels = [compiled_update(info, plan, env, tuple(
-        shifted_coefficient(np.asarray(a, numpy_type(c.elem_type)), c.reads, s.start, np.nan)
-        for c, a in zip(info.coefficients, read_only))) for s in decomp.slabs]
+    updates: dict[int, object] = {}
+
+    def update(start: int):
+        """The update with the read-only arrays shifted to global plane ``start``."""
+        if start not in updates:
+            updates[start] = compiled_update(info, plan, env, tuple(
+                shifted_coefficient(np.asarray(a, numpy_type(c.elem_type)), c.reads, start,
+                                    np.nan)
+                for c, a in zip(info.coefficients, read_only)))
+        return updates[start]
+
     slab_dims = [decomp.dims(dims, s) for s in decomp.slabs]
     steps, start = info.time.steps(env), info.time.start_buffer(env)
     run = level_run(steps, plan.bt, start, plan.levels) if plan.levels.rotating else None
     launches = run.launches if run is not None else launch_plan(steps, plan.bt, start)
-    for launch in launches:
+    overlap = overlap and can_overlap(info, plan)
+    windows = [overlap_windows(s, decomp.halo) if overlap else None for s in decomp.slabs]
+    pending: tuple[int, ...] = ()  # buffers whose refresh the next launch overlaps
+    for k, launch in enumerate(launches):
         kernel = schedule.kernel(plan.kernel_degree(launch.degree))
-        for g, s in enumerate(decomp.slabs):
-            pool = held[g].swapaxes(0, 1) if coupled else held[g]
-            run_launch(kernels[g], kernel, slab_dims[g], pool, launch)
-        exchange(decomp, held, refreshed_buffers(plan, launch), coupled)
+        if overlap and k > 0:
+            poison_halos(decomp, held, launch.source)
+            for g, s in enumerate(decomp.slabs):
+                if windows[g] is not None:
+                    w = windows[g].interior
+                    run_window(update(s.start + w.start), kernel, slab_dims[g], held[g],
+                               launch, w)
+            exchange(decomp, held, pending, coupled)
+            for g, s in enumerate(decomp.slabs):
+                if windows[g] is None:
+                    run_launch(update(s.start), kernel, slab_dims[g], held[g], launch)
+                    continue
+                for w in windows[g].edges:
+                    run_window(update(s.start + w.start), kernel, slab_dims[g], held[g],
+                               launch, w)
+        else:
+            for g, s in enumerate(decomp.slabs):
+                pool = held[g].swapaxes(0, 1) if coupled else held[g]
+                run_launch(update(s.start), kernel, slab_dims[g], pool, launch)
+        pending = refreshed_buffers(plan, launch)
+        if not overlap:
+            exchange(decomp, held, pending, coupled)
+    if overlap and launches:  # the last launch's refresh, as the runner makes it
+        exchange(decomp, held, pending, coupled)
     if run is not None:
         for g in range(decomp.count):
             run.place(held[g], slab_dims[g])

@@ -43,8 +43,9 @@ def register(subparsers) -> None:
     p.add_argument("--gpus", type=positive, metavar="N",
                    help="also predict the run over N GPUs: slabs of the streaming dimension, "
                         "the slowest slab's kernels and the halo exchange after each launch "
-                        "over the GPU's link bandwidth (fewer GPUs where the slabs would be "
-                        "thinner than the halo)")
+                        "over the GPU's link (nominal, or measured: a spec of 'an5d probe' "
+                        "on two GPUs; fewer GPUs where the slabs would be thinner than the "
+                        "halo)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
 

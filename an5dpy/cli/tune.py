@@ -1,5 +1,7 @@
 """``an5d tune``: rank the plan space with the model and, with ``--measure K``, time the
-best plans on the GPU (:mod:`an5dpy.perf.tune`)."""
+best plans on the GPU (:mod:`an5dpy.perf.tune`); with ``--gpus N``, the model and the
+timings of a run over N GPUs (slabs and NCCL halo exchanges, :mod:`an5dpy.perf.multi`,
+:mod:`an5dpy.cuda.multi_gpu`)."""
 
 from __future__ import annotations
 
@@ -36,6 +38,10 @@ def register(subparsers) -> None:
                    help="register budgets to try for each measured plan (default none,32,64,96)")
     p.add_argument("--tune-steps", type=positive, metavar="N",
                    help="time candidates with N steps instead of the full count")
+    p.add_argument("--gpus", type=positive, metavar="N", default=1,
+                   help="tune a run over N GPUs: the model's best plans ranked by the model "
+                        "of N GPUs (slowest slab plus halo exchanges), and with --measure "
+                        "timed on devices 0..N-1 with the NCCL runner (default 1)")
     p.add_argument("--top", type=positive, default=10, help="ranked plans to print (default 10)")
     p.add_argument("--no-cache", action="store_true", help="ignore and do not update the cache")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -70,6 +76,12 @@ def run(args: argparse.Namespace) -> int:
     has_gpu, why = cupy_available()
     if args.measure and not has_gpu:
         raise UsageError(f"--measure needs a GPU with cupy: {why}")
+    if args.measure and args.gpus > 1:
+        visible = visible_devices()
+        if visible < args.gpus:
+            raise UsageError(f"--gpus {args.gpus} --measure: {visible} GPU(s) visible; "
+                             f"measure on at most {visible}, or leave out --measure to rank "
+                             f"with the model alone")
     if args.gpu:
         gpu = get_gpu(args.gpu)
     elif has_gpu:
@@ -80,23 +92,29 @@ def run(args: argparse.Namespace) -> int:
     result = tune(info, gpu, env, Path(args.input).stem, top=args.measure or 5, caps=caps,
                   measure=bool(args.measure), measure_steps=args.tune_steps,
                   use_cache=not args.no_cache, progress=not args.json,
-                  diverse=not args.narrow, ranked=args.top)
+                  diverse=not args.narrow, ranked=args.top, gpus=args.gpus)
     if args.json:
         print(json.dumps({"input": args.input, **result.to_json()}, indent=2))
         return 0
     sizes = " ".join(f"{k}={v}" for k, v in result.sizes.items())
-    print(f"{args.input} on {gpu.name}: {sizes}; {result.candidates} plans fit")
+    on = f"{args.gpus} x {gpu.name}" if args.gpus > 1 else gpu.name
+    print(f"{args.input} on {on}: {sizes}; {result.candidates} plans fit")
     if info.coupled:  # the fields and sub-steps, as the model counts the top plan
         from an5dpy.perf.model import Model
         from an5dpy.perf.report import format_fields
         top = Model(info, gpu, env).rank([result.ranking[0][0]])[0]
         print(f"model's top plan {top.plan.describe()}:")
         print("\n".join(format_fields(top)))
-    print("model ranking (predicted GFLOP/s):")
+    gpus = f" on {args.gpus} GPUs" if args.gpus > 1 else ""
+    if args.gpus > 1:
+        print(f"model ranking{gpus} (predicted GFLOP/s of the whole run; the one-GPU "
+              f"model's best plans with the halo work and exchanges of {args.gpus} slabs):")
+    else:
+        print("model ranking (predicted GFLOP/s):")
     for plan, g in result.ranking[:args.top]:
         print(f"  {g:10,.0f}  {plan.describe()}")
     if result.measured:
-        print("measured (GFLOP/s):")
+        print(f"measured{gpus} (GFLOP/s):")
         for m in sorted(result.measured, key=lambda m: -m.gflops):
             spill = ", spills" if m.spills else ""
             print(f"  {m.gflops:10,.0f}  {m.label()} ({m.registers} registers{spill}; "
@@ -133,4 +151,16 @@ def reproduce_command(args: argparse.Namespace, plan, cap: int | None = None) ->
     words += ["--opt", plan.mode.value]
     if cap:
         words += ["--regs", str(cap)]
+    # the host code of several GPUs runs the double-buffered one-statement programs
+    if getattr(args, "gpus", 1) > 1 and not plan.coupled and not plan.levels.rotating:
+        words += ["--gpus", str(args.gpus)]
     return shlex.join(words)
+
+
+def visible_devices() -> int:
+    """CUDA devices visible to cupy (0 where none can be used)."""
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount()
+    except Exception:  # noqa: BLE001 - any driver error means no device
+        return 0

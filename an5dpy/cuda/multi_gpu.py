@@ -29,8 +29,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from an5dpy.blocking.plan import BlockingPlan, grid_extents, launch_plan, level_run
-from an5dpy.blocking.slabs import Decomposition, partition, shifted_coefficient, slab_halo
+from an5dpy.blocking.plan import BlockingPlan, Launch, grid_extents, launch_plan, level_run
+from an5dpy.blocking.slabs import (Decomposition, Window, can_overlap, overlap_windows,
+                                   partition, shifted_coefficient, slab_halo)
 from an5dpy.check.simulate import field_pool, pool_fields
 from an5dpy.check.simulate_slabs import refreshed_buffers
 from an5dpy.cuda.runtime import CupyRunner, Cubin, check_plane_cells, launch_args
@@ -54,36 +55,59 @@ def nccl_type(dtype: str) -> int:
 
 @dataclass
 class PhaseTimes:
-    """CUDA events per launch on every local slab's stream: before its kernel, after it,
-    and after the halo exchange that follows (``events[slab index]``: one ``(start,
-    computed, exchanged)`` triple per launch). An exchange ends on a stream once its
-    receives are complete, so a slab whose neighbour is still computing waits there."""
+    """CUDA events per launch on every local slab's compute stream, which cut the launch's
+    span into segments that are alternately the slab's work and a wait for the halo
+    exchange (``events[slab index]``: one list of events per launch).
 
-    events: dict = field(default_factory=dict)  # slab index -> [(start, computed, exchanged)]
+    Without overlap a launch records ``(start, computed, exchanged)``: its kernel, then
+    the exchange that follows it on the same stream (an exchange ends on a stream once its
+    receives are complete, so a slab whose neighbour is still computing waits there).
+    With overlap (:meth:`MultiGpuRunner.run`) a launch after the first records ``(start,
+    interior done, exchange waited for, computed)``: the interior window, the time the
+    compute stream stood waiting for the previous launch's exchange beyond the window (its
+    exposed part; the rest ran under the window), then the edge windows and copies; the
+    last launch adds the wait for its own exchange. So the work segments are the kernels
+    and copies, and the others the exchange time that was not hidden."""
+
+    events: dict = field(default_factory=dict)  # slab index -> [[event, ..] per launch]
 
     def begin(self, index: int, stream) -> None:
-        """Record the start of a launch's kernel of slab ``index`` (on the current device,
-        the stream's)."""
+        """Record the start of a launch of slab ``index`` (on the current device, the
+        stream's)."""
+        self.events.setdefault(index, []).append([])
+        self.mark(index, stream)
+
+    def mark(self, index: int, stream) -> None:
+        """Record the end of the launch's current segment."""
         import cupy
-        triple = (cupy.cuda.Event(), cupy.cuda.Event(), cupy.cuda.Event())
-        triple[0].record(stream)
-        self.events.setdefault(index, []).append(triple)
+        event = cupy.cuda.Event()
+        event.record(stream)
+        self.events[index][-1].append(event)
 
     def computed(self, index: int, stream) -> None:
-        self.events[index][-1][1].record(stream)
+        """Record the end of the launch's work (without overlap: its kernel)."""
+        self.mark(index, stream)
 
     def exchanged(self, index: int, stream) -> None:
-        self.events[index][-1][2].record(stream)
+        """Record the end of a wait for the exchange (without overlap: the exchange)."""
+        self.mark(index, stream)
 
     def launch_ms(self) -> list[dict[int, tuple[float, float]]]:
-        """Per launch, each slab's (kernel, exchange) milliseconds."""
+        """Per launch, each slab's (work, exchange) milliseconds: the sums of its
+        alternate segments."""
         import cupy
-        for triples in self.events.values():
-            triples[-1][2].synchronize()
-        launches = max((len(t) for t in self.events.values()), default=0)
-        return [{g: (cupy.cuda.get_elapsed_time(t[k][0], t[k][1]),
-                     cupy.cuda.get_elapsed_time(t[k][1], t[k][2]))
-                 for g, t in self.events.items()} for k in range(launches)]
+        for launches in self.events.values():
+            launches[-1][-1].synchronize()
+        count = max((len(t) for t in self.events.values()), default=0)
+        out = []
+        for k in range(count):
+            launch = {}
+            for g, launches in self.events.items():
+                marks = launches[k]
+                spans = [cupy.cuda.get_elapsed_time(a, b) for a, b in zip(marks, marks[1:])]
+                launch[g] = (sum(spans[0::2]), sum(spans[1::2]))
+            out.append(launch)
+        return out
 
     def slab_seconds(self) -> dict[int, tuple[float, float]]:
         """Each local slab's kernel and exchange seconds, summed over the launches."""
@@ -115,6 +139,19 @@ def critical_phases(launches: Sequence[Mapping[int, tuple[float, float]]]
     return compute, exchange
 
 
+@dataclass(frozen=True)
+class _WindowLaunch:
+    """A window of a slab's overlapped launches, ready to launch: the window, dimension 0
+    replaced by its own (``dims``), the kernels' arguments after the buffers (the
+    read-only arrays shifted to its first plane) and, for an edge window, its scratch
+    destination."""
+
+    window: Window
+    dims: tuple
+    sizes: list
+    scratch: object = None
+
+
 @dataclass
 class LocalSlab:
     """A slab this process runs: its device, the kernels loaded there, its NCCL
@@ -137,6 +174,8 @@ class MultiGpuRunner:
         self.info, self.plan, self.count = info, plan, count
         self.local = list(local)
         self._work: dict[int, object] = {}  # a rotating program's work buffers, per slab
+        self._scratch: dict[tuple, object] = {}  # edge windows' destinations (overlap)
+        self._xstreams: dict[int, object] = {}  # exchange streams, per slab (overlap)
 
     # ------------------------------------------------------------------ geometry
 
@@ -183,20 +222,21 @@ class MultiGpuRunner:
                 else:
                     pool[:, slice(*s.owned)] = self._cupy.asnumpy(part[:, s.owned_local])
 
-    def run_host(self, state, env: Mapping[str, int | float], read_only: Sequence = ()):
+    def run_host(self, state, env: Mapping[str, int | float], read_only: Sequence = (),
+                 overlap: bool = False):
         """Scatter the host ``state``, run, gather: the new state (a new array, or the
         fields' arrays), as :meth:`an5dpy.cuda.runtime.CupyRunner.run_numpy` returns it.
         With several processes, each one fills in the owned planes of its own slabs
-        (:func:`mpi_run_host` collects them on rank 0)."""
-        pool = self.run_pool(state, env, read_only)
+        (:func:`mpi_run_host` collects them on rank 0). ``overlap`` as :meth:`run`."""
+        pool = self.run_pool(state, env, read_only, overlap)
         return pool_fields(self.info, env, pool) if self.info.coupled else pool
 
-    def run_pool(self, state, env: Mapping[str, int | float], read_only: Sequence = ()
-                 ) -> np.ndarray:
+    def run_pool(self, state, env: Mapping[str, int | float], read_only: Sequence = (),
+                 overlap: bool = False) -> np.ndarray:
         """:meth:`run_host`'s result in the device layout (:func:`field_pool` for a program
         of several statements), the local slabs' owned planes updated."""
         slabs = self.scatter(state, env)
-        self.run(slabs, env, read_only)
+        self.run(slabs, env, read_only, overlap=overlap)
         self.synchronize()
         pool = field_pool(self.info, state) if self.info.coupled else np.array(state, copy=True)
         self.gather(slabs, env, pool)
@@ -205,13 +245,24 @@ class MultiGpuRunner:
     # ------------------------------------------------------------------ the run
 
     def run(self, slabs: Sequence, env: Mapping[str, int | float], read_only: Sequence = (),
-            timer: PhaseTimes | None = None) -> None:
+            timer: PhaseTimes | None = None, overlap: bool = False) -> None:
         """Advance the per-device ``slabs`` (one cupy array per local slab, on its device,
         of :meth:`slab_shape`) in place by the scop's steps; ``read_only``: the whole
         read-only arrays (``info.coefficients`` order). Halos are refreshed before the first
         launch too, so only the owned planes (and the array's streaming boundary planes,
         in the first and last slab) must hold the data. ``timer`` records the phases of
-        every local slab (:class:`PhaseTimes`). Returns once every device's work is queued."""
+        every local slab (:class:`PhaseTimes`). Returns once every device's work is queued.
+
+        ``overlap``: each exchange after the first launch runs on a second stream per
+        slab while the next launch's interior window runs, the edge windows after it
+        (:func:`~an5dpy.blocking.slabs.overlap_windows`; the kernels unchanged, over views
+        of the buffers' planes, the edge windows into scratch buffers kept by the runner
+        whose exact planes are copied). Only programs of one statement and two buffers
+        overlap (:func:`~an5dpy.blocking.slabs.can_overlap`); the others, and slabs too
+        thin for windows, run each launch after the exchange. The result is the same bits
+        either way. Whether it pays is the model's call (:mod:`an5dpy.perf.multi`), made
+        by the callers of a later stage (``Stencil.run(devices=..)``); here the default
+        is off."""
         cupy = self._cupy
         decomp = self.decomposition(env)
         dims = grid_extents(self.info, env)
@@ -238,16 +289,18 @@ class MultiGpuRunner:
             s = decomp.slabs[ls.index]
             with cupy.cuda.Device(ls.device), ls.stream:
                 buffers = self._buffers(ls.index, part)
-                # through the host: a device array given may sit on another device
-                coefs = {c.name: cupy.asarray(shifted_coefficient(
-                    a if isinstance(a, np.ndarray) else cupy.asnumpy(a), c.reads, s.start, 0))
-                    for c, a in zip(self.info.coefficients, read_only)}
+            coefs = self._coefficients(ls, s.start, read_only)
             local_dims = decomp.dims(dims, s)
             pools.append(buffers)
             slab_dims.append(local_dims)
             sizes.append(launch_args(ls.runner.signature, self.info, local_dims, env, coefs))
         first = tuple(range(levels.buffers)) if levels.rotating else (0, 1)
         self._exchange(decomp, pools, first)
+        if overlap and self.count > 1 and launches and can_overlap(self.info, self.plan):
+            windows = [self._windows(decomp, dims, env, read_only, ls, part)
+                       for ls, part in zip(self.local, slabs)]
+            self._run_overlapped(launches, pools, slab_dims, sizes, windows, decomp, timer)
+            return
         for launch in launches:
             for k, (ls, buffers) in enumerate(zip(self.local, pools)):
                 with cupy.cuda.Device(ls.device), ls.stream:
@@ -267,9 +320,124 @@ class MultiGpuRunner:
                 with cupy.cuda.Device(ls.device), ls.stream:
                     run.place(buffers, local_dims)
 
+    def _coefficients(self, ls: LocalSlab, start: int, read_only: Sequence) -> dict:
+        """The read-only arrays on ``ls``'s device as kernels whose buffers start at global
+        plane ``start`` read them (:func:`~an5dpy.blocking.slabs.shifted_coefficient`)."""
+        cupy = self._cupy
+        with cupy.cuda.Device(ls.device), ls.stream:
+            # through the host: a device array given may sit on another device
+            return {c.name: cupy.asarray(shifted_coefficient(
+                a if isinstance(a, np.ndarray) else cupy.asnumpy(a), c.reads, start, 0))
+                for c, a in zip(self.info.coefficients, read_only)}
+
+    def _windows(self, decomp: Decomposition, dims, env, read_only: Sequence, ls: LocalSlab,
+                 part) -> tuple | None:
+        """``ls``'s windows ready to launch: (interior, edges), each a
+        :class:`_WindowLaunch`; None where the slab is too thin for windows."""
+        s = decomp.slabs[ls.index]
+        windows = overlap_windows(s, decomp.halo)
+        if windows is None:
+            return None
+        out = []
+        for w in (windows.interior, *windows.edges):
+            local = (w.stream, *dims[1:])
+            coefs = self._coefficients(ls, s.start + w.start, read_only)
+            scratch = None
+            if w.copy is not None:
+                key = (ls.index, w.planes, part.dtype.str, part.shape[2:])
+                scratch = self._scratch.get(key)
+                if scratch is None:
+                    with self._cupy.cuda.Device(ls.device):
+                        scratch = self._cupy.empty((w.size, *part.shape[2:]), part.dtype)
+                    self._scratch[key] = scratch
+            out.append(_WindowLaunch(w, local, launch_args(ls.runner.signature, self.info,
+                                                           local, env, coefs), scratch))
+        return out[0], tuple(out[1:])
+
+    def _exchange_stream(self, ls: LocalSlab):
+        """The slab's second stream, for the exchange while its compute stream runs the
+        interior window (kept by the runner)."""
+        stream = self._xstreams.get(ls.index)
+        if stream is None:
+            with self._cupy.cuda.Device(ls.device):
+                stream = self._cupy.cuda.Stream(non_blocking=True)
+            self._xstreams[ls.index] = stream
+        return stream
+
+    def _launch_window(self, ls: LocalSlab, launch: Launch, buffers, w: "_WindowLaunch"
+                       ) -> None:
+        """``launch`` over the planes of window ``w`` of the slab's ``buffers``, on the
+        current stream: into the destination buffer, or into ``w``'s scratch buffer
+        (buffers 0 and 1 stay the levels' boundary values, the source is passed again as
+        buffer 2) and then its exact planes, interior cells only, into the destination."""
+        p0, p1 = w.window.planes
+        view = [buffers[0][p0:p1], buffers[1][p0:p1]]
+        if w.scratch is None:
+            ls.runner.launch(launch, view, w.dims, w.sizes)
+            return
+        ls.runner.launch(Launch(launch.degree, 2, launch.boundary_even),
+                         [*view, view[launch.source], w.scratch], w.dims, w.sizes)
+        c0, c1 = w.window.copy
+        cells = tuple(slice(d.lower, d.upper + 1) for d in w.dims[1:])
+        buffers[launch.source ^ 1][(slice(c0, c1), *cells)] = \
+            w.scratch[(slice(c0 - p0, c1 - p0), *cells)]
+
+    def _run_overlapped(self, launches, pools, slab_dims, sizes, windows, decomp, timer
+                        ) -> None:
+        """The launches with each exchange on the exchange streams (:meth:`run`): the
+        first launch whole; every later one, per slab, the interior window, a wait for
+        the previous launch's exchange, then the edge windows (or the whole launch, for a
+        slab too thin for windows); each launch's exchange once its work is done; at the
+        end the compute streams wait for the last exchange, so that they hold the run."""
+        cupy = self._cupy
+        xstreams = [self._exchange_stream(ls) for ls in self.local]
+        exchanged: list = [None] * len(self.local)  # events: each slab's pending exchange done
+        for k, launch in enumerate(launches):
+            for i, (ls, buffers) in enumerate(zip(self.local, pools)):
+                with cupy.cuda.Device(ls.device), ls.stream:
+                    if timer is not None:
+                        timer.begin(ls.index, ls.stream)
+                    if k > 0:
+                        if windows[i] is not None:
+                            self._launch_window(ls, launch, buffers, windows[i][0])
+                        if timer is not None:
+                            timer.computed(ls.index, ls.stream)
+                        ls.stream.wait_event(exchanged[i])
+                        if timer is not None:
+                            timer.exchanged(ls.index, ls.stream)
+                    if k == 0 or windows[i] is None:
+                        ls.runner.launch(launch, buffers, slab_dims[i], sizes[i])
+                    else:
+                        for w in windows[i][1]:
+                            self._launch_window(ls, launch, buffers, w)
+                    if timer is not None:
+                        timer.computed(ls.index, ls.stream)
+                    xstreams[i].wait_event(ls.stream.record())
+            self._exchange(decomp, pools, refreshed_buffers(self.plan, launch), xstreams)
+            for i, ls in enumerate(self.local):
+                with cupy.cuda.Device(ls.device):
+                    exchanged[i] = xstreams[i].record()
+        for i, ls in enumerate(self.local):
+            with cupy.cuda.Device(ls.device):
+                ls.stream.wait_event(exchanged[i])
+                if timer is not None:
+                    timer.exchanged(ls.index, ls.stream)
+
     def synchronize(self) -> None:
         for ls in self.local:
             ls.stream.synchronize()
+
+    def join(self) -> None:
+        """Make the current stream of the current device wait for the work queued on every
+        local slab's stream, so that an event recorded there next marks the run's end on
+        every device (a timing of the whole run from one device)."""
+        cupy = self._cupy
+        current = cupy.cuda.get_current_stream()
+        for ls in self.local:
+            with cupy.cuda.Device(ls.device):
+                done = cupy.cuda.Event()
+                done.record(ls.stream)
+            current.wait_event(done)
 
     def _buffers(self, index: int, part):
         """The buffers a launch's numbers index: the slab's time buffers and, for a
@@ -285,12 +453,16 @@ class MultiGpuRunner:
             self._work[index] = work
         return [*part, *work]
 
-    def _exchange(self, decomp: Decomposition, pools: Sequence, buffers: Sequence[int]) -> None:
+    def _exchange(self, decomp: Decomposition, pools: Sequence, buffers: Sequence[int],
+                  streams: Sequence | None = None) -> None:
         """The halo planes of ``buffers`` (every field's, in a program of several
         statements) from the neighbours' owned planes: one NCCL group of every send and
-        receive that involves a local slab, each on its device's stream."""
+        receive that involves a local slab, each on its slab's stream (``streams``, one
+        per local slab; default: the compute streams)."""
         from cupy.cuda import nccl
-        here = {ls.index: (ls, pool) for ls, pool in zip(self.local, pools)}
+        streams = streams or [ls.stream for ls in self.local]
+        here = {ls.index: (ls, pool, stream)
+                for ls, pool, stream in zip(self.local, pools, streams)}
         dtype = nccl_type(self.plan.dtype)
         fields = range(len(self.info.fields)) if self.info.coupled else (None,)
         nccl.groupStart()
@@ -299,16 +471,16 @@ class MultiGpuRunner:
                 for end, peer, send in ((t.source, t.dest, True), (t.dest, t.source, False)):
                     if end not in here:
                         continue
-                    ls, pool = here[end]
+                    ls, pool, stream = here[end]
                     planes = decomp.slabs[end].local(t.planes)
                     for f in fields:
                         for b in buffers:
                             part = pool[f][b][planes] if f is not None else pool[b][planes]
                             count = part.size
                             if send:
-                                ls.comm.send(part.data.ptr, count, dtype, peer, ls.stream.ptr)
+                                ls.comm.send(part.data.ptr, count, dtype, peer, stream.ptr)
                             else:
-                                ls.comm.recv(part.data.ptr, count, dtype, peer, ls.stream.ptr)
+                                ls.comm.recv(part.data.ptr, count, dtype, peer, stream.ptr)
         finally:
             nccl.groupEnd()
 
@@ -337,10 +509,36 @@ def multi_gpu_runner(info: StencilInfo, plan: BlockingPlan, cubin: Cubin, prefix
     if key not in _RUNNERS:
         keep_nvlink_multicast_off()
         comms = nccl.NcclCommunicator.initAll(list(devices))
-        _RUNNERS[key] = MultiGpuRunner(info, plan, len(devices), [
-            _local_slab(info, plan, cubin, prefix, signature, g, d, comm)
-            for g, (d, comm) in enumerate(zip(devices, comms))])
+        _RUNNERS[key] = runner_over(info, plan, cubin, prefix, signature, devices, comms)
     return _RUNNERS[key]
+
+
+def runner_over(info: StencilInfo, plan: BlockingPlan, cubin: Cubin, prefix: str,
+                signature: Signature, devices: Sequence[int], comms: Sequence
+                ) -> MultiGpuRunner:
+    """A runner of one process over ``devices`` with the communicators ``comms`` (one per
+    device, ``ncclCommInitAll``'s: :func:`communicators`), the module loaded on each."""
+    return MultiGpuRunner(info, plan, len(devices), [
+        _local_slab(info, plan, cubin, prefix, signature, g, d, comm)
+        for g, (d, comm) in enumerate(zip(devices, comms))])
+
+
+#: Communicators by devices, shared by the runners of :func:`communicators`' callers.
+_COMMS: dict[tuple[int, ...], list] = {}
+
+
+def communicators(devices: Sequence[int]) -> list:
+    """NCCL communicators over ``devices`` (``ncclCommInitAll``), made once per process,
+    for runners of several builds (the tuner's, :func:`runner_over`): operations on one
+    communicator queued on different streams must not run at once (they can deadlock),
+    so the runners that share them run one after the other, each run finished before
+    the next starts."""
+    from cupy.cuda import nccl
+    devices = check_devices(devices)
+    if devices not in _COMMS:
+        keep_nvlink_multicast_off()
+        _COMMS[devices] = nccl.NcclCommunicator.initAll(list(devices))
+    return _COMMS[devices]
 
 
 def mpi_runner(info: StencilInfo, plan: BlockingPlan, cubin: Cubin, prefix: str,

@@ -141,6 +141,13 @@ MULTI_PRELUDE = """#include <stdlib.h>
 #include <nccl.h>
 #ifdef AN5D_MPI
 #include <mpi.h>
+/* registered at exit where the host region started MPI: the C program knows nothing of
+   MPI, and mpirun takes a rank that ends without MPI_Finalize for a failed one */
+static void an5d_mpi_finalize(void) {
+  int an5d_done = 0;
+  MPI_Finalized(&an5d_done);
+  if (!an5d_done) MPI_Finalize();
+}
 #endif
 #define AN5D_NCCL_CHECK(call) do { \\
     ncclResult_t an5d_nccl_err_ = (call); \\

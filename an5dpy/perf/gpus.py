@@ -23,7 +23,10 @@ saved JSON (``--gpu spec.json``) to use measured numbers.
 
 ``link_gbs`` (the halo exchange of a run over several GPUs, :mod:`an5dpy.perf.multi`) is
 the nominal NVLink bandwidth per direction of the known entries (:data:`NVLINK_GBS`), not
-a measurement; a spec file may leave it out (0: the exchange is not modelled).
+a measurement, and their ``link_latency_us`` is 0; a spec file may leave both out (0: the
+exchange is not modelled). Where two GPUs are visible, :func:`probe` measures both with
+NCCL send/recv between devices 0 and 1 (:func:`probe_link`) and marks the spec
+``link_measured``.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ def estimated_smem_gbs(sm_count: int, clock_mhz: float) -> float:
 
 
 #: Spec fields where 0 means "not modelled".
-OPTIONAL_TERMS = ("step_latency_cycles", "link_gbs")
+OPTIONAL_TERMS = ("step_latency_cycles", "link_gbs", "link_latency_us")
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,12 @@ class GpuSpec:
     #: hold the nominal NVLink figure per direction, not a measurement (NCCL's send/recv
     #: reaches less); 0: not known, the exchange is not modelled.
     link_gbs: float = 0.0
+    #: Microseconds one halo exchange (an NCCL group of sends and receives) takes however
+    #: few bytes it moves; 0 (the known entries): not charged.
+    link_latency_us: float = 0.0
+    #: Whether ``link_gbs`` and ``link_latency_us`` were measured (:func:`probe_link`)
+    #: rather than nominal.
+    link_measured: bool = False
     #: Where the numbers come from (free text, kept in the JSON file).
     source: str = ""
 
@@ -147,6 +156,9 @@ class GpuSpec:
             if n in ("name", "source"):
                 if not isinstance(v, str):
                     raise UsageError(f"GPU spec: '{n}' must be a string")
+            elif fields[n].type in ("bool", bool):
+                if not isinstance(v, bool):
+                    raise UsageError(f"GPU spec: '{n}' must be true or false, not {v!r}")
             elif isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
                     or not (v >= 0 if n in OPTIONAL_TERMS else v > 0):
                 kind = "a number >= 0" if n in OPTIONAL_TERMS else "a positive number"
@@ -349,6 +361,95 @@ def _fp_lanes(major: int, minor: int) -> tuple[int, float]:
     return (64 if major < 8 else 128), 1 / 64
 
 
+#: Bytes each GPU sends, and at once receives, per message of the link probe: a halo's
+#: scale, from a few planes of a 2D grid (32768 floats a plane: 128 KiB) to a few planes of
+#: a 3D one (1024^2 floats: 4 MiB).
+LINK_PROBE_BYTES = (512 << 10, 4 << 20, 32 << 20)
+#: The small message whose time is taken as the per-exchange latency.
+LINK_LATENCY_BYTES = 4 << 10
+
+
+@dataclass(frozen=True)
+class LinkProbe:
+    """The link between devices 0 and 1 as NCCL's send/recv sees it: ``gbs`` per direction
+    and ``latency_s`` per exchange (:func:`fit_link`), from the median ``seconds`` of an
+    exchange of each message size ``nbytes`` (``points``, the small message first)."""
+
+    gbs: float
+    latency_s: float
+    points: tuple[tuple[int, float], ...]
+
+    def describe(self) -> str:
+        sizes = ", ".join(f"{b >> 10} KiB {t * 1e6:.1f} us" for b, t in self.points)
+        return (f"NCCL send/recv between devices 0 and 1, both directions at once "
+                f"({sizes})")
+
+
+def fit_link(points, latency_s: float) -> float:
+    """GB/s per direction of ``seconds = latency_s + nbytes / bandwidth``, least squares
+    over ``points`` ((nbytes, seconds) pairs) with the latency held: the slope
+    ``sum(b (t - latency)) / sum(b^2)`` seconds per byte. Raises :class:`UsageError` where
+    the messages took no longer than the latency (nothing to fit)."""
+    num = sum(b * b for b, _ in points)
+    den = sum(b * (t - latency_s) for b, t in points)
+    if num <= 0 or den <= 0:
+        raise UsageError(f"link probe: the messages {list(points)} took no longer than the "
+                         f"latency of {latency_s * 1e6:.1f} us; cannot fit a bandwidth")
+    return num / den / 1e9
+
+
+def probe_link(repeats: int = 7, sizes: tuple[int, ...] = LINK_PROBE_BYTES,
+               small: int = LINK_LATENCY_BYTES) -> LinkProbe | None:
+    """Measure the link between devices 0 and 1 as a halo exchange uses it (None where
+    fewer than two devices are visible): one process, the two communicators of
+    ``ncclCommInitAll``, each device sending ``nbytes`` to the other and receiving as many
+    in one NCCL group (both directions at once), on a stream per device; the median of
+    ``repeats`` timed exchanges per size (:func:`an5dpy.perf.bench.time_runs`, device 0's
+    stream waiting for device 1's). The ``small`` message's time is the latency, and the
+    bandwidth is fitted to the others (:func:`fit_link`). NVLink multicast stays off."""
+    import cupy
+    from cupy.cuda import nccl
+    from an5dpy.cuda.multi_gpu import keep_nvlink_multicast_off
+    from an5dpy.perf.bench import median, time_runs
+    if cupy.cuda.runtime.getDeviceCount() < 2:
+        return None
+    keep_nvlink_multicast_off()
+    devices = (0, 1)
+    comms = nccl.NcclCommunicator.initAll(list(devices))
+    words = max(sizes + (small,)) // 4
+    buffers, streams = [], []
+    for d in devices:
+        with cupy.cuda.Device(d):
+            buffers.append((cupy.ones(words, cupy.float32), cupy.empty(words, cupy.float32)))
+            # blocking streams, as the runner's: they wait for the legacy default stream
+            # (time_runs' start event on device 0) and it for them
+            streams.append(cupy.cuda.Stream())
+
+    def exchange(nbytes: int) -> None:
+        nccl.groupStart()
+        for g in range(2):
+            send, recv = buffers[g]
+            comms[g].send(send.data.ptr, nbytes // 4, nccl.NCCL_FLOAT32, 1 - g, streams[g].ptr)
+            comms[g].recv(recv.data.ptr, nbytes // 4, nccl.NCCL_FLOAT32, 1 - g, streams[g].ptr)
+        nccl.groupEnd()
+        with cupy.cuda.Device(1):
+            done = cupy.cuda.Event()
+            done.record(streams[1])
+        cupy.cuda.get_current_stream().wait_event(done)
+
+    try:
+        with cupy.cuda.Device(0):
+            points = tuple((n, median(time_runs(lambda: exchange(n), repeats)))
+                           for n in (small, *sizes))
+    finally:
+        for d, comm in zip(devices, comms):
+            with cupy.cuda.Device(d):
+                cupy.cuda.Device(d).synchronize()
+                comm.destroy()
+    latency = points[0][1]
+    return LinkProbe(fit_link(points[1:], latency), latency, points)
+
+
 def probe(copy_bytes: int = 1 << 30, repeats: int = 7) -> GpuSpec:
     """Measure the current GPU with cupy and return its spec (name = CUDA's device name).
 
@@ -357,7 +458,10 @@ def probe(copy_bytes: int = 1 << 30, repeats: int = 7) -> GpuSpec:
     * shared memory: a kernel in which every thread reads shared memory in a conflict-free
       pattern, float and double, bytes read over the median time;
     * SM count, clock, resources: ``cudaGetDeviceProperties``. Peak FLOP/s are the known
-      entry's when the device name matches one, else SMs x clock x FP32 lanes x 2.
+      entry's when the device name matches one, else SMs x clock x FP32 lanes x 2;
+    * the link to a peer, where two or more GPUs are visible: :func:`probe_link` between
+      devices 0 and 1 (``link_measured``); with one GPU, the known entry's nominal
+      bandwidth (else 0: not modelled) and no latency.
     """
     from an5dpy.cuda.runtime import cupy_available
     ok, why = cupy_available()
@@ -393,14 +497,20 @@ def probe(copy_bytes: int = 1 << 30, repeats: int = 7) -> GpuSpec:
         fp32, fp64 = KNOWN_GPUS[known].fp32_gflops, KNOWN_GPUS[known].fp64_gflops
         latency = KNOWN_GPUS[known].step_latency_cycles
         link = KNOWN_GPUS[known].link_gbs
-        peaks = f"peaks, step latency and nominal NVLink bandwidth of the known entry {known}"
+        peaks = (f"peaks, step latency and (where not measured) nominal NVLink bandwidth "
+                 f"of the known entry {known}")
     else:
         lanes, ratio = _fp_lanes(int(props["major"]), int(props["minor"]))
         fp32 = sms * clock_mhz * 1e6 * lanes * 2 / 1e9
         fp64 = fp32 * ratio
         latency = 0.0  # not measured: the model leaves its issue term out
-        link = 0.0  # not measured: the model leaves a run's halo exchange out
+        link = 0.0  # unless measured below: the model leaves a run's halo exchange out
         peaks = f"peaks estimated from {lanes} FP32 lanes/SM at the reported clock"
+    link_latency_us, link_text = 0.0, "link not measured (one GPU visible)"
+    measured = probe_link(repeats)
+    if measured is not None:
+        link, link_latency_us = round(measured.gbs, 1), round(measured.latency_s * 1e6, 2)
+        link_text = f"link measured: {measured.describe()}"
     get = props.get
     return GpuSpec(
         name=name, sm_count=sms, clock_mhz=round(clock_mhz, 1), fp32_gflops=round(fp32, 1),
@@ -414,6 +524,7 @@ def probe(copy_bytes: int = 1 << 30, repeats: int = 7) -> GpuSpec:
         max_threads_per_sm=int(get("maxThreadsPerMultiProcessor", 2048)),
         max_threads_per_block=int(get("maxThreadsPerBlock", 1024)),
         max_blocks_per_sm=int(get("maxBlocksPerMultiProcessor", 32) or 32),
-        step_latency_cycles=latency, link_gbs=link,
+        step_latency_cycles=latency, link_gbs=link, link_latency_us=link_latency_us,
+        link_measured=measured is not None,
         source=f"an5d probe on {name}: {copy_bytes >> 20} MiB device-to-device copy "
-               f"(read + write), shared-memory read kernel; {peaks}")
+               f"(read + write), shared-memory read kernel; {peaks}; {link_text}")

@@ -111,9 +111,21 @@ def format_slabs(sp: "SlabPrediction", one: Prediction) -> str:
                      f"{_fmt_bytes(sp.exchange_bytes)} in all on the busiest GPU; this GPU's "
                      f"spec has no link bandwidth (link_gbs), so it is not modelled)")
     else:
+        if sp.link_measured:
+            link = (f"{sp.link_gbs:,.1f} GB/s per direction and {sp.link_latency_s * 1e6:,.1f} "
+                    f"us per refresh, measured by an5d probe")
+        else:
+            link = f"{sp.link_gbs:,.0f} GB/s per direction, nominal"
+            if sp.link_latency_s > 0:
+                link += f", {sp.link_latency_s * 1e6:,.1f} us per refresh"
         lines.append(f"  exchange {exchange * 1e3:10.3f} ms  ({sp.refreshes} halo refreshes"
                      f", {_fmt_bytes(sp.exchange_bytes)} sent by the busiest GPU at "
-                     f"{sp.link_gbs:,.0f} GB/s per direction, nominal; not overlapped)")
+                     f"{link})")
+    if sp.overlap_seconds is not None:
+        verdict = "overlapped (the model's choice)" if sp.overlap else "not overlapped: it does not pay"
+        lines.append(f"  serial   {sp.serial_seconds * 1e3:10.3f} ms  (kernels, then each exchange)")
+        lines.append(f"  overlap  {sp.overlap_seconds * 1e3:10.3f} ms  (each exchange under the "
+                     f"next launch's interior windows, edge windows after it): {verdict}")
     strong = one.seconds / (sp.gpus * sp.seconds) if sp.seconds > 0 else 0.0
     lines.append(f"predicted {sp.gflops:,.1f} GFLOP/s, {sp.seconds * 1e3:.3f} ms on "
                  f"{sp.gpus} GPUs: strong-scaling efficiency {strong:.3f} (against the "

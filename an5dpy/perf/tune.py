@@ -18,8 +18,14 @@
    -maxrregcount) where it binds; time each once on the GPU, time the fastest again and
    report the best.
 
+Over N GPUs (``gpus``, ``an5d tune --gpus N``) step 3 ranks the one-GPU ranking's best
+plans again with the model of a run over N GPUs (:func:`rank_over_gpus`, as
+:func:`an5dpy.perf.choice.default_plan` does with ``gpus``: the slowest slab plus the halo
+exchanges, whose bytes grow with bT), and step 4 measures that ranking's candidates on
+devices 0..N-1 with the several-GPU runner (:func:`measure_plans_multi`).
+
 Results are cached as JSON, keyed by the stencil (its update and loop bounds), dtype,
-sizes, step count, GPU, an5dpy version and a hash of the code generator
+sizes, step count, GPU (and GPU count), an5dpy version and a hash of the code generator
 (``$AN5D_CACHE_DIR``, default ``~/.cache/an5dpy``).
 """
 
@@ -80,13 +86,14 @@ class TuneResult:
     measured: tuple[Measured, ...] = ()
     candidates: int = 0
     measure_steps: int | None = None
+    gpus: int = 1  # the GPUs the ranking models and the measurements ran on
 
     @property
     def best(self) -> Measured | None:
         return max(self.measured, key=lambda m: m.gflops) if self.measured else None
 
     def to_json(self) -> dict:
-        return {"gpu": self.gpu, "sizes": self.sizes, "steps": self.steps,
+        return {"gpu": self.gpu, "gpus": self.gpus, "sizes": self.sizes, "steps": self.steps,
                 "measure_steps": self.measure_steps, "candidates": self.candidates,
                 "ranking": [{"bt": p.bt, "bs": format_block_size(p.bs), "sl": p.sl,
                              "coarsen": p.coarsen, "barriers": p.barriers.value,
@@ -112,7 +119,7 @@ def result_from_json(info: StencilInfo, d: Mapping) -> TuneResult:
                               m["registers"], m["spills"], m["predicted"])
                      for m in d["measured"])
     return TuneResult(d["gpu"], d["sizes"], d["steps"], ranking, measured,
-                      d.get("candidates", 0), d.get("measure_steps"))
+                      d.get("candidates", 0), d.get("measure_steps"), d.get("gpus", 1))
 
 
 # --------------------------------------------------------------------------- step counts
@@ -157,7 +164,8 @@ def generator_fingerprint() -> str:
 
 
 def cache_key(info: StencilInfo, dtype: str, gpu: str, env: Mapping, top: int,
-              caps: Sequence, measure_steps: int | None, diverse: bool = True) -> str:
+              caps: Sequence, measure_steps: int | None, diverse: bool = True,
+              gpus: int = 1) -> str:
     if info.coupled:  # every statement, its reads named by field
         expr = [f"{name} = {c_expr(value, lambda r: f'{r.array}{list(r.offset)}')}"
                 for sub in info.substeps for name, value in sub.updates]
@@ -167,7 +175,7 @@ def cache_key(info: StencilInfo, dtype: str, gpu: str, env: Mapping, top: int,
     parts = json.dumps([expr, bounds, info.ndim, dtype, gpu, __version__,
                         generator_fingerprint(),
                         sorted((k, v) for k, v in env.items()), top, list(caps),
-                        measure_steps, diverse], default=str)
+                        measure_steps, diverse] + ([gpus] if gpus > 1 else []), default=str)
     return hashlib.sha256(parts.encode()).hexdigest()
 
 
@@ -200,6 +208,29 @@ def rank(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float],
     plans = candidate_plans(info, gpu) if plans is None else plans
     model = Model(info, gpu, env)
     return [(p.plan, p.gflops) for p in model.rank(plans)]
+
+
+def rank_over_gpus(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float],
+                   gpus: int, plans: Iterable[BlockingPlan]
+                   ) -> list[tuple[BlockingPlan, float]]:
+    """The model's ranking of a run over ``gpus`` GPUs (GFLOP/s of the whole run): the
+    one-GPU ranking's :data:`~an5dpy.perf.choice.SLAB_CANDIDATES` best plans (each at its
+    best register budget) predicted by :func:`an5dpy.perf.multi.predict_slabs`, fastest
+    first, as :func:`~an5dpy.perf.choice.default_plan` chooses among them with ``gpus``
+    (its choice is this ranking's first plan). Plans whose slabs would be thinner than
+    their halo are left out."""
+    from an5dpy.perf.choice import SLAB_CANDIDATES
+    from an5dpy.perf.model import Model
+    from an5dpy.perf.multi import predict_slabs
+    scored = []
+    for p in Model(info, gpu, env).rank(plans)[:SLAB_CANDIDATES]:
+        try:
+            slabs = predict_slabs(info, p.plan, gpu, env, gpus, p.registers)
+        except UsageError:  # slabs thinner than this plan's halo
+            continue
+        scored.append((slabs.seconds, p.plan, slabs.gflops))
+    scored.sort(key=lambda s: s[0])  # stable: ties keep the one-GPU order, as min() does
+    return [(plan, rate) for _, plan, rate in scored]
 
 
 def diverse_candidates(ranking: Sequence[tuple[BlockingPlan, float]], top: int = 5,
@@ -306,36 +337,52 @@ def tune(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], stem: 
          top: int = 5, caps: Sequence[int | None] = CAPS, measure: bool = True,
          measure_steps: int | None = None, repeats: int = 3, use_cache: bool = True,
          progress: bool = True, extra: Sequence[BlockingPlan] = (),
-         diverse: bool = True, ranked: int = 5) -> TuneResult:
+         diverse: bool = True, ranked: int = 5, gpus: int = 1) -> TuneResult:
     """Rank the space with the model; with ``measure``, time on the present GPU the top
     ``top`` plans, with ``diverse`` also a best plan per bT and per bS
     (:func:`tuning_candidates`) and the model's best plan's variants
     (:func:`variant_plans`), and ``extra``, each with every register budget in
-    ``caps`` that binds. The result keeps the model's ``max(top, ranked)`` best plans."""
+    ``caps`` that binds. The result keeps the model's ``max(top, ranked)`` best plans.
+
+    With ``gpus`` > 1 the ranking is the model's of a run over that many GPUs
+    (:func:`rank_over_gpus`) and the candidates, its top ``top`` plans and with
+    ``diverse`` its best per bT and per bS (:func:`diverse_candidates`) and its best
+    plan's variants, are timed on devices 0..gpus-1 (:func:`measure_plans_multi`)."""
     plans = candidate_plans(info, gpu)
-    ranking = rank(info, gpu, env, plans)
+    ranking = (rank(info, gpu, env, plans) if gpus == 1
+               else rank_over_gpus(info, gpu, env, gpus, plans))
     if not ranking:
+        if gpus > 1 and rank(info, gpu, env, plans):
+            raise UsageError(f"the grid cannot be cut into {gpus} slabs as thick as the halo "
+                             f"of any of the model's best plans: use fewer GPUs")
         raise UsageError(f"no blocking plan of the search space fits on {gpu.name}")
     steps = info.time.steps(env)
     sizes = {k: v for k, v in env.items() if isinstance(v, int)}
     result = TuneResult(gpu.name, sizes, steps, tuple(ranking[:max(top, ranked)]),
-                        candidates=len(plans), measure_steps=measure_steps)
+                        candidates=len(plans), measure_steps=measure_steps, gpus=gpus)
     if not measure:
         return result
-    key = cache_key(info, info.dtype, gpu.name, env, top, caps, measure_steps, diverse)
+    key = cache_key(info, info.dtype, gpu.name, env, top, caps, measure_steps, diverse, gpus)
     if use_cache:
         cached = _load_cache().get(key)
         if cached is not None:  # the ranking is the model's, as long as asked for now
             return replace(result_from_json(info, cached), ranking=result.ranking)
-    paper = paper_ranking(info, gpu, env, plans, ranking) if diverse else ranking
     if diverse:  # the model's best plan in the forms it does not rank
         extra = (*extra, *variant_plans(info, ranking[0][0]))
-    chosen = tuning_candidates(ranking, paper, top, extra, per_bt=diverse, per_bs=diverse)
     predicted = dict(ranking)
     run_env = with_steps(info, env, measure_steps) if measure_steps else dict(env)
-    measured = measure_plans(info, chosen, caps, run_env, stem, predicted, repeats, progress)
+    if gpus > 1:
+        chosen = diverse_candidates(ranking, top, extra, per_bt=diverse, per_bs=diverse)
+        measured = measure_plans_multi(info, chosen, caps, run_env, stem, tuple(range(gpus)),
+                                       predicted, repeats, progress,
+                                       overlaps(info, gpu, run_env, gpus, chosen))
+    else:
+        paper = paper_ranking(info, gpu, env, plans, ranking) if diverse else ranking
+        chosen = tuning_candidates(ranking, paper, top, extra, per_bt=diverse, per_bs=diverse)
+        measured = measure_plans(info, chosen, caps, run_env, stem, predicted, repeats,
+                                 progress)
     result = TuneResult(gpu.name, sizes, steps, result.ranking, tuple(measured),
-                        len(plans), measure_steps)
+                        len(plans), measure_steps, gpus)
     if use_cache:
         _store_cache(key, result.to_json())
     return result
@@ -429,13 +476,9 @@ def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
     """Build every plan with each register budget that binds, in parallel with nvcc, and
     time them (:func:`screen`): every build once after a warm-up, the ``FINALISTS``
     fastest again ``repeats`` times (their median is reported)."""
-    from tqdm import tqdm
+    from an5dpy.perf.bench import device_grid, device_read_only_values, median, time_runs
+    from an5dpy.cuda.runtime import CupyRunner
 
-    from an5dpy.perf.bench import (device_grid, device_read_only_values, gflops, median,
-                                   time_runs)
-    from an5dpy.cuda.runtime import BuildOptions, CupyRunner, device_arch
-
-    options = BuildOptions(arch=device_arch())
     grids: dict[str, object] = {}
     read_only: list[tuple] = []  # made once, on first use
 
@@ -451,6 +494,102 @@ def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
         times = time_runs(lambda: runner.run(grid, env, read_only[0]), count)
         return median(times)
 
+    return _build_and_time(info, plans, caps, env, stem, predicted, repeats, progress,
+                           seconds)
+
+
+def overlaps(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], gpus: int,
+             plans: Iterable[BlockingPlan]) -> dict[BlockingPlan, bool]:
+    """Whether the model overlaps the halo exchange of each plan's run over ``gpus`` GPUs
+    (:attr:`an5dpy.perf.multi.SlabPrediction.overlap`, as ``Stencil.run(devices=..)``
+    decides it); plans whose slabs are too thin are left out."""
+    from an5dpy.perf.multi import predict_slabs
+    out = {}
+    for plan in plans:
+        try:
+            out[plan] = predict_slabs(info, plan, gpu, env, gpus).overlap
+        except UsageError:
+            continue
+    return out
+
+
+def measure_plans_multi(info: StencilInfo, plans: Sequence[BlockingPlan],
+                        caps: Sequence[int | None], env: Mapping[str, int | float],
+                        stem: str, devices: Sequence[int],
+                        predicted: Mapping[BlockingPlan, float] | None = None,
+                        repeats: int = 3, progress: bool = True,
+                        overlap: Mapping[BlockingPlan, bool] | None = None) -> list[Measured]:
+    """:func:`measure_plans` on several GPUs: each build run by the NCCL runner over
+    ``devices`` (:mod:`an5dpy.cuda.multi_gpu`; one process, communicators made once for
+    every build), on random slabs made on their devices, timed from device 0 (its stream
+    waits for every slab's, :meth:`~an5dpy.cuda.multi_gpu.MultiGpuRunner.join`); GFLOP/s
+    are the whole grid's. ``overlap``: the plans whose runs overlap the halo exchange
+    (:func:`overlaps`; the others do not). A plan whose slabs would be thinner than its
+    halo on that many devices is left out. Read-only arrays are placed on the devices by
+    every run (the runner copies each slab's part through the host), which the times
+    include."""
+    import cupy
+
+    from an5dpy.blocking.slabs import max_slabs, slab_halo
+    from an5dpy.blocking.plan import grid_extents
+    from an5dpy.cuda.multi_gpu import check_devices, communicators, runner_over
+    from an5dpy.perf.bench import device_read_only_values, median, time_runs
+
+    devices = check_devices(devices)
+    extent = grid_extents(info, env)[0]
+    plans = [p for p in plans if max_slabs(extent, slab_halo(info, p)) >= len(devices)]
+    comms = communicators(devices)
+    slabs: dict[tuple, list] = {}
+    read_only: list[tuple] = []  # made once, on first use
+
+    def seconds(plan, built, count):
+        model, cubin = built
+        runner = runner_over(info, plan, cubin, model.prefix, model.signature, devices, comms)
+        shapes = tuple(runner.slab_shape(env, g) for g in range(len(devices)))
+        key = (plan.dtype, shapes)
+        if key not in slabs:
+            slabs.clear()  # one grid on the devices at a time
+            slabs[key] = random_slabs(devices, shapes, plan.dtype)
+        if not read_only:
+            with cupy.cuda.Device(devices[0]):
+                read_only.append(device_read_only_values(info, env))
+
+        def run():
+            runner.run(slabs[key], env, read_only[0],
+                       overlap=bool((overlap or {}).get(plan, False)))
+            runner.join()
+
+        with cupy.cuda.Device(devices[0]):
+            return median(time_runs(run, count))
+
+    return _build_and_time(info, plans, caps, env, stem, predicted, repeats, progress,
+                           seconds)
+
+
+def random_slabs(devices: Sequence[int], shapes: Sequence[tuple[int, ...]], dtype: str
+                 ) -> list:
+    """Values in [0.5, 1.5) of each shape, made on its device (timing only)."""
+    import cupy
+    out = []
+    for k, (device, shape) in enumerate(zip(devices, shapes)):
+        with cupy.cuda.Device(device):
+            values = cupy.random.default_rng(k).random(shape, dtype=cupy.float64) + 0.5
+            out.append(values.astype(cupy.float32 if dtype == "float" else cupy.float64))
+    return out
+
+
+def _build_and_time(info: StencilInfo, plans: Sequence[BlockingPlan],
+                    caps: Sequence[int | None], env: Mapping[str, int | float], stem: str,
+                    predicted: Mapping[BlockingPlan, float] | None, repeats: int,
+                    progress: bool, seconds) -> list[Measured]:
+    """Build every plan with each budget of ``caps`` that binds, then :func:`screen` the
+    builds with ``seconds(plan, built, count)``, the median seconds of ``count`` runs."""
+    from tqdm import tqdm
+
+    from an5dpy.perf.bench import gflops
+    from an5dpy.cuda.runtime import BuildOptions, device_arch
+
+    options = BuildOptions(arch=device_arch())
     with concurrent.futures.ThreadPoolExecutor(max(1, os.cpu_count() or 2)) as pool:
         jobs = submit_builds(pool, info, plans, caps, stem, options)
         # every build first: timing while nvcc keeps the CPUs busy would delay launches

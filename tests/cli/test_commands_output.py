@@ -9,6 +9,7 @@ import io
 import json
 import re
 import shlex
+from dataclasses import replace
 from pathlib import Path
 
 import paths
@@ -173,5 +174,17 @@ def test_probe_json_and_summary(capsys, monkeypatch, tmp_path):
     status, out, _ = run(capsys, "probe", "-o", target)
     assert status == 0
     assert out.splitlines()[0] == "H200: 132 SMs at 1,980 MHz"
+    assert out.splitlines()[-2] == ("  link to a peer: 450 GB/s per direction, nominal (not "
+                                    "measured: an5d probe measures it where two GPUs are "
+                                    "visible)")
     assert out.splitlines()[-1] == f"wrote {target} (use it as --gpu {target})"
     assert json.loads(target.read_text()) == spec.to_json()
+    measured = replace(spec, link_gbs=151.26, link_latency_us=18.04, link_measured=True)
+    monkeypatch.setattr(gpus, "probe", lambda: measured)
+    status, out, _ = run(capsys, "probe")
+    assert out.splitlines()[-1] == ("  link to a peer: 151.3 GB/s per direction, 18.0 us per "
+                                    "exchange (NCCL send/recv between devices 0 and 1, "
+                                    "measured)")
+    monkeypatch.setattr(gpus, "probe", lambda: replace(spec, link_gbs=0.0))
+    status, out, _ = run(capsys, "probe")
+    assert out.splitlines()[-1].startswith("  link to a peer: not known (not measured")

@@ -4,16 +4,13 @@ override, the MPI path, the halo of blocking/slabs.py), what it refuses, that th
 single-GPU host code does not change, and that nvcc compiles it for 2D and 3D, float and
 double, with a read-only array, with and without -DAN5D_MPI, and links it against NCCL.
 
-NCCL's headers and library are looked up in $AN5D_NCCL_HOME, then in build/nccl/nvidia/nccl
-of the checkout (the nvidia-nccl wheel unpacked there), then beside CUDA's; without them the
+NCCL's headers and library are looked up as tests/nccl_support.py says; without them the
 compile tests are skipped with the reason. Without an MPI header (no mpicc) the -DAN5D_MPI
 build is compiled against tests/data/mpi_stub/mpi.h, which declares the MPI calls the host
 code makes (a syntax and type check, not a link)."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -25,39 +22,12 @@ from an5dpy.driver import write_outputs
 from an5dpy.errors import OptionError, UsageError
 
 from cuda_support import bench
-from paths import C_INPUTS, DATA, REPO
-
-
-def nccl_home() -> Path | None:
-    candidates = [os.environ.get("AN5D_NCCL_HOME"), REPO + "/build/nccl/nvidia/nccl",
-                  "/usr/local/cuda", "/usr"]
-    for c in candidates:
-        if c and Path(c, "include", "nccl.h").is_file():
-            return Path(c)
-    return None
-
-
-def nccl_library(home: Path) -> list[str]:
-    for lib in ("lib", "lib64", "lib/x86_64-linux-gnu"):
-        for name in ("libnccl.so", "libnccl.so.2"):
-            if Path(home, lib, name).exists():
-                return ["-L", str(Path(home, lib)), f"-l:{name}"]
-    return []
+from nccl_support import nccl_home, nccl_library, nvcc_command
 
 
 needs_nccl = pytest.mark.skipif(nvcc_path() is None or nccl_home() is None,
                                 reason="needs nvcc and NCCL's headers (AN5D_NCCL_HOME, or the "
                                        "nvidia-nccl wheel unpacked in build/nccl)")
-
-
-def mpi_includes() -> list[str]:
-    """A real MPI's include folders (from mpicc), else the stub's."""
-    mpicc = shutil.which("mpicc")
-    if mpicc:
-        flags = subprocess.run([mpicc, "--showme:compile"], capture_output=True, text=True)
-        if flags.returncode == 0 and flags.stdout.strip():
-            return flags.stdout.split()
-    return ["-I", os.path.join(DATA, "mpi_stub")]
 
 
 def test_the_host_region_drives_several_gpus():
@@ -69,6 +39,10 @@ def test_the_host_region_drives_several_gpus():
     assert nvls < host.index("ncclCommInitAll(") and nvls < host.index("ncclCommInitRank(")
     assert 'getenv("AN5D_GPUS")' in host and "int an5d_gpus = 2," in host
     assert "ncclGetUniqueId(&an5d_id)" in host and "MPI_Bcast(&an5d_id" in host
+    # MPI started by the region is finalized at exit (mpirun fails a rank that is not)
+    init = host.index("MPI_Init(NULL, NULL);")
+    assert host.index("atexit(an5d_mpi_finalize);") > init
+    assert "if (!an5d_done) MPI_Finalize();" in host
     assert f"an5d_s->a - {halo.below} : 0" in host and f"an5d_s->b + {halo.above} :" in host
     assert f"halo of {halo.widest} planes" in host
     assert host.count("ncclSend(") == 2 and host.count("ncclRecv(") == 2
@@ -94,16 +68,7 @@ def test_the_baseline_runs_on_one_gpu():
 def build(name: str, dtype: str, out: Path, mpi: bool, link: bool, **plan) -> tuple[int, str]:
     t = bench(name, dtype, gpus=2, **plan)
     write_outputs(t.outputs, out)
-    home = nccl_home()
-    args = [nvcc_path(), "-O1", "-arch=sm_90", "-Xcompiler", "-fopenmp", "-I", C_INPUTS,
-            "-I", str(home / "include")]
-    if mpi:
-        args += ["-DAN5D_MPI", *mpi_includes()]
-    host, kernel = out / f"{name}_host.cu", out / f"{name}_kernel.cu"
-    if link:
-        args += [str(host), str(kernel), *nccl_library(home), "-o", str(out / "a.out")]
-    else:
-        args += ["-c", str(host), "-o", str(out / "h.o")]
+    args = nvcc_command(nvcc_path(), name, out, "sm_90", "stub" if mpi else None, link)
     proc = subprocess.run(args, capture_output=True, text=True)
     return proc.returncode, proc.stdout + proc.stderr
 

@@ -3,7 +3,9 @@ with fewer than two devices): the cupy/NCCL runner (cuda/multi_gpu.py) and the P
 (Stencil.run(devices=), run_slabs), exact builds bit-identical to the one-GPU run and to
 gcc: the 21 benchmarks in float and double on two GPUs with uneven slabs and every
 remainder degree, a rotating, a coefficient and a multi-statement program, per-device
-cupy slabs, and a grid too thin for the GPUs asked for."""
+cupy slabs, and a grid too thin for the GPUs asked for; the halo exchange overlapped
+with the next launch and not (blocking/slabs.overlap_windows), and ``an5d tune --gpus 2
+--measure``."""
 
 from __future__ import annotations
 
@@ -202,3 +204,97 @@ def test_one_process_per_gpu_with_mpi():
         oracle = host.copy()
         build_reference(stencil.program).run(oracle, env)
         assert np.array_equal(got[1], oracle[1])
+
+
+def test_tune_measures_the_candidates_on_two_gpus(capsys, tmp_path, monkeypatch):
+    """an5d tune --gpus 2 --measure: the N-GPU ranking's candidates timed with the NCCL
+    runner, GFLOP/s of the whole grid; more GPUs than visible is the user's error."""
+    import json
+    from an5dpy.cli.main import main
+    monkeypatch.setenv("AN5D_CACHE_DIR", str(tmp_path / "cache"))
+    j2d = str(C_INPUTS / "j2d5pt.c")
+    args = ["tune", j2d, "--dtype", "float", "--size", "2000", "--steps", "24",
+            "--measure", "2", "--narrow", "--caps", "none,64", "--json"]
+    assert main([*args, "--gpus", "2"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["gpus"] == 2 and data["measured"]
+    ranked = [(r["bt"], r["bs"], r["sl"]) for r in data["ranking"]]
+    for m in data["measured"]:
+        assert (m["bt"], m["bs"], m["sl"]) in ranked[:2] and m["gflops"] > 0
+        assert m["gflops"] == pytest.approx(2000 * 2000 * 10 * 24 / m["seconds"] / 1e9)
+        assert m["predicted"] > 0
+    assert data["best"]["gflops"] == max(m["gflops"] for m in data["measured"])
+    visible = visible_devices()
+    assert main([*args, "--gpus", str(visible + 1)]) == 2
+    assert f"{visible} GPU(s) visible" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("dtype", ["float", "double"])
+@pytest.mark.parametrize("name, bt", [("j2d5pt", 3), ("box2d2r", 2), ("j2d9pt-gol", 3),
+                                      ("star3d1r", 2), ("j3d27pt", 1), ("poisson2d", 2),
+                                      ("heat3dz", 1)])
+def test_overlap_on_and_off_are_the_one_gpu_run_and_gcc(name, bt, dtype):
+    """The exchange overlapped with the interior windows, and not, and as the model
+    chooses, on uneven slabs wide enough for windows, every remainder degree: the same
+    bits as one GPU and gcc."""
+    stencil = compiled(name, dtype, bt)
+    halo = slab_halo(stencil.info, stencil.plan)
+    for steps in (0, 1, 2, 3, 4, 5, 7):
+        compsize = 2 * (halo.below + halo.above + 1) + steps % 3 + \
+            (40 if stencil.info.ndim == 2 else 3)
+        env = resolve_params(stencil.program, {"compsize": compsize, "timestep": steps})
+        shape = (2, *(d.size for d in grid_extents(stencil.info, env)))
+        host = random_grid(shape, dtype, steps)
+        coefs = dict(zip((c.name for c in stencil.info.coefficients),
+                         random_read_only(stencil.program, env, steps)))
+        expected = one_gpu(stencil, host, steps, coefs)
+        results = {}
+        for overlap in (False, True, None):
+            grid = host.copy()
+            stencil.run(grid, steps, devices=[0, 1], overlap=overlap, **coefs)
+            results[overlap] = grid
+            assert np.array_equal(grid, expected, equal_nan=True), (name, steps, overlap)
+        oracle = host.copy()
+        build_reference(stencil.program).run(oracle, env, tuple(coefs.values()))
+        b = result_buffer(stencil.info, env)
+        assert np.array_equal(results[True][b], oracle[b], equal_nan=True), (name, steps)
+
+
+
+def test_overlap_on_per_device_slabs_and_with_the_phase_timer():
+    """run_slabs(overlap=True) in place, and PhaseTimes with overlap: the first launch its
+    work alone, later ones work, exposed exchange, work; the result unchanged."""
+    import cupy
+    from an5dpy.blocking.plan import launch_plan
+    from an5dpy.cuda.multi_gpu import PhaseTimes
+    stencil = compiled("star3d1r", "float", 2)
+    shape, steps = (2, 66, 66, 66), 9
+    host = random_grid(shape, "float", 2)
+    expected = one_gpu(stencil, host, steps, {})
+    env = resolve_params(stencil.program, {"compsize": 64, "timestep": steps})
+    runner = stencil.multi_gpu([0, 1], env)
+    slabs = runner.scatter(host, env)
+    timer = PhaseTimes()
+    runner.run(slabs, env, timer=timer, overlap=True)
+    runner.synchronize()
+    per_launch = timer.launch_ms()
+    assert len(per_launch) == len(launch_plan(steps, 2, 0))
+    assert all(len(marks) == (2 if k == 0 else 5 if k == len(per_launch) - 1 else 4)
+               for triples in timer.events.values() for k, marks in enumerate(triples))
+    assert all(c > 0 and x >= 0 for launch in per_launch for c, x in launch.values())
+    pool = host.copy()
+    runner.gather(slabs, env, pool)
+    b = result_buffer(stencil.info, env)
+    assert np.array_equal(pool[b], expected[b])
+    decomp = stencil.decompose(shape, [0, 1])
+    parts = []
+    for g, s in enumerate(decomp.slabs):
+        with cupy.cuda.Device(g):
+            parts.append(cupy.asarray(host[:, slice(*s.held)]))
+    results = stencil.run_slabs(parts, shape, steps, devices=[0, 1], overlap=True)
+    for g, s in enumerate(decomp.slabs):
+        with cupy.cuda.Device(g):
+            cupy.cuda.Device(g).synchronize()
+            got = cupy.asnumpy(parts[g])[:, s.owned_local]
+        assert np.array_equal(got[b], expected[b][slice(*s.owned)])
+        assert results[g].device.id == g

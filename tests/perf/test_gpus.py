@@ -3,13 +3,14 @@ the probe (on a GPU only)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
 from an5dpy.errors import UsageError
-from an5dpy.perf.gpus import (KNOWN_GPUS, GpuSpec, estimated_smem_gbs, get_gpu, match_known,
-                         probe)
+from an5dpy.perf.gpus import (KNOWN_GPUS, GpuSpec, LinkProbe, estimated_smem_gbs, fit_link,
+                              get_gpu, match_known, probe)
 from an5dpy.blocking.plan import DeviceLimits
 
 
@@ -51,6 +52,38 @@ def test_link_bandwidths_are_the_nominal_nvlink_figures():
     data = KNOWN_GPUS["H200"].to_json()
     del data["link_gbs"]  # a probe's or an older spec file: the exchange is not modelled
     assert GpuSpec.from_json(data).link_gbs == 0
+
+
+def test_link_latency_and_origin_in_specs():
+    """The known entries' link is nominal, without latency; a measured one survives JSON,
+    and a spec file written before the fields existed reads as nominal."""
+    assert all(g.link_latency_us == 0 and not g.link_measured for g in KNOWN_GPUS.values())
+    measured = dataclasses.replace(KNOWN_GPUS["H200"], link_gbs=123.4, link_latency_us=17.5,
+                                   link_measured=True)
+    data = json.loads(json.dumps(measured.to_json()))
+    assert data["link_measured"] is True and GpuSpec.from_json(data) == measured
+    del data["link_latency_us"], data["link_measured"]
+    older = GpuSpec.from_json(data)
+    assert older.link_latency_us == 0 and older.link_measured is False
+    assert older.link_gbs == 123.4
+
+
+def test_fit_link_by_hand():
+    """seconds = latency + bytes / bandwidth, least squares with the latency held."""
+    latency = 20e-6
+    points = [(b, latency + b / 150e9) for b in (1 << 19, 1 << 22, 1 << 25)]
+    assert fit_link(points, latency) == pytest.approx(150)
+    # noise: the slope weighs the large messages most (sum b (t - L) / sum b^2)
+    noisy = [(1 << 19, latency + (1 << 19) / 100e9), (1 << 25, latency + (1 << 25) / 200e9)]
+    b, t = zip(*noisy)
+    slope = sum(x * (y - latency) for x, y in noisy) / sum(x * x for x in b)
+    assert fit_link(noisy, latency) == pytest.approx(1 / slope / 1e9)
+    assert 190 < fit_link(noisy, latency) < 200
+    with pytest.raises(UsageError, match="cannot fit a bandwidth"):
+        fit_link([(1 << 20, latency / 2)], latency)
+    probe_ = LinkProbe(150.0, latency, ((4096, latency), *points))
+    assert probe_.describe().startswith("NCCL send/recv between devices 0 and 1, both "
+                                        "directions at once (4 KiB 20.0 us, 512 KiB")
 
 
 def test_estimate_and_per_dtype_accessors():
@@ -122,6 +155,9 @@ def test_json_missing_smem_is_estimated():
     ({"name": 7}, "string"),
     ({"step_latency_cycles": -1}, "a number >= 0"),
     ({"link_gbs": -450}, "a number >= 0"),
+    ({"link_latency_us": -1}, "a number >= 0"),
+    ({"link_measured": 1}, "true or false"),
+    ({"link_measured": "yes"}, "true or false"),
     ({"schedulers_per_sm": 0}, "positive number"),
 ])
 def test_json_bad_specs(change, message):
@@ -169,3 +205,10 @@ def test_probe_on_gpu(tmp_path):
     path = tmp_path / "probed.json"
     spec.save(path)
     assert get_gpu(str(path)) == spec
+    import cupy
+    if cupy.cuda.runtime.getDeviceCount() >= 2:  # the link between devices 0 and 1
+        assert spec.link_measured and spec.link_gbs > 1 and spec.link_latency_us > 0
+        assert "link measured: NCCL send/recv" in spec.source
+    else:
+        assert not spec.link_measured and spec.link_latency_us == 0
+        assert "link not measured (one GPU visible)" in spec.source

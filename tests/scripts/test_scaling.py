@@ -190,6 +190,11 @@ def test_a_dry_run_on_the_cpu(monkeypatch, tmp_path, capsys):
     assert float(read[1]["compute_s"]) == pytest.approx(1e-3)
     assert float(read[1]["exchange_s"]) == pytest.approx(1e-3)
     assert float(read[0]["exchange_s"]) == 0 and read[0]["compute_s"] == read[0]["seconds"]
+    # the overlapped run beside it on two GPUs, with the model's choice; none on one
+    assert read[0]["overlap_seconds"] == "" and read[0]["model_overlap"] == ""
+    assert float(read[1]["overlap_seconds"]) > 0 and read[1]["model_overlap"] in ("True", "False")
+    assert float(read[1]["overlap_exchange_s"]) == pytest.approx(1e-3)
+    assert float(read[1]["overlap_efficiency"]) > 0
     assert read[1]["target"] == "0.9" and read[3]["target"] == "0.95"
     assert (tmp_path / "scaling.md").read_text().startswith("# Scaling over 2 x NVIDIA H200")
     assert (tmp_path / "scaling.png").exists() or "matplotlib" in capsys.readouterr().err
