@@ -522,27 +522,22 @@ def _coarse_calls(op: Op, relative: bool, guarded: bool, how: Coarsening
             return each(op.name)
         case Share():
             return each(op.name, cells=how.shared)
-        case Calc() | Store() if op.shared:  # one barrier per step: only the evaluations
-            plain = each(op.name, lambda m: how.neighbours(op, m))
-            if not guarded:
-                return plain
-            if isinstance(op, Store):
-                return (f"if ({STORES.call(q)}) {{", *plain, "}")
-            boundary = Boundary(op.level, op.out, op.plane, op.prev)
-            return (f"if ({BOUNDARY_PLANE.call(q)}) {{", f"if ({EXISTS.call(q)}) {{",
-                    *_coarse_calls(boundary, relative, False, how), "}",
-                    "} else {", *plain, "}")
         case Calc() | Store():
             rows = lambda m: how.neighbours(op, m)  # noqa: E731
-            plain = (*each(op.name + WRITE_HALF, rows, how.shared), "__syncthreads();",
-                     *each(op.name + EVALUATE_HALF, rows))
+            # one barrier per step: Share ops wrote the inputs, the step's Sync published
+            # them, and the op only evaluates (its macro is the evaluation half already)
+            sync = () if op.shared else ("__syncthreads();",)
+            writes = () if op.shared else each(op.name + WRITE_HALF, rows, how.shared)
+            plain = (*writes, *sync,
+                     *each(op.name if op.shared else op.name + EVALUATE_HALF, rows))
             if not guarded:
                 return plain
             if isinstance(op, Store):
-                return (f"if ({STORES.call(q)}) {{", *plain, "} else __syncthreads();")
+                return (f"if ({STORES.call(q)}) {{", *plain,
+                        "} else __syncthreads();" if sync else "}")
             boundary = Boundary(op.level, op.out, op.plane, op.prev)
             return (f"if ({BOUNDARY_PLANE.call(q)}) {{", f"if ({EXISTS.call(q)}) {{",
-                    *_coarse_calls(boundary, relative, False, how), "}", "__syncthreads();",
+                    *_coarse_calls(boundary, relative, False, how), "}", *sync,
                     "} else {", *plain, "}")
         case Accumulate():
             take = (*each(op.name + WRITE_HALF), "__syncthreads();",
