@@ -194,7 +194,7 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
     from an5dpy.perf.bench import sconf_plan
     from an5dpy.perf.gpus import get_gpu
     from an5dpy.cuda.runtime import device_name
-    from an5dpy.perf.tune import coarsened_plans, paper_ranking, tuning_candidates
+    from an5dpy.perf.tune import paper_ranking, tuning_candidates, variant_plans
 
     gpu = get_gpu(device_name())
     bench = Bench()
@@ -211,8 +211,8 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
             heavy = info.flops_per_cell > HEAVY_FLOPS
             ranking = [(p.plan, p.gflops) for p in ranked]
             paper = paper_ranking(info, gpu, env, space, ranking)
-            # the model's best plan with more cells per thread, which the model does not rank
-            extra = (sconf, *(() if narrow else coarsened_plans(info, ranking[0][0])))
+            # the model's best plan in the forms the model does not rank (as the tuner)
+            extra = (sconf, *(() if narrow else variant_plans(info, ranking[0][0])))
             plans = tuning_candidates(ranking, paper, min(top, 3) if heavy else top, extra,
                                       per_bt=not heavy and not narrow, per_bs=not narrow)
             jobs = submit_jobs(bench, info, plans, name.replace("-", "_"))
