@@ -99,7 +99,7 @@ class _Builder:
 
     def assign_buffers(self, steps: list[list[Op]], first: int, every_level_op: bool) -> tuple[Step, ...]:
         """Number barrier ops 0,1,0,1,... starting at ``first``; with one barrier per step,
-        split each step's level ops instead (:meth:`share_step`).
+        split each step's level ops instead (:meth:`share_steps`).
 
         ``every_level_op``: in guarded chunks each level op position owns a barrier even
         when it is skipped at run time.
@@ -119,7 +119,6 @@ class _Builder:
                 new_ops.append(op)
             out.append(Step(index, tuple(new_ops)))
         return tuple(out)
-
 
     def share_steps(self, steps: list[tuple[int, list[Op]]]) -> tuple[Step, ...]:
         """One barrier per step: each level op's input plane is written to the level's

@@ -44,7 +44,9 @@ Every level op uses one of two shared-memory buffers and one barrier. Buffers al
 along the executed sequence (double buffering): the head starts on the parity that makes
 the first chunk start on buffer 0, and each chunk holds an even number of level ops.
 Guarded ops that are skipped at run time still execute their barrier, so the alternation
-stays static.
+stays static. With one barrier per step (:class:`~an5dpy.blocking.plan.Barriers`), each
+level has two buffers of its own instead, alternating from step to step, and a step opens
+with a :class:`Share` per level op and one :class:`Sync` (:mod:`an5dpy.blocking.build`).
 """
 
 from __future__ import annotations
