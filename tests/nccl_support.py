@@ -18,6 +18,16 @@ from pathlib import Path
 from paths import C_INPUTS, DATA, REPO
 
 
+def visible_devices() -> int:
+    """CUDA devices cupy sees (0 without cupy or a driver): the several-GPU tests skip
+    below two."""
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount()
+    except Exception:  # noqa: BLE001 - no cupy or no driver: no device
+        return 0
+
+
 def _installed_nccl() -> list[str]:
     try:
         spec = importlib.util.find_spec("nvidia.nccl")

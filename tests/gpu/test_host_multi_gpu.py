@@ -21,7 +21,7 @@ from an5dpy.driver import write_outputs
 
 from cuda_support import bench
 from nccl_support import (RANK_OUTPUT, mpirun_command, mpirun_flavour, nccl_home,
-                          nccl_library, nvcc_command)
+                          nccl_library, nvcc_command, visible_devices)
 
 pytestmark = pytest.mark.gpu
 
@@ -32,14 +32,6 @@ CASES = [
     ("star3d1r", "double", dict(bt=2, bs="32x16", sl="off"), ["-s", "129", "-t", "23"]),
 ]
 IDS = [f"{name}-{dtype}" for name, dtype, _, _ in CASES]
-
-
-def visible_devices() -> int:
-    try:
-        import cupy
-        return cupy.cuda.runtime.getDeviceCount()
-    except Exception:  # noqa: BLE001 - no cupy or no driver: no device
-        return 0
 
 
 @pytest.fixture(autouse=True)

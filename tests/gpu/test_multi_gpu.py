@@ -20,6 +20,7 @@ import an5dpy
 from an5dpy.blocking.plan import grid_extents
 from an5dpy.blocking.slabs import slab_halo
 from an5dpy.check.reference import build_reference, resolve_params
+from nccl_support import visible_devices
 from an5dpy.check.verify import (field_results, random_fields, random_grid, random_read_only,
                                  result_buffer)
 from an5dpy.driver import load
@@ -29,14 +30,6 @@ pytestmark = pytest.mark.gpu
 REPO = Path(__file__).resolve().parents[2]
 C_INPUTS = REPO / "c_inputs"
 BENCHMARKS = sorted((C_INPUTS / "paper_benchmarks.txt").read_text().split())
-
-
-def visible_devices() -> int:
-    try:
-        import cupy
-        return cupy.cuda.runtime.getDeviceCount()
-    except Exception:  # noqa: BLE001 - no cupy or no driver: no device
-        return 0
 
 
 @pytest.fixture(autouse=True)
