@@ -198,13 +198,10 @@ def render(offsets, dtype: str) -> str:
             f"        A[(t+1)%2][i][j] = {terms};\n#pragma endscop\n}}\n")
 
 
-@settings(deadline=None, max_examples=40)
-@given(offsets=st.lists(st.tuples(st.integers(-2, 3), st.integers(-1, 1)), min_size=1,
-                        max_size=6, unique=True),
-       dtype=st.sampled_from(["float", "double"]), bt=st.integers(1, 4),
-       sl=st.sampled_from([None, 1, 3]), steps=st.integers(0, 9), gpus=st.integers(2, 5),
-       extra=st.integers(0, 7), data=st.data())
-def test_random_stencils_on_random_slabs(offsets, dtype, bt, sl, steps, gpus, extra, data):
+def random_slab_problem(offsets, dtype, bt, sl, steps, gpus, extra, data):
+    """A random stencil of ``offsets`` (render), a plan of a mode it allows, and a grid
+    whose streaming dimension holds ``gpus`` slabs of the halo's width plus ``extra``
+    planes: (program, info, plan, env, grid)."""
     from an5dpy.analysis import analyze
     from an5dpy.frontend import read_program_text
     program = read_program_text(render(offsets, dtype), "random.c")
@@ -217,6 +214,18 @@ def test_random_stencils_on_random_slabs(offsets, dtype, bt, sl, steps, gpus, ex
     env = resolve_params(program, {"n0": n0, "n1": data.draw(st.integers(1, 9)) + 2,
                                    "T": steps})
     grid = random_grid((2, *(d.size for d in grid_extents(info, env))), dtype, steps)
+    return program, info, plan, env, grid
+
+
+@settings(deadline=None, max_examples=40)
+@given(offsets=st.lists(st.tuples(st.integers(-2, 3), st.integers(-1, 1)), min_size=1,
+                        max_size=6, unique=True),
+       dtype=st.sampled_from(["float", "double"]), bt=st.integers(1, 4),
+       sl=st.sampled_from([None, 1, 3]), steps=st.integers(0, 9), gpus=st.integers(2, 5),
+       extra=st.integers(0, 7), data=st.data())
+def test_random_stencils_on_random_slabs(offsets, dtype, bt, sl, steps, gpus, extra, data):
+    program, info, plan, env, grid = random_slab_problem(offsets, dtype, bt, sl, steps,
+                                                         gpus, extra, data)
     one = simulate(info, plan, grid, env)
     many = simulate_slabs(info, plan, grid, env, gpus)
     assert same(many, one)
@@ -406,18 +415,8 @@ def test_random_stencils_on_random_overlapped_slabs(offsets, dtype, bt, sl, step
                                                     extra, data):
     """Uneven reach, every remainder degree, slab counts and sizes from too thin for
     windows (then the whole launch after the exchange) to several times the halos."""
-    from an5dpy.analysis import analyze
-    from an5dpy.frontend import read_program_text
-    program = read_program_text(render(offsets, dtype), "random.c")
-    info = analyze(program)
-    modes = ["none"] + (["nondiag"] if info.diagonal_free else [])
-    mode = data.draw(st.sampled_from(modes))
-    plan = make_plan(info, bt=bt, bs=(2 * bt * info.radius[1] + 3,), sl=sl, opt=mode)
-    halo = slab_halo(info, plan)
-    n0 = gpus * halo.widest + extra + info.dims[0].reach_lo + info.dims[0].reach_hi
-    env = resolve_params(program, {"n0": n0, "n1": data.draw(st.integers(1, 9)) + 2,
-                                   "T": steps})
-    grid = random_grid((2, *(d.size for d in grid_extents(info, env))), dtype, steps)
+    program, info, plan, env, grid = random_slab_problem(offsets, dtype, bt, sl, steps,
+                                                         gpus, extra, data)
     one = simulate(info, plan, grid, env)
     overlapped = simulate_slabs(info, plan, grid, env, gpus, overlap=True)
     assert same(overlapped, one)

@@ -153,9 +153,9 @@ def test_a_grid_too_thin_for_two_gpus_runs_on_one(capsys):
         stencil.run(grid, 3, devices=[0, 0])
 
 
-def test_the_phase_timer_on_two_gpus():
-    """PhaseTimes: events of every launch on both devices; the run's result unchanged."""
-    from an5dpy.blocking.plan import launch_plan
+def timed_run(overlap: bool):
+    """star3d1r float over 64^3 cells, 9 steps, on devices 0 and 1 with a PhaseTimes:
+    (stencil, shape, steps, host grid, one-GPU result, env, runner, slabs, timer)."""
     from an5dpy.cuda.multi_gpu import PhaseTimes
     stencil = compiled("star3d1r", "float", 2)
     shape, steps = (2, 66, 66, 66), 9
@@ -165,8 +165,15 @@ def test_the_phase_timer_on_two_gpus():
     runner = stencil.multi_gpu([0, 1], env)
     slabs = runner.scatter(host, env)
     timer = PhaseTimes()
-    runner.run(slabs, env, timer=timer)
+    runner.run(slabs, env, timer=timer, overlap=overlap)
     runner.synchronize()
+    return stencil, shape, steps, host, expected, env, runner, slabs, timer
+
+
+def test_the_phase_timer_on_two_gpus():
+    """PhaseTimes: events of every launch on both devices; the run's result unchanged."""
+    from an5dpy.blocking.plan import launch_plan
+    stencil, shape, steps, host, expected, env, runner, slabs, timer = timed_run(False)
     per_launch = timer.launch_ms()
     assert len(per_launch) == len(launch_plan(steps, 2, 0))
     assert all(set(t) == {0, 1} and all(c > 0 and x >= 0 for c, x in t.values())
@@ -259,17 +266,7 @@ def test_overlap_on_per_device_slabs_and_with_the_phase_timer():
     work alone, later ones work, exposed exchange, work; the result unchanged."""
     import cupy
     from an5dpy.blocking.plan import launch_plan
-    from an5dpy.cuda.multi_gpu import PhaseTimes
-    stencil = compiled("star3d1r", "float", 2)
-    shape, steps = (2, 66, 66, 66), 9
-    host = random_grid(shape, "float", 2)
-    expected = one_gpu(stencil, host, steps, {})
-    env = resolve_params(stencil.program, {"compsize": 64, "timestep": steps})
-    runner = stencil.multi_gpu([0, 1], env)
-    slabs = runner.scatter(host, env)
-    timer = PhaseTimes()
-    runner.run(slabs, env, timer=timer, overlap=True)
-    runner.synchronize()
+    stencil, shape, steps, host, expected, env, runner, slabs, timer = timed_run(True)
     per_launch = timer.launch_ms()
     assert len(per_launch) == len(launch_plan(steps, 2, 0))
     assert all(len(marks) == (2 if k == 0 else 5 if k == len(per_launch) - 1 else 4)
