@@ -333,8 +333,9 @@ FIG8_DEGREES = {2: (1, 2, 3, 4, 5, 6, 8, 10, 12, 14, 16), 3: (1, 2, 3, 4, 5, 6, 
 
 
 def measure_fig8(out_dir: str, deadline: float, stencils=RAD1) -> None:
-    """GFLOP/s vs bT for radius-1 stencils (float), the tuned bS/sl/mode fixed, the
-    register budget tuned per bT (paper section 7.3). Points already in fig8.jsonl are kept
+    """GFLOP/s vs bT for radius-1 stencils (float), the tuned plan's other options fixed
+    (bS, sl, mode, cells per thread, barriers), the register budget tuned per bT (paper
+    section 7.3). Points already in fig8.jsonl are kept
     for the stencils this run measures nothing of."""
     from an5dpy.perf.bench import paper_env
     from an5dpy.driver import blocking_plan, load
@@ -353,7 +354,8 @@ def measure_fig8(out_dir: str, deadline: float, stencils=RAD1) -> None:
         for bt in FIG8_DEGREES[info.ndim]:
             try:
                 plan = blocking_plan(info, bt, bs=tuple(best["bs"]), sl=best["sl"],
-                                     opt=best["opt"])
+                                     opt=best["opt"], coarsen=best.get("coarsen", 1),
+                                     barriers=best.get("barriers", "level"))
             except UsageError:
                 continue
             work.append((name, info, env, plan,
