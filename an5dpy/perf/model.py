@@ -81,8 +81,10 @@ live in :mod:`an5dpy.perf.model_constants`, the counts and occupancy in
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Iterable, Mapping
+
+import numpy as np
 
 from an5dpy.blocking.plan import (WARP_SIZE, Barriers, BlockingPlan, DimExtent, LaunchGeometry,
                                   Mode, active_warp_fraction, budget_register_limit, grid_extents,
@@ -92,11 +94,12 @@ from an5dpy.perf.counts import (CoefficientReads, LevelWork, Occupancy, OpMix, T
                                 level_work, occupancy, plane_dim_counts, spill_free_registers,
                                 stream_counts, sum_counts)
 from an5dpy.perf.gpus import GpuSpec, get_gpu
-from an5dpy.perf.model_constants import (BOTTLENECKS, COEF_READ_INSTRUCTIONS, DEPENDENT_LATENCY,
-                                         DOUBLE_DIVISION_INSTRUCTIONS, DOUBLE_DIVISION_LATENCY,
-                                         EXPOSED_ISSUE, FIELD_SELECT_INSTRUCTIONS,
-                                         LEVEL_OVERHEAD, REGISTER_BUDGETS,
-                                         SPILL_INSTRUCTIONS, UNBOUNDED_EXCESS, WAVE_TAIL)
+from an5dpy.perf.model_constants import (BARRIER_STALL, BOTTLENECKS, COEF_READ_INSTRUCTIONS,
+                                         DEPENDENT_LATENCY, DOUBLE_DIVISION_INSTRUCTIONS,
+                                         DOUBLE_DIVISION_LATENCY, EXPOSED_ISSUE,
+                                         FIELD_SELECT_INSTRUCTIONS, LEVEL_OVERHEAD,
+                                         NORM_EXPONENT, REGISTER_BUDGETS, SPILL_INSTRUCTIONS,
+                                         UNBOUNDED_EXCESS, WAVE_TAIL)
 from an5dpy.ir import StencilInfo
 
 
@@ -109,6 +112,118 @@ def barriers_per_level(plan: BlockingPlan, degree: int) -> float:
     ops."""
     per_op = 1 / degree if plan.barriers is Barriers.STEP else 1.0
     return per_op / plan.coarsen
+
+
+# --------------------------------------------------------------------------- combining times
+#
+# A launch's time in two parts: :class:`LaunchTerms`, the counts that do not depend on the
+# fitted constants (computed once per plan, budget and degree), and the few functions below
+# that apply :class:`IssueConstants` to them. The functions take floats or numpy arrays
+# alike, so that scripts/model_fit.py applies the very same formula to thousands of plans at
+# once when it fits the constants.
+
+
+@dataclass(frozen=True)
+class IssueConstants:
+    """The constants a launch's time takes beyond its counts (model_constants documents
+    each): where the GPU has no step latency, the paper's roofline (:data:`PAPER_TERMS`:
+    no wave tail, the largest time); on Hopper the issue term's fitted values
+    (:data:`FITTED`)."""
+
+    exposed: float = EXPOSED_ISSUE
+    spill: float = SPILL_INSTRUCTIONS
+    wave_tail: float = WAVE_TAIL
+    barrier_stall: float = BARRIER_STALL
+    norm: float = NORM_EXPONENT
+
+
+#: The issue term's constants as fitted (an5dpy.perf.model_constants).
+FITTED = IssueConstants()
+#: The paper's terms: eff_SM = waves / ceil(waves) and the largest of the times.
+PAPER_TERMS = IssueConstants(wave_tail=0.0, norm=math.inf)
+
+
+@dataclass(frozen=True)
+class LaunchTerms:
+    """What one launch's time is made of before the constants of :class:`IssueConstants`
+    apply (each field a float, or an array of them for many launches: :meth:`stack`).
+
+    ``issue_instructions``: warp-instructions the launch issues without spills;
+    ``spill_warps``: warp-level ops x registers a budget falls short (each costs
+    ``spill`` instructions); ``barrier_warps``: per block and streaming step, barriers x
+    warps of the block (each unit stalls ``barrier_stall`` cycles); ``chain_cycles``: the
+    dependency chains of a step's levels. The issue fields are 0 where the GPU has no step
+    latency.
+    """
+
+    time_comp: float
+    time_sm: float
+    time_gm: float
+    waves: float
+    step_latency: float = 0.0
+    chain_cycles: float = 0.0
+    block_steps: float = 0.0
+    issue_instructions: float = 0.0
+    spill_warps: float = 0.0
+    barrier_warps: float = 0.0
+    resident: float = 1.0
+    schedulers: float = 1.0
+    sm_count: float = 1.0
+    clock_hz: float = 1.0
+
+    @staticmethod
+    def stack(terms: "Iterable[LaunchTerms]") -> "LaunchTerms":
+        """One LaunchTerms of arrays, a field per launch (for scripts/model_fit.py)."""
+        terms = list(terms)
+        return LaunchTerms(**{f.name: np.array([getattr(t, f.name) for t in terms], float)
+                              for f in fields(LaunchTerms)})
+
+
+def warp_instructions(t: LaunchTerms, k: IssueConstants):
+    """Warp-instructions the launch issues, spill instructions included."""
+    return t.issue_instructions + k.spill * t.spill_warps
+
+
+def step_cycles(t: LaunchTerms, k: IssueConstants):
+    """SM cycles per streaming step of its ``B`` resident blocks:
+    ``max(latency + e*W/S, B*W/S)`` (``W`` warp-instructions per block and step, ``S``
+    schedulers; ``latency`` = the GPU's step latency + the levels' dependency chains +
+    the barriers' stalls; ``e`` = exposed issue share)."""
+    per_step = warp_instructions(t, k) / np.maximum(t.block_steps, 1) / t.schedulers
+    latency = t.step_latency + t.chain_cycles + k.barrier_stall * t.barrier_warps
+    return np.maximum(latency + k.exposed * per_step, t.resident * per_step)
+
+
+def issue_seconds(t: LaunchTerms, k: IssueConstants):
+    """The issue term: the launch's block steps spread over its resident blocks."""
+    return np.where(t.step_latency > 0, t.block_steps / (t.sm_count * t.resident)
+                    * step_cycles(t, k) / t.clock_hz, 0.0)
+
+
+def wave_efficiency(waves, tail: float):
+    """eff_SM: waves / (ceil(waves) + tail); the paper's waves / ceil(waves) at tail 0,
+    and 1 for an empty launch."""
+    waves = np.asarray(waves, float)
+    return np.where(waves > 0, waves / (np.ceil(waves) + tail), 1.0)
+
+
+def combine_times(times, norm: float):
+    """The p-norm (``p = norm``) of a launch's component times: their largest one at
+    ``p = inf`` (the paper's roofline), their sum at ``p = 1``. The resources of one
+    instruction stream overlap, but not fully, and a p between tells how much."""
+    times = np.asarray(times, float)
+    top = times.max(axis=0)
+    if math.isinf(norm):
+        return top
+    scale = np.where(top > 0, top, 1.0)  # relative to the largest: no overflow
+    return np.where(top > 0, scale * np.power(np.power(times / scale, norm).sum(axis=0),
+                                              1 / norm), 0.0)
+
+
+def launch_seconds(t: LaunchTerms, k: IssueConstants):
+    """A launch's seconds: its times' combination (:func:`combine_times`) over eff_SM."""
+    times = (t.time_comp, t.time_sm, t.time_gm, issue_seconds(t, k))
+    return combine_times(times, k.norm) / wave_efficiency(t.waves, k.wave_tail)
 
 
 @dataclass(frozen=True)
@@ -148,6 +263,10 @@ class LaunchCost:
     # through L1 (in sm_bytes: shared memory and L1 are one memory on NVIDIA GPUs)
     coef_gm_bytes: int = 0
     coef_l1_bytes: int = 0
+    #: how the times combine (:func:`launch_seconds`): the paper's largest time, or on
+    #: Hopper the fitted p-norm and wave tail
+    constants: IssueConstants = PAPER_TERMS
+    terms: LaunchTerms | None = None  # what the times are made of (None: no blocks)
 
     @property
     def threads(self) -> ThreadCounts:
@@ -161,15 +280,17 @@ class LaunchCost:
     @property
     def raw_seconds(self) -> float:
         """The paper's roofline: the largest time. With the issue term (Hopper) the
-        Euclidean norm of the four: a block issues, loads and waits on shared memory in
-        one instruction stream, so resources that are all busy do not overlap fully."""
-        if self.time_issue > 0:
-            return math.hypot(*self.times)
-        return max(self.times)
+        p-norm of the four (:data:`NORM_EXPONENT`): a block issues, loads and waits on
+        shared memory in one instruction stream, so resources that are all busy do not
+        overlap fully."""
+        return float(combine_times(self.times, self.constants.norm))
 
     @property
     def seconds(self) -> float:
-        return self.raw_seconds / self.eff_sm if self.blocks else 0.0
+        """:func:`launch_seconds` of the launch's terms: the formula the fit applies."""
+        if not self.blocks or self.terms is None:
+            return 0.0
+        return float(launch_seconds(self.terms, self.constants))
 
     @property
     def bottleneck(self) -> str:
@@ -318,13 +439,18 @@ class Model:
 
     ``halo_computes``: charge compute and shared-memory reads to redundant threads too
     (see :data:`MODEL_NOTES`; default: valid threads only, as the paper's numbers do).
+
+    ``constants``: how a launch's times combine (:class:`IssueConstants`); default
+    :data:`FITTED` where the GPU has a step latency (Hopper), else :data:`PAPER_TERMS`.
     """
 
     def __init__(self, info: StencilInfo, gpu: GpuSpec | str, sizes, steps: int | None = None,
-                 halo_computes: bool = False):
+                 halo_computes: bool = False, constants: IssueConstants | None = None):
         self.info = info
         self.halo_computes = halo_computes
         self.gpu = get_gpu(gpu)
+        self.constants = constants or (FITTED if self.gpu.step_latency_cycles > 0
+                                       else PAPER_TERMS)
         self.dims, self.steps = resolve_sizes(info, sizes, steps)
         self._mix = {m: OpMix.of(info, m) for m in Mode}
         self.cells = math.prod(d.length for d in self.dims)
@@ -365,10 +491,7 @@ class Model:
     def wave_efficiency(self, waves: float) -> float:
         """eff_SM: the paper's waves / ceil(waves); where the model weighs instruction
         issue, the last wave also loses :data:`WAVE_TAIL` of a wave to uneven blocks."""
-        if waves <= 0:
-            return 1.0
-        tail = WAVE_TAIL if self.gpu.step_latency_cycles > 0 else 0.0
-        return waves / (math.ceil(waves) + tail)
+        return float(wave_efficiency(waves, self.constants.wave_tail))
 
     def launch_cost(self, plan: BlockingPlan, degree: int, regs: int | None = None
                     ) -> LaunchCost:
@@ -433,34 +556,50 @@ class Model:
         nblocks = geo.nblocks
         waves = nblocks / (occ.blocks_per_sm * gpu.sm_count)
         eff_sm = self.wave_efficiency(waves) if nblocks else 1.0
-        cost = LaunchCost(d, 1, nblocks, geo.plane_blocks, nstream, occ, waves, eff_sm, levels,
-                          gm_reads, gm_writes, sm_reads, sm_writes, sum(comp), flops, gm_bytes,
-                          sm_bytes, time_comp, time_sm, time_gm, coef_gm_bytes=coef_gm,
-                          coef_l1_bytes=coef_l1)
+        terms = LaunchTerms(time_comp, time_sm, time_gm, waves)
         if gpu.step_latency_cycles > 0 and levels[0].total:
-            cost = self._with_issue(cost, plan, regs)
-        return cost
+            terms = self._issue_terms(terms, plan, d, levels, occ, regs)
+        k = self.constants
+        return LaunchCost(d, 1, nblocks, geo.plane_blocks, nstream, occ, waves, eff_sm, levels,
+                          gm_reads, gm_writes, sm_reads, sm_writes, sum(comp), flops, gm_bytes,
+                          sm_bytes, time_comp, time_sm, time_gm,
+                          block_steps=terms.block_steps,
+                          warp_instructions=float(warp_instructions(terms, k)),
+                          step_cycles=(float(step_cycles(terms, k)) if terms.step_latency > 0
+                                       else 0.0),
+                          time_issue=float(issue_seconds(terms, k)),
+                          coef_gm_bytes=coef_gm, coef_l1_bytes=coef_l1, constants=k,
+                          terms=terms)
 
     def level_instructions(self, plan: BlockingPlan, degree: int,
                            regs: int | None = None, substep: int = 0) -> float:
         """Instructions a thread issues per level op of sub-step ``substep`` (see
-        :meth:`_with_issue`): its statements' arithmetic, its shared-memory reads and the
+        :meth:`_issue_terms`): its statements' arithmetic, its shared-memory reads and the
         stores of its staged planes (:class:`LevelWork`).
 
         ``regs``: a register budget; its limit (:func:`budget_register_limit`) below
         :func:`spill_free_registers` costs :data:`SPILL_INSTRUCTIONS` per register. Each
         distinct read of a read-only array costs :data:`COEF_READ_INSTRUCTIONS`.
         """
+        return (self.spill_free_instructions(plan, degree, substep)
+                + self.constants.spill * self.registers_short(plan, degree, regs))
+
+    def registers_short(self, plan: BlockingPlan, degree: int, regs: int | None) -> int:
+        """Registers a budget's limit falls short of what the kernel needs unspilled."""
+        if regs is None:
+            return 0
+        return max(0, spill_free_registers(plan, degree)
+                   - budget_register_limit(regs, plan.nthreads))
+
+    def spill_free_instructions(self, plan: BlockingPlan, degree: int,
+                                substep: int = 0) -> float:
+        """:meth:`level_instructions` without spills."""
         work = self.work(plan)[substep]
         mix = work.mix
-        short = 0
-        if regs is not None:
-            short = max(0, spill_free_registers(plan, degree)
-                        - budget_register_limit(regs, plan.nthreads))
         return (mix.instructions * (2 if plan.dtype == "double" else 1)
                 + DOUBLE_DIVISION_INSTRUCTIONS * mix.double_divisions
                 + work.smem_reads + work.smem_planes + barriers_per_level(plan, degree)
-                + LEVEL_OVERHEAD[plan.ndim] + SPILL_INSTRUCTIONS * short
+                + LEVEL_OVERHEAD[plan.ndim]
                 + COEF_READ_INSTRUCTIONS * work.coef_reads
                 + FIELD_SELECT_INSTRUCTIONS * (len(work.writes) - 1))
 
@@ -473,42 +612,54 @@ class Model:
                    + DOUBLE_DIVISION_LATENCY * mix.double_divisions
                    for mix in self.work(plan)[substep].mixes)
 
-    def _with_issue(self, cost: LaunchCost, plan: BlockingPlan, regs: int | None
-                    ) -> LaunchCost:
-        """The issue term (Hopper, beyond the paper): the kernels are bound by issuing
-        instructions, and a block's streaming step cannot take less than its latency.
+    def _issue_terms(self, terms: LaunchTerms, plan: BlockingPlan, d: int,
+                     levels: tuple[ThreadCounts, ...], occ: Occupancy, regs: int | None
+                     ) -> LaunchTerms:
+        """The issue term's counts (Hopper, beyond the paper): the kernels are bound by
+        issuing instructions, and a block's streaming step cannot take less than its
+        latency (:func:`step_cycles` combines them).
 
         Every thread of a warp with a thread in a level's window executes the level op
         (:func:`an5dpy.blocking.plan.active_warp_fraction`): :meth:`level_instructions` each, the
         update's arithmetic counted twice in double (half-rate FP64 pipes), plus double
         divisions, shared loads, stores, the barrier, :data:`LEVEL_OVERHEAD` and spill
-        instructions. With ``W`` warp-instructions per block and step, ``S`` schedulers
-        and ``B`` resident blocks, an SM takes ``max(latency + e*W/S, B*W/S)`` cycles per
-        step of its blocks: ``latency`` = the GPU's step latency (a global load's round
-        trip) + ``d`` x :meth:`level_latency` (each level's chain ends at a barrier), and
-        ``e`` = :data:`EXPOSED_ISSUE` (the block computes while its next loads fly).
-        Level T is sub-step ``(T - 1) % S`` of a time step: its instructions and chain
-        are that sub-step's.
+        instructions. The step's latency: the GPU's step latency (a global load's round
+        trip) + ``d`` x :meth:`level_latency` (each level's chain ends at a barrier) + the
+        stalls of the step's barriers (:data:`BARRIER_STALL` x the block's warps each: a
+        barrier waits for the block's slowest warp). Level T is sub-step ``(T - 1) % S``
+        of a time step: its instructions and chain are that sub-step's.
         """
-        gpu, d = self.gpu, cost.degree
+        gpu = self.gpu
         substeps = len(self.work(plan))
-        instructions = chains = 0
+        short = self.registers_short(plan, d, regs)
+        instructions = spill_warps = chains = 0.0
         for s in range(substeps):
-            levels = range(s + 1, d + 1, substeps)
-            warps = sum(cost.levels[T].total / WARP_SIZE
+            steps = range(s + 1, d + 1, substeps)
+            warps = sum(levels[T].total / WARP_SIZE
                         * active_warp_fraction(plan.bs, plan.plane_radius, T, plan.coarsen)
-                        for T in levels)
-            instructions += warps * self.level_instructions(plan, d, regs, s)
-            chains += len(levels) * self.level_latency(plan, s)
-        block_steps = cost.levels[0].total / math.prod(plan.bs)  # cells per block and plane
-        per_step = instructions / block_steps / gpu.schedulers_per_sm
-        resident = cost.occupancy.blocks_per_sm
-        latency = gpu.step_latency_cycles + chains
-        cycles = max(latency + EXPOSED_ISSUE * per_step, resident * per_step)
-        time_issue = (block_steps / (gpu.sm_count * resident) * cycles
-                      / (gpu.clock_mhz * 1e6))
-        return replace(cost, block_steps=block_steps, warp_instructions=instructions,
-                       step_cycles=cycles, time_issue=time_issue)
+                        for T in steps)
+            instructions += warps * self.spill_free_instructions(plan, d, s)
+            spill_warps += warps * short
+            chains += len(steps) * self.level_latency(plan, s)
+        block_steps = levels[0].total / math.prod(plan.bs)  # cells per block and plane
+        # a coarsened thread's barrier serves its cells: per block, d barriers a step (one
+        # with one barrier per step)
+        barriers = d * barriers_per_level(plan, d) * plan.coarsen
+        block_warps = math.ceil(plan.nthreads / WARP_SIZE)
+        return replace(terms, step_latency=gpu.step_latency_cycles, chain_cycles=chains,
+                       block_steps=block_steps, issue_instructions=instructions,
+                       spill_warps=spill_warps, barrier_warps=barriers * block_warps,
+                       resident=occ.blocks_per_sm, schedulers=gpu.schedulers_per_sm,
+                       sm_count=gpu.sm_count, clock_hz=gpu.clock_mhz * 1e6)
+
+    def launch_degrees(self, plan: BlockingPlan) -> dict[int, int]:
+        """The kernels' degrees of the run's launch plan and how many launches each,
+        in launch-plan order."""
+        counts: dict[int, int] = {}
+        for deg in run_degrees(self.steps, plan.bt, plan.levels):
+            deg = plan.kernel_degree(deg)
+            counts[deg] = counts.get(deg, 0) + 1
+        return counts
 
     def predict(self, plan: BlockingPlan, regs: Registers = None) -> Prediction:
         """The prediction for ``plan``; raises UsageError when it cannot run on the GPU.
@@ -521,12 +672,8 @@ class Model:
         """
         if plan.ndim != self.info.ndim:
             raise UsageError(f"plan is {plan.ndim}D, the stencil {self.info.ndim}D")
-        counts: dict[int, int] = {}
-        for deg in run_degrees(self.steps, plan.bt, plan.levels):
-            deg = plan.kernel_degree(deg)
-            counts[deg] = counts.get(deg, 0) + 1
         launches = []
-        for deg, k in counts.items():
+        for deg, k in self.launch_degrees(plan).items():
             c = self.launch_cost(plan, deg, _regs_for(regs, deg))
             launches.append(replace(c, count=k))
         seconds = sum(c.count * c.seconds for c in launches)

@@ -43,6 +43,15 @@ DEPENDENT_LATENCY = {"float": 4, "double": 8}
 #: Share of a block's own issue time per step that its step latency does not cover: the
 #: next plane's loads are in flight while the block computes, so most of it overlaps.
 EXPOSED_ISSUE = 0.4
+#: Cycles a barrier stalls a block's step per warp of the block: a barrier waits for the
+#: block's slowest warp, and the more warps the longer the wait (in 3D the barrier stalls
+#: are real, artifact/H100-80GB-HBM3/barriers_profile.md). Part of the step's latency
+#: (an5dpy.perf.model.step_cycles), so other resident blocks hide it.
+BARRIER_STALL = 0.0
+#: The exponent p of the p-norm that combines a launch's four times where the model weighs
+#: instruction issue (an5dpy.perf.model.combine_times): the resources of one instruction
+#: stream overlap, but not fully; p = inf would be the paper's largest time, 1 their sum.
+NORM_EXPONENT = 2.0
 #: Registers per thread that a kernel built without a budget (no launch-bound limit) takes
 #: beyond the paper's lower bound (BlockingPlan.register_estimate), by (mode, dtype, number
 #: of dimensions): the medians of ptxas's counts over the 825 unbounded kernels of modes
