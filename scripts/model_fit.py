@@ -1,160 +1,374 @@
 #!/usr/bin/env python3
 """Fit the model's issue-term constants to an artifact's measurements, without a GPU.
 
-    python scripts/model_fit.py artifact/H200                    # best settings of the grid
+    python scripts/model_fit.py artifact/H200                    # score, fit, score the fit
     python scripts/model_fit.py artifact/H200 --cross-validate   # and fit 20, score the 21st
-    python scripts/model_fit.py artifact/H200 --latency 1000,1200 --exposed 0.4 --spill 3
 
-For every setting of the grid (the GPU's step latency in cycles, an5dpy.perf.model.EXPOSED_ISSUE
-and an5dpy.perf.model.SPILL_INSTRUCTIONS) the model ranks each row's measured plans, each at its
-best register budget as the tuner ranks them. A row scores when its fastest measured plan
-is among the 5 ranked highest. Only measured plans are ranked, so a plan that no run
-measured cannot decide a score (scripts/model_check.py ranks the whole space).
+The constants (an5dpy.perf.model.IssueConstants and the GPU's step latency) only enter the
+last step of the model, an5dpy.perf.model.launch_seconds, which takes numpy arrays: the
+counts of every measured plan (each register budget the tuner ranks, each launch degree)
+are computed once, as an5dpy.perf.model.LaunchTerms, and a setting of the constants is
+scored by applying that same function to all of them at once.
 
-With --cross-validate every stencil is held out in turn: the setting that scores best on
-the other stencils' rows (ties: the first of the grid) is scored on the held-out rows, and
-the sum tells how the fitted model may fare on a stencil it was not fitted to.
+A setting is scored on
+
+* DIR/rows.jsonl: a row hits when its fastest measured plan is among the 5 measured plans
+  the model ranks highest (each plan at its best register budget, as the tuner ranks them;
+  only measured plans are ranked, see scripts/model_check.py for the whole space); "near"
+  when one of those 5 measured within 3% of the fastest (many rows have several plans
+  within the measurements' noise); accuracy: measured / predicted GFLOP/s of the tuned
+  plan at its register budget, in geomean;
+* DIR/variants.jsonl (if there): each row's tuned plan beside its variants with cells per
+  thread and one barrier per step, measured in one run; a row hits when the variant the
+  model predicts fastest measured within 3% of the row's fastest;
+* --carry-over DIR2 (default artifact/H100-80GB-HBM3 where it exists): the accuracy on
+  another GPU's rows, with the constants fitted here.
+
+The fit: coordinate descent over a grid per constant (:data:`GRIDS`), from the model's
+constants, minimising ``-(row hits + variant hits) + ACCURACY_WEIGHT * mean |log(measured /
+predicted)|`` over the rows' tuned plans. With --cross-validate every stencil is held out
+in turn: the constants fitted on the other stencils' rows (and variant rows) score the
+held-out stencil's rows; the sums (and the geomean of the held-out accuracies) tell how the
+fitted model may fare on a stencil it was not fitted to.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import itertools
 import json
+import math
 import os
 import sys
 from dataclasses import dataclass, replace
+
+import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 
+from an5dpy.perf.model import FITTED, IssueConstants, LaunchTerms, launch_seconds  # noqa: E402
+
 C_INPUTS = os.path.join(REPO, "c_inputs")
+CARRY_OVER = os.path.join(REPO, "artifact", "H100-80GB-HBM3")
+NEAR = 0.97  # "near": measured within 3% of the row's fastest
+TOP = 5
+#: Loss per unit of mean |log(measured / predicted)| against one hit: 0.1 of log error
+#: weighs as much as half a hit, so accuracy decides between settings of equal hits.
+ACCURACY_WEIGHT = 5.0
+
+#: The values each constant takes in the coordinate descent.
+GRIDS = {
+    "latency": (600, 700, 800, 900, 1000, 1100, 1200, 1300, 1400, 1600),
+    "exposed": (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0),
+    "spill": (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0),
+    "wave_tail": (0.0, 0.1, 0.15, 0.25, 0.35, 0.5),
+    "barrier_stall": (0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0),
+    "norm": (1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 6.0, 8.0, math.inf),
+    "warp_cpi": (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0),
+}
 
 
 @dataclass(frozen=True)
 class Setting:
-    latency: float  # GpuSpec.step_latency_cycles
-    exposed: float  # model.EXPOSED_ISSUE
-    spill: float  # model.SPILL_INSTRUCTIONS
+    """The GPU's step latency (cycles) and the model's IssueConstants."""
+
+    latency: float
+    constants: IssueConstants
+
+    def get(self, name: str) -> float:
+        return self.latency if name == "latency" else getattr(self.constants, name)
+
+    def with_(self, name: str, value: float) -> "Setting":
+        if name == "latency":
+            return replace(self, latency=value)
+        return replace(self, constants=replace(self.constants, **{name: value}))
 
     def label(self) -> str:
-        return f"latency {self.latency:g}, exposed {self.exposed:g}, spill {self.spill:g}"
+        return ", ".join(f"{n} {self.get(n):g}" for n in GRIDS)
 
 
 @dataclass(frozen=True)
 class Row:
-    """A measured row: its stencil, run parameters, measured plans and fastest plan."""
+    """A measured row: its measured plans (describe -> best GFLOP/s over budgets), its
+    fastest plan, and the tuned plan with its register budget and GFLOP/s."""
 
     name: str  # stencil/dtype
     stencil: str
-    info: object
-    env: dict
-    plans: tuple
-    best: str  # the fastest plan's describe()
+    measured: dict
+    best: str
+    tuned: tuple  # (describe, cap, gflops)
 
 
-def load_rows(artifact_dir: str) -> tuple[str, list[Row]]:
-    """The GPU name and the rows of DIR/rows.jsonl."""
+@dataclass
+class Dataset:
+    """The rows of one file and the constant-free terms of their plans.
+
+    Every (row, plan, budget, degree) is one entry of ``terms`` (arrays); ``option``
+    maps entries to (plan, budget) options, ``ranked`` tells the options the ranking
+    weighs (the tuned plan's own budget may be another), ``option_plan`` their plan.
+    Plans are numbered row by row: row ``i`` holds plans ``row_plans[i]``.
+    """
+
+    rows: list
+    plans: list  # (row index, describe, measured GFLOP/s)
+    row_plans: list  # per row: range of plan indices
+    terms: LaunchTerms
+    counts: np.ndarray
+    option: np.ndarray
+    option_plan: np.ndarray
+    ranked: np.ndarray
+    tuned_option: np.ndarray  # per row (-1: the tuned plan cannot be placed)
+    useful: np.ndarray  # per row: useful FLOPs of the run
+
+    def option_seconds(self, setting: Setting) -> np.ndarray:
+        terms = replace(self.terms, step_latency=np.full_like(self.terms.step_latency,
+                                                              setting.latency))
+        per_launch = self.counts * launch_seconds(terms, setting.constants)
+        return np.bincount(self.option, weights=per_launch, minlength=len(self.option_plan))
+
+    def plan_seconds(self, seconds: np.ndarray) -> np.ndarray:
+        """Each plan at its best ranked budget (inf: it fits at none)."""
+        out = np.full(len(self.plans), np.inf)
+        np.minimum.at(out, self.option_plan[self.ranked], seconds[self.ranked])
+        return out
+
+
+def row_from_json(raw: dict) -> Row:
+    measured: dict[str, float] = {}
+    for m in raw["measured"]:
+        measured[m["describe"]] = max(measured.get(m["describe"], 0.0), m["gflops"])
+    tuned = raw.get("tuned") or raw["best"]
+    best = (raw["best"]["describe"] if "describe" in raw["best"]
+            else max(measured, key=measured.get))
+    return Row(f"{raw['stencil']}/{raw['dtype']}", raw["stencil"], measured, best,
+               (tuned["describe"], tuned.get("cap"), tuned["gflops"]))
+
+
+def parse_describe(info, text: str):
+    """A plan from its describe() text, e.g. "bt=8 bs=512 sl=256 coarsen=2
+    barriers=step opt=nondiag dtype=float"."""
+    from an5dpy.blocking.plan import parse_block_size
+    from an5dpy.driver import blocking_plan
+    words = dict(w.split("=", 1) for w in text.split())
+    sl = words["sl"]
+    return blocking_plan(info, int(words["bt"]), bs=parse_block_size(words["bs"], info.ndim),
+                         sl=None if sl in ("none", "None", "-") else int(sl),
+                         opt=words["opt"], dtype=words["dtype"],
+                         coarsen=int(words.get("coarsen", 1)),
+                         barriers=words.get("barriers", "level"))
+
+
+def load(path: str, gpu=None) -> tuple[object, Dataset]:
+    """The GPU spec and the dataset of a rows.jsonl-like file (a row's plans from its
+    measured entries' JSON where they have one, else from their describe texts)."""
+    from an5dpy.driver import load as load_program
+    from an5dpy.errors import UsageError
     from an5dpy.perf.bench import paper_env
-    from an5dpy.driver import load
+    from an5dpy.perf.gpus import get_gpu
+    from an5dpy.perf.model import Model
     from an5dpy.perf.tune import plan_from_json
 
-    with open(os.path.join(artifact_dir, "rows.jsonl")) as f:
+    with open(path) as f:
         raw = [json.loads(line) for line in f if line.strip()]
-    rows = []
+    gpu = get_gpu(gpu or (raw[0]["gpu"] if raw else "H200"))
+    rows, plans, row_plans, entries, counts = [], [], [], [], []
+    option, option_plan, ranked, tuned_option, useful = [], [], [], [], []
     for r in raw:
-        program, info = load(os.path.join(C_INPUTS, r["stencil"] + ".c"),
-                             (("SB_TYPE", r["dtype"]),))
-        env = paper_env(program, info)
-        plans = {m["describe"]: m["plan"] for m in r["measured"]}
-        rows.append(Row(f"{r['stencil']}/{r['dtype']}", r["stencil"], info, env,
-                        tuple(plan_from_json(info, p) for p in plans.values()),
-                        r["best"]["describe"]))
-    return (raw[0]["gpu"] if raw else ""), rows
+        row = row_from_json(r)
+        program, info = load_program(os.path.join(C_INPUTS, r["stencil"] + ".c"),
+                                     (("SB_TYPE", r["dtype"]),))
+        model = Model(info, gpu, paper_env(program, info))
+        jsons = {m["describe"]: m.get("plan") for m in r["measured"]}
+        first = len(plans)
+        tuned = -1
+        for describe in row.measured:
+            d = jsons.get(describe)
+            plan = plan_from_json(info, d) if d else parse_describe(info, describe)
+            assert plan.describe() == describe, (plan.describe(), describe)
+            index = len(plans)
+            plans.append((len(rows), describe, row.measured[describe]))
+            budgets = list(model.budgets(plan))
+            own = describe == row.tuned[0] and row.tuned[1] not in budgets
+            for budget in budgets + ([row.tuned[1]] if own else []):
+                try:
+                    launches = [(model.launch_cost(plan, deg, budget), k)
+                                for deg, k in model.launch_degrees(plan).items()]
+                except UsageError:
+                    continue
+                for cost, k in launches:
+                    entries.append(cost.terms or LaunchTerms(0, 0, 0, 0))
+                    counts.append(k if cost.blocks else 0)
+                    option.append(len(option_plan))
+                if describe == row.tuned[0] and budget == row.tuned[1]:
+                    tuned = len(option_plan)
+                option_plan.append(index)
+                ranked.append(budget in budgets)
+        rows.append(row)
+        row_plans.append(range(first, len(plans)))
+        tuned_option.append(tuned)
+        useful.append(model.cells * info.flops_per_cell * model.steps)
+    return gpu, Dataset(rows, plans, row_plans, LaunchTerms.stack(entries),
+                        np.array(counts, float), np.array(option), np.array(option_plan),
+                        np.array(ranked, bool), np.array(tuned_option), np.array(useful, float))
 
 
-@contextlib.contextmanager
-def constants(setting: Setting, gpu):
-    """The model with ``setting``'s constants (restored after); yields the GPU spec."""
-    from an5dpy.perf import model
-    saved = model.EXPOSED_ISSUE, model.SPILL_INSTRUCTIONS
-    model.EXPOSED_ISSUE, model.SPILL_INSTRUCTIONS = setting.exposed, setting.spill
-    try:
-        yield replace(gpu, step_latency_cycles=setting.latency)
-    finally:
-        model.EXPOSED_ISSUE, model.SPILL_INSTRUCTIONS = saved
+@dataclass(frozen=True)
+class Scores:
+    """Per row of a dataset: ``hit`` (fastest in the top 5, or for variant rows: the
+    top pick near the fastest), ``near`` (a plan near the fastest in the top 5) and
+    ``log_ratio`` (log measured / predicted of the tuned plan; nan: not placed)."""
+
+    hit: np.ndarray
+    near: np.ndarray
+    log_ratio: np.ndarray
 
 
-def hits(rows: list[Row], setting: Setting, gpu) -> tuple[bool, ...]:
-    """Per row: whether the model with ``setting`` ranks its fastest plan in its top 5."""
-    from an5dpy.perf.model import Model
-    out = []
-    with constants(setting, gpu) as spec:
-        for row in rows:
-            ranked = Model(row.info, spec, row.env).rank(row.plans)
-            out.append(row.best in [p.plan.describe() for p in ranked[:5]])
-    return tuple(out)
+def score(data: Dataset, setting: Setting, top: int = TOP) -> Scores:
+    """How ``setting`` ranks each row's measured plans (``top`` 1 for variant rows)."""
+    seconds = data.option_seconds(setting)
+    per_plan = data.plan_seconds(seconds)
+    hit, near, log_ratio = [], [], []
+    for i, row in enumerate(data.rows):
+        span = data.row_plans[i]
+        order = [span[j] for j in np.argsort(per_plan[span.start:span.stop], kind="stable")
+                 if np.isfinite(per_plan[span[j]])][:top]
+        names = [data.plans[j][1] for j in order]
+        fastest = row.measured[row.best]
+        hit.append(row.best in names if top > 1 else
+                   bool(names) and row.measured[names[0]] >= NEAR * fastest)
+        near.append(any(row.measured[n] >= NEAR * fastest for n in names))
+        t = data.tuned_option[i]
+        predicted = data.useful[i] / seconds[t] / 1e9 if t >= 0 and seconds[t] > 0 else 0
+        log_ratio.append(math.log(row.tuned[2] / predicted) if predicted else math.nan)
+    return Scores(np.array(hit), np.array(near), np.array(log_ratio))
 
 
-def cross_validate(rows: list[Row], scored: list[tuple[Setting, tuple[bool, ...]]]
-                   ) -> tuple[int, list[tuple[str, Setting, int, int]]]:
-    """Leave one stencil out: (held-out hits in total, per stencil: the setting fitted
-    without it, its held-out hits and the stencil's row count)."""
-    total, folds = 0, []
-    for stencil in dict.fromkeys(r.stencil for r in rows):
-        held = [i for i, r in enumerate(rows) if r.stencil == stencil]
-        setting, vector = max(scored, key=lambda s: sum(
-            h for i, h in enumerate(s[1]) if i not in held))
-        score = sum(vector[i] for i in held)
-        total += score
-        folds.append((stencil, setting, score, len(held)))
-    return total, folds
+def loss(rows: Scores, variants: Scores | None, keep_rows, keep_variants) -> float:
+    """The fit's objective (lower is better) over the kept rows."""
+    hits = rows.hit[keep_rows].sum()
+    if variants is not None:
+        hits += variants.hit[keep_variants].sum()
+    errors = np.abs(rows.log_ratio[keep_rows])
+    errors = errors[np.isfinite(errors)]
+    return -float(hits) + ACCURACY_WEIGHT * (float(errors.mean()) if len(errors) else 0.0)
 
 
-def floats(text: str) -> list[float]:
-    return [float(x) for x in text.split(",")]
+def fit(rows: Dataset, variants: Dataset | None, start: Setting, keep_rows=None,
+        keep_variants=None, sweeps: int = 4) -> Setting:
+    """Coordinate descent over :data:`GRIDS` from ``start`` on the kept rows (default
+    all); ties keep the current value."""
+    keep_rows = np.ones(len(rows.rows), bool) if keep_rows is None else keep_rows
+    if variants is not None and keep_variants is None:
+        keep_variants = np.ones(len(variants.rows), bool)
+    cache: dict[Setting, float] = {}
+
+    def objective(s: Setting) -> float:
+        if s not in cache:
+            cache[s] = loss(score(rows, s), score(variants, s, 1) if variants else None,
+                            keep_rows, keep_variants)
+        return cache[s]
+
+    best = start
+    for _ in range(sweeps):
+        before = best
+        for name, grid in GRIDS.items():
+            for value in grid:
+                candidate = best.with_(name, value)
+                if objective(candidate) < objective(best) - 1e-12:
+                    best = candidate
+        if best == before:
+            break
+    return best
+
+
+def geomean_ratio(log_ratio: np.ndarray) -> float:
+    finite = log_ratio[np.isfinite(log_ratio)]
+    return math.exp(finite.mean()) if len(finite) else math.nan
+
+
+def summary(label: str, rows: Scores, variants: Scores | None, carry: Scores | None) -> str:
+    n = len(rows.hit)
+    text = (f"{label}: top 5 {rows.hit.sum()}/{n}, within 3% {rows.near.sum()}/{n}, "
+            f"accuracy {geomean_ratio(rows.log_ratio):.3f}")
+    if variants is not None:
+        text += f"; variants' top pick within 3% {variants.hit.sum()}/{len(variants.hit)}"
+    if carry is not None:
+        text += f"; carried over: accuracy {geomean_ratio(carry.log_ratio):.3f}"
+    return text
+
+
+def cross_validate(rows: Dataset, variants: Dataset | None, start: Setting
+                   ) -> tuple[Scores, list[tuple[str, Setting]]]:
+    """Leave one stencil out: the held-out rows' scores with the constants fitted on
+    the other stencils (variant rows of the held-out stencil left out too), and per
+    stencil the setting fitted without it."""
+    hit = np.zeros(len(rows.rows), bool)
+    near = np.zeros(len(rows.rows), bool)
+    log_ratio = np.full(len(rows.rows), math.nan)
+    folds = []
+    for stencil in dict.fromkeys(r.stencil for r in rows.rows):
+        held = np.array([r.stencil == stencil for r in rows.rows])
+        keep_v = (np.array([r.stencil != stencil for r in variants.rows])
+                  if variants else None)
+        setting = fit(rows, variants, start, ~held, keep_v)
+        s = score(rows, setting)
+        hit[held], near[held], log_ratio[held] = s.hit[held], s.near[held], s.log_ratio[held]
+        folds.append((stencil, setting))
+    return Scores(hit, near, log_ratio), folds
+
+
+def model_setting(gpu) -> Setting:
+    return Setting(gpu.step_latency_cycles, FITTED)
 
 
 def main(argv=None) -> int:
-    from an5dpy.perf import model
-    from an5dpy.perf.gpus import get_gpu
-
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("artifact_dir", help="folder with rows.jsonl (e.g. artifact/H200)")
     ap.add_argument("--gpu", help="GPU of the model (default: the rows' GPU)")
-    ap.add_argument("--latency", type=floats, default=[1000, 1100, 1200, 1300, 1400],
-                    help="step latencies in cycles, comma-separated")
-    ap.add_argument("--exposed", type=floats, default=[0.3, 0.4, 0.5],
-                    help="shares of a block's issue time its latency leaves exposed")
-    ap.add_argument("--spill", type=floats, default=[1.5, 2, 3, 4],
-                    help="instructions per register short")
+    ap.add_argument("--carry-over", default=CARRY_OVER if os.path.isdir(CARRY_OVER) else None,
+                    help="another GPU's artifact folder: its accuracy with these constants")
+    ap.add_argument("--no-fit", action="store_true", help="score the model's constants only")
     ap.add_argument("--cross-validate", action="store_true")
-    ap.add_argument("--show", type=int, default=5, help="settings to list (best first)")
+    ap.add_argument("--folds", action="store_true", help="list each fold's constants")
     args = ap.parse_args(argv)
-    name, rows = load_rows(args.artifact_dir)
-    if not rows:
-        print("no rows", file=sys.stderr)
-        return 2
-    gpu = get_gpu(args.gpu or name)
-    current = Setting(gpu.step_latency_cycles, model.EXPOSED_ISSUE, model.SPILL_INSTRUCTIONS)
-    grid = [Setting(*v) for v in itertools.product(args.latency, args.exposed, args.spill)]
-    if current not in grid:
-        grid.append(current)
-    scored = [(s, hits(rows, s, gpu)) for s in grid]
-    n = len(rows)
-    print(f"{n} rows of {gpu.name}; the fastest measured plan in the top 5 of the measured "
-          f"plans:")
-    for s, v in sorted(scored, key=lambda sv: -sum(sv[1]))[:args.show]:
-        print(f"  {sum(v):3d}/{n}  {s.label()}")
-    print(f"  {sum(dict(scored)[current]):3d}/{n}  {current.label()} (the model's constants)")
+    path = os.path.join(args.artifact_dir, "rows.jsonl")
+    with open(path) as f:
+        if not any(line.strip() for line in f):
+            print("no rows", file=sys.stderr)
+            return 2
+    gpu, rows = load(path, args.gpu)
+    vpath = os.path.join(args.artifact_dir, "variants.jsonl")
+    variants = load(vpath, gpu.name)[1] if os.path.exists(vpath) else None
+    carry = None
+    if args.carry_over and os.path.abspath(args.carry_over) != os.path.abspath(
+            args.artifact_dir):
+        carry = load(os.path.join(args.carry_over, "rows.jsonl"))[1]
+
+    def report(label: str, setting: Setting) -> None:
+        print(summary(label, score(rows, setting),
+                      score(variants, setting, 1) if variants else None,
+                      score(carry, setting) if carry else None))
+
+    current = model_setting(gpu)
+    print(f"{len(rows.rows)} rows of {gpu.name} ({len(rows.plans)} measured plans)"
+          + (f", {len(variants.rows)} variant rows" if variants else ""))
+    report("the model's constants", current)
+    print(f"  {current.label()}")
+    if args.no_fit:
+        return 0
+    fitted = fit(rows, variants, current)
+    report("fitted in-sample", fitted)
+    print(f"  {fitted.label()}")
     if args.cross_validate:
-        total, folds = cross_validate(rows, scored)
-        for stencil, s, score, count in folds:
-            print(f"  held out {stencil:12s} {score}/{count} with {s.label()}")
-        print(f"cross-validated (fit on the other stencils, score the held-out one): "
-              f"{total}/{n}")
+        held, folds = cross_validate(rows, variants, current)
+        if args.folds:
+            for stencil, s in folds:
+                print(f"  without {stencil:12s} {s.label()}")
+        n = len(rows.rows)
+        print(f"cross-validated (fit without the stencil, score its rows): top 5 "
+              f"{held.hit.sum()}/{n}, within 3% {held.near.sum()}/{n}, accuracy "
+              f"{geomean_ratio(held.log_ratio):.3f}")
     return 0
 
 

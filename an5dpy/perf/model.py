@@ -99,7 +99,7 @@ from an5dpy.perf.model_constants import (BARRIER_STALL, BOTTLENECKS, COEF_READ_I
                                          DOUBLE_DIVISION_LATENCY, EXPOSED_ISSUE,
                                          FIELD_SELECT_INSTRUCTIONS, LEVEL_OVERHEAD,
                                          NORM_EXPONENT, REGISTER_BUDGETS, SPILL_INSTRUCTIONS,
-                                         UNBOUNDED_EXCESS, WAVE_TAIL)
+                                         UNBOUNDED_EXCESS, WARP_CPI, WAVE_TAIL)
 from an5dpy.ir import StencilInfo
 
 
@@ -135,6 +135,7 @@ class IssueConstants:
     wave_tail: float = WAVE_TAIL
     barrier_stall: float = BARRIER_STALL
     norm: float = NORM_EXPONENT
+    warp_cpi: float = WARP_CPI
 
 
 #: The issue term's constants as fitted (an5dpy.perf.model_constants).
@@ -151,7 +152,8 @@ class LaunchTerms:
     ``issue_instructions``: warp-instructions the launch issues without spills;
     ``spill_warps``: warp-level ops x registers a budget falls short (each costs
     ``spill`` instructions); ``barrier_warps``: per block and streaming step, barriers x
-    warps of the block (each unit stalls ``barrier_stall`` cycles); ``chain_cycles``: the
+    warps of the block (each unit stalls ``barrier_stall`` cycles); ``block_warps``: the
+    warps of a block, over which its instructions spread; ``chain_cycles``: the
     dependency chains of a step's levels. The issue fields are 0 where the GPU has no step
     latency.
     """
@@ -166,6 +168,7 @@ class LaunchTerms:
     issue_instructions: float = 0.0
     spill_warps: float = 0.0
     barrier_warps: float = 0.0
+    block_warps: float = 1.0
     resident: float = 1.0
     schedulers: float = 1.0
     sm_count: float = 1.0
@@ -188,9 +191,13 @@ def step_cycles(t: LaunchTerms, k: IssueConstants):
     """SM cycles per streaming step of its ``B`` resident blocks:
     ``max(latency + e*W/S, B*W/S)`` (``W`` warp-instructions per block and step, ``S``
     schedulers; ``latency`` = the GPU's step latency + the levels' dependency chains +
-    the barriers' stalls; ``e`` = exposed issue share)."""
-    per_step = warp_instructions(t, k) / np.maximum(t.block_steps, 1) / t.schedulers
-    latency = t.step_latency + t.chain_cycles + k.barrier_stall * t.barrier_warps
+    the barriers' stalls + each warp's own instructions at ``warp_cpi`` cycles each (a
+    warp issues in order, so fewer warps per block, as with cells per thread, each take
+    longer); ``e`` = exposed issue share)."""
+    per_block = warp_instructions(t, k) / np.maximum(t.block_steps, 1)
+    per_step = per_block / t.schedulers
+    latency = (t.step_latency + t.chain_cycles + k.barrier_stall * t.barrier_warps
+               + k.warp_cpi * per_block / t.block_warps)
     return np.maximum(latency + k.exposed * per_step, t.resident * per_step)
 
 
@@ -649,6 +656,7 @@ class Model:
         return replace(terms, step_latency=gpu.step_latency_cycles, chain_cycles=chains,
                        block_steps=block_steps, issue_instructions=instructions,
                        spill_warps=spill_warps, barrier_warps=barriers * block_warps,
+                       block_warps=block_warps,
                        resident=occ.blocks_per_sm, schedulers=gpu.schedulers_per_sm,
                        sm_count=gpu.sm_count, clock_hz=gpu.clock_mhz * 1e6)
 

@@ -52,6 +52,10 @@ BARRIER_STALL = 0.0
 #: instruction issue (an5dpy.perf.model.combine_times): the resources of one instruction
 #: stream overlap, but not fully; p = inf would be the paper's largest time, 1 their sum.
 NORM_EXPONENT = 2.0
+#: Cycles per instruction of one warp's own in-order stream, part of a block's step latency:
+#: a block's instructions per step spread over its warps, and each warp issues its share one
+#: after another, so a block of fewer warps (cells per thread) takes longer per step.
+WARP_CPI = 0.0
 #: Registers per thread that a kernel built without a budget (no launch-bound limit) takes
 #: beyond the paper's lower bound (BlockingPlan.register_estimate), by (mode, dtype, number
 #: of dimensions): the medians of ptxas's counts over the 825 unbounded kernels of modes
