@@ -189,9 +189,11 @@ KiB = 1024
 
 #: A Hopper block's cycles per streaming step at least, before its levels' dependency
 #: chains (GpuSpec.step_latency_cycles; an5dpy.perf.model's issue term): about a global load's
-#: round trip. Fitted with the issue term's other constants to H200 measurements (every
-#: candidate of the 42 artifact rows), where it made the model rank the measured plans best.
-HOPPER_STEP_LATENCY = 1200
+#: round trip, less what the other blocks' loads overlap. Fitted with the issue term's other
+#: constants (an5dpy.perf.model_constants; scripts/model_fit.py) to H200 measurements (every
+#: measured plan of the 42 rows of artifact/H200 and its variant rows); 1200 before the
+#: term charged barriers and each warp's own issue.
+HOPPER_STEP_LATENCY = 500
 
 
 #: Nominal NVLink bandwidth per direction per GPU, GB/s (datasheets: NVLink 4 on Hopper
