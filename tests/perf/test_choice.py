@@ -177,7 +177,7 @@ def test_a_program_without_the_harness_gets_the_papers_sizes():
 
 def test_translate_writes_the_choice_in_the_headers_only_when_chosen():
     path = os.path.join(C_INPUTS, "j2d5pt.c")
-    defines = (("SB_TYPE", "float"),)
+    defines = (("SB_TYPE", "double"),)  # where the model's best plan takes a budget
     auto = driver.translate(path, driver.Options(defines=defines, gpu="H100"))
     line = auto.choice.note()
     assert line.startswith("Plan bt=") and "H100" in line

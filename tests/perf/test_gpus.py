@@ -9,8 +9,8 @@ import json
 import pytest
 
 from an5dpy.errors import UsageError
-from an5dpy.perf.gpus import (KNOWN_GPUS, GpuSpec, LinkProbe, estimated_smem_gbs, fit_link,
-                              get_gpu, match_known, probe)
+from an5dpy.perf.gpus import (HOPPER_STEP_LATENCY, KNOWN_GPUS, GpuSpec, LinkProbe,
+                              estimated_smem_gbs, fit_link, get_gpu, match_known, probe)
 from an5dpy.blocking.plan import DeviceLimits
 
 
@@ -39,7 +39,7 @@ def test_hopper_entries():
     assert h100.gmem_gbs_float == 3000
     assert h200.gmem_gbs_float == 4300
     # the model's issue term: on for Hopper only (fitted there), off for the paper's GPUs
-    assert h100.step_latency_cycles == h200.step_latency_cycles == 1200
+    assert h100.step_latency_cycles == h200.step_latency_cycles == HOPPER_STEP_LATENCY > 0
     assert all(KNOWN_GPUS[n].step_latency_cycles == 0 for n in ("P100", "V100", "A100"))
     assert KNOWN_GPUS["A100"].sm_count == 108
     assert KNOWN_GPUS["A100"].smem_per_block == 163 * 1024

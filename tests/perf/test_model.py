@@ -11,6 +11,7 @@ import json
 import math
 import os
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -22,7 +23,8 @@ from an5dpy.errors import UsageError
 from an5dpy.perf.counts import (ThreadCounts, plane_dim_counts, spill_free_registers,
                                 stream_counts)
 from an5dpy.perf.gpus import KNOWN_GPUS
-from an5dpy.perf.model import Model, predict
+from an5dpy.perf.model import (FITTED, PAPER_TERMS, IssueConstants, LaunchTerms, Model,
+                               combine_times, launch_seconds, predict, step_cycles)
 from an5dpy.perf.model_constants import (BOTTLENECKS, DEPENDENT_LATENCY,
                                          FIELD_SELECT_INSTRUCTIONS, LEVEL_OVERHEAD)
 
@@ -118,10 +120,13 @@ def test_hand_case_issue_term(star2d):
     # (5 dependent FP32 instructions x 4 cycles) = 1040; 32 resident blocks:
     # max(1040 + 0.4 * 1.7, 32 * 1.7) = 1040.68 cycles;
     # time = 15 / (80 SMs * 32) * 1040.68 / 1530 MHz
+    # (constants given: exposed issue 0.4, 2 spill instructions per register, the
+    # Euclidean norm, no barrier stall or per-warp issue; the fitted ones: the next test)
     from dataclasses import replace as with_
     gpu = with_(V100, step_latency_cycles=1000)
     dims = (DimExtent(1, 3, 5), DimExtent(1, 10, 12))
-    m = Model(star2d, gpu, dims, 4)
+    m = Model(star2d, gpu, dims, 4, constants=IssueConstants(
+        exposed=0.4, spill=2.0, wave_tail=0.25, barrier_stall=0.0, norm=2.0, warp_cpi=0.0))
     c = m.launch_cost(plan2d(2, 8), 2)
     assert m.level_instructions(plan2d(2, 8), 2) == 17
     assert c.warp_instructions == pytest.approx(102)
@@ -149,6 +154,68 @@ def test_hand_case_issue_term(star2d):
     assert m.level_instructions(wide, 2, 16) == m.level_instructions(wide, 2) + 20
     # so little work per step that even 32 resident blocks leave the latency exposed
     assert c.step_cycles > 32 * 102 / 15 / 4
+
+
+def test_fitted_issue_term_charges_barriers_and_each_warps_issue(star2d):
+    # the fitted constants on the hand case above: the step's latency adds the barriers'
+    # stall (2 levels x 1 barrier x 1 warp x BARRIER_STALL) and the block's one warp
+    # issuing its 102 / 15 warp-instructions per step at WARP_CPI each
+    from dataclasses import replace as with_
+    gpu = with_(V100, step_latency_cycles=1000)
+    dims = (DimExtent(1, 3, 5), DimExtent(1, 10, 12))
+    m = Model(star2d, gpu, dims, 4, constants=FITTED)
+    c = m.launch_cost(plan2d(2, 8), 2)
+    k = FITTED
+    per_block = 17 * 6 / 15
+    latency = 1000 + 40 + k.barrier_stall * 2 * 1 + k.warp_cpi * per_block / 1
+    assert c.step_cycles == pytest.approx(max(latency + k.exposed * per_block / 4,
+                                              32 * per_block / 4))
+    assert c.seconds == pytest.approx(float(combine_times(c.times, k.norm)) / c.eff_sm)
+    # one barrier per step: one barrier a step instead of one per level
+    step = make_plan(star2d, bt=2, bs=(8,), barriers="step")
+    assert m.launch_cost(step, 2).terms.barrier_warps == 1
+    assert c.terms.barrier_warps == 2
+    # a GPU without a step latency keeps the paper's terms
+    assert Model(star2d, V100, dims, 4).constants == PAPER_TERMS
+
+
+def test_fewer_warps_per_block_issue_longer_steps(star2d):
+    # two cells per thread: the same cells, half the warps, each issuing twice the share
+    grid = benchmark_grid(star2d, 4096)
+    m = Model(star2d, "H200", grid, 100)
+    one = m.launch_cost(make_plan(star2d, bt=4, bs=(256,), sl=256, barriers="step"), 4, 64)
+    two = m.launch_cost(make_plan(star2d, bt=4, bs=(256,), sl=256, barriers="step",
+                                  coarsen=2), 4, 64)
+    assert two.terms.block_warps * 2 == one.terms.block_warps
+    per_warp = [t.issue_instructions / t.block_steps / t.block_warps
+                for t in (one.terms, two.terms)]
+    assert per_warp[1] > 1.9 * per_warp[0]
+
+
+def test_the_p_norm_lies_between_the_largest_time_and_their_sum():
+    times = (3.0, 1.0, 2.0, 0.5)
+    assert combine_times(times, math.inf) == 3.0
+    assert combine_times(times, 1.0) == pytest.approx(6.5)
+    assert combine_times(times, 2.0) == pytest.approx(math.hypot(*times))
+    values = [float(combine_times(times, p)) for p in (1.0, 1.5, 2.0, 3.0, 8.0, 64.0)]
+    assert values == sorted(values, reverse=True) and 3.0 < values[-1] < 3.01
+    assert combine_times((0.0, 0.0, 0.0, 0.0), 3.0) == 0.0
+    # arrays: one norm per column, as each launch alone
+    batch = combine_times(np.array([times, (1e-300, 0.0, 0.0, 0.0)]).T, 3.0)
+    assert batch[0] == pytest.approx(float(combine_times(times, 3.0)))
+    assert batch[1] == pytest.approx(1e-300)
+
+
+def test_stacked_terms_give_each_launchs_seconds(j2d5pt):
+    # scripts/model_fit.py applies launch_seconds to many launches' terms at once: the
+    # same seconds as each launch's own
+    m = Model(j2d5pt, "H200", benchmark_grid(j2d5pt, 4096), 100)
+    costs = [m.launch_cost(make_plan(j2d5pt, bt=bt, bs=(b,), sl=256), bt, regs)
+             for bt in (2, 8) for b in (128, 512) for regs in (None, 32, 64)]
+    batch = launch_seconds(LaunchTerms.stack(c.terms for c in costs), m.constants)
+    assert batch == pytest.approx([c.seconds for c in costs], rel=1e-12)
+    cycles = step_cycles(LaunchTerms.stack(c.terms for c in costs), m.constants)
+    assert cycles == pytest.approx([c.step_cycles for c in costs], rel=1e-12)
 
 
 def test_double_division_costs_issue_and_latency(j2d5pt):
