@@ -144,6 +144,13 @@ MODEL_NOTES = (
     "FIELD_SELECT_INSTRUCTIONS per further field it computes. Registers and shared memory "
     "per block count every field (BlockingPlan). No coupled kernel has been measured: "
     "none of this is fitted.",
+    "Issue term (GPUs with a step latency): a launch's four times combine in a p-norm "
+    "(NORM_EXPONENT = 3, fitted; the Euclidean norm before predicted the tuned plans 1.45x "
+    "too slow). A step's latency adds BARRIER_STALL per barrier and warp of the block (one "
+    "barrier per step: one a step) and WARP_CPI per instruction of a warp's share (cells "
+    "per thread: fewer warps, each issuing more). The constants are fitted with "
+    "scripts/model_fit.py to artifact/H200's measured plans and variant rows; the counts "
+    "(LEVEL_OVERHEAD, DEPENDENT_LATENCY, the registers) are not.",
     "eff_SM = waves / ceil(waves), waves = blocks / (blocks per SM x SMs); on GPUs with "
     "a step latency waves / (ceil(waves) + WAVE_TAIL); each launch of the launch plan is "
     "costed by its own degree.",
