@@ -71,6 +71,12 @@ def model_top5_fraction(row: dict) -> float | None:
     return min(1.0, max(speeds) / row["best"]["gflops"]) if speeds else None
 
 
+def measured_variants(row: dict) -> bool:
+    """Whether the row was measured by a version that knew cells per thread and barrier
+    modes (its plans' JSON has them), and so had the variant plans among its candidates."""
+    return all("coarsen" in m["plan"] for m in row.get("measured", ()))
+
+
 # --------------------------------------------------------------------------- measuring
 
 
@@ -172,17 +178,17 @@ def screen_and_confirm(bench, info, env, jobs, label, finalists=None):
 
 def row_context(row, gpu):
     """The stencil of a measured row, its run parameters, the current model and its
-    ranking of the search space."""
+    ranking of the search space and of the row's measured variant plans."""
     from an5dpy.perf.bench import paper_env
     from an5dpy.driver import load
     from an5dpy.perf.model import Model
-    from an5dpy.perf.tune import candidate_plans
+    from an5dpy.perf.tune import space_with_measured
 
     program, info = load(os.path.join(C_INPUTS, row["stencil"] + ".c"),
                          (("SB_TYPE", row["dtype"]),))
     env = paper_env(program, info)
     model = Model(info, gpu, env)
-    space = candidate_plans(info, gpu)
+    space = space_with_measured(info, gpu, row.get("measured", ()))
     return info, env, model, space, model.rank(space)
 
 
@@ -241,13 +247,15 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
                          "sconf": True}
         naive_g, _, naive_steps, _, _ = bench.time(info, sconf, sconf_built, env, naive=True)
         # the model's fields (the tuned plan: the best finalist or Sconf, both timed as
-        # reported runs; predictions; the model's and the paper's terms' top 5)
-        row = rescore({"stencil": name, "dtype": dtype, "gpu": gpu.name, "sconf": sconf_run,
-                       "naive_gflops": naive_g, "naive_steps": naive_steps,
-                       "original_h200": (ORIGINAL_H200[name][0 if dtype == "float" else 1]
-                                         if name in ORIGINAL_H200 else None),
-                       "measured": measured, "plans_measured": len(plans)},
-                      model, ranked, space, gpu, env)
+        # reported runs; predictions; the model's and the paper's terms' top 5, of the
+        # space and the measured variant plans)
+        row = {"stencil": name, "dtype": dtype, "gpu": gpu.name, "sconf": sconf_run,
+               "naive_gflops": naive_g, "naive_steps": naive_steps,
+               "original_h200": (ORIGINAL_H200[name][0 if dtype == "float" else 1]
+                                 if name in ORIGINAL_H200 else None),
+               "measured": measured, "plans_measured": len(plans)}
+        _, _, _, space, ranked = row_context(row, gpu)
+        row = rescore(row, model, ranked, space, gpu, env)
         best = row["best"]
         with open(os.path.join(out_dir, rows_name), "a") as f:
             f.write(json.dumps(row) + "\n")
@@ -397,7 +405,8 @@ def render(out_dir: str) -> None:
                                                  for d in ("float", "double"))}
     rows.sort(key=lambda r: order[(r["stencil"], r["dtype"])])
     gpu = rows[0]["gpu"] if rows else "?"
-    fields = ["stencil", "dtype", "bt", "bs", "sl", "opt", "regs", "tuned_gflops",
+    fields = ["stencil", "dtype", "bt", "bs", "sl", "opt", "cells", "barriers", "regs",
+              "tuned_gflops",
               "model_gflops", "model_accuracy", "sconf_gflops", "naive_gflops",
               "original_an5d_gflops", "tuned_over_original", "tuned_over_naive",
               "best_in_model_top5", "model_top5_over_tuned", "steps"]
@@ -408,7 +417,8 @@ def render(out_dir: str) -> None:
         top5_share = model_top5_fraction(r)
         table.append({
             "stencil": r["stencil"], "dtype": r["dtype"], "bt": p["bt"], "bs": p["bs_text"],
-            "sl": p["sl"] or "-", "opt": p["opt"], "regs": b["cap"] or "-",
+            "sl": p["sl"] or "-", "opt": p["opt"], "cells": p.get("coarsen", 1),
+            "barriers": p.get("barriers", "level"), "regs": b["cap"] or "-",
             "tuned_gflops": round(b["gflops"]), "model_gflops": round(b["predicted"]),
             "model_accuracy": round(b["gflops"] / b["predicted"], 3) if b["predicted"] else "",
             "sconf_gflops": round(r["sconf"]["gflops"]) if r["sconf"] else "",
@@ -430,7 +440,9 @@ def render(out_dir: str) -> None:
              "model's top-5 plans the row lacked, marked `supplement` in rows.jsonl), the best "
              "plan for every bT and every bS that the paper's terms alone predict within "
              "half of their best (top 3 and no bT sweep for stencils of more than 200 "
-             "FLOP/cell), and Sconf; "
+             "FLOP/cell), the model's best plan with 2 and 4 cells per thread and, in mode "
+             "nondiag, with one barrier per step (`an5dpy/perf/tune.py`, `variant_plans`), "
+             "and Sconf; "
              "each built with no register budget and with 32, 64 and 96 where the budget "
              "binds (ptxas gave the plan more registers without it). Every build is timed "
              "once with a short run (about 0.05 s); the three fastest and Sconf are timed "
@@ -444,10 +456,10 @@ def render(out_dir: str) -> None:
              "plans (column `measured` in rows.jsonl lists every candidate); `top 5 / tuned`: "
              "the fastest measured plan of the model's top 5 over the tuned plan (what "
              "measuring only the model's top 5 would keep).", "",
-             "| stencil | dtype | bT | bS | sl | opt | regs | tuned | model | acc. | Sconf | naive "
-             "| original AN5D | tuned/orig. | tuned/naive | best in model top 5 | top 5 / tuned "
-             "| steps |",
-             "|" + "---|" * 18]
+             "| stencil | dtype | bT | bS | sl | opt | cells/thread | barriers | regs | tuned "
+             "| model | acc. | Sconf | naive | original AN5D | tuned/orig. | tuned/naive "
+             "| best in model top 5 | top 5 / tuned | steps |",
+             "|" + "---|" * len(fields)]
     for t in table:
         lines.append("| " + " | ".join(
             f"{t[k]:,}" if isinstance(t[k], int) and not isinstance(t[k], bool) else str(t[k])
@@ -476,6 +488,10 @@ def render(out_dir: str) -> None:
     if paper:
         lines.append(f"- within the top 5 of the paper's terms alone: {sum(paper)}/"
                      f"{len(paper)} rows")
+    older = [f"{r['stencil']} {r['dtype']}" for r in rows if not measured_variants(r)]
+    if older:
+        lines.append(f"- measured before plans had cells per thread and barrier modes (no "
+                     f"variants among the candidates): {', '.join(older)}")
     lines.append(f"- model accuracy (tuned / model), geomean: "
                  f"{geomean(t['model_accuracy'] for t in table if t['model_accuracy']):.3f}")
     with open(os.path.join(out_dir, "table5.md"), "w") as f:

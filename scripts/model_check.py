@@ -5,8 +5,9 @@
     python scripts/model_check.py artifact/H200 --rows j2d5pt/float,star3d1r/double
 
 Reads an artifact's rows.jsonl (every candidate's measured GFLOP/s, see
-scripts/artifact.py) and ranks each row's search space with the model of this checkout and
-with the paper's terms alone. Per row and in total it reports:
+scripts/artifact.py) and ranks each row's search space, with the row's measured variant
+plans (cells per thread, one barrier per step, which the tuner measures beside the model's
+plans), with the model of this checkout and with the paper's terms alone. Per row and in total it reports:
 
 * ``top5``: the row's fastest measured plan is in the model's top 5 (the issue 5 target);
 * ``unmeasured``: plans of that top 5 that the artifact never measured (a miss there may
@@ -38,12 +39,12 @@ def check_row(row: dict, gpu) -> dict:
     from an5dpy.perf.bench import paper_env
     from an5dpy.driver import load
     from an5dpy.perf.model import Model
-    from an5dpy.perf.tune import candidate_plans, paper_ranking
+    from an5dpy.perf.tune import paper_ranking, space_with_measured
 
     program, info = load(os.path.join(C_INPUTS, row["stencil"] + ".c"),
                          (("SB_TYPE", row["dtype"]),))
     env = paper_env(program, info)
-    space = candidate_plans(info, gpu)
+    space = space_with_measured(info, gpu, row["measured"])
     measured: dict[str, float] = {}
     for m in row["measured"]:
         measured[m["describe"]] = max(measured.get(m["describe"], 0.0), m["gflops"])

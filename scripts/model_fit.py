@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
 """Fit the model's issue-term constants to an artifact's measurements, without a GPU.
 
-    python scripts/model_fit.py artifact/H200                    # score, fit, score the fit
-    python scripts/model_fit.py artifact/H200 --cross-validate   # and fit 20, score the 21st
+    python scripts/model_fit.py artifact/H200/previous --variants artifact/H200/variants.jsonl
+    python scripts/model_fit.py artifact/H200/previous --variants artifact/H200/variants.jsonl \
+        --cross-validate                                       # and fit 20, score the 21st
+    python scripts/model_fit.py artifact/H200 --no-fit         # score rows not fitted to
+
+The model's constants were fitted to artifact/H200/previous (the Table 5 run before plans had
+cells per thread and barrier modes) and artifact/H200/variants.jsonl; artifact/H200 holds the
+re-measurement with the variant plans, which the fit has not seen.
 
 The constants (an5dpy.perf.model.IssueConstants and the GPU's step latency) only enter the
 last step of the model, an5dpy.perf.model.launch_seconds, which takes numpy arrays: the
@@ -18,7 +24,7 @@ A setting is scored on
   when one of those 5 measured within 3% of the fastest (many rows have several plans
   within the measurements' noise); accuracy: measured / predicted GFLOP/s of the tuned
   plan at its register budget, in geomean;
-* DIR/variants.jsonl (if there): each row's tuned plan beside its variants with cells per
+* --variants FILE (default DIR/variants.jsonl, if there): each row's tuned plan beside its variants with cells per
   thread and one barrier per step, measured in one run; a row hits when the variant the
   model predicts fastest measured within 3% of the row's fastest;
 * --carry-over DIR2 (default artifact/H100-80GB-HBM3 where it exists): the accuracy on
@@ -362,6 +368,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("artifact_dir", help="folder with rows.jsonl (e.g. artifact/H200)")
     ap.add_argument("--gpu", help="GPU of the model (default: the rows' GPU)")
+    ap.add_argument("--variants", help="variant rows (default: DIR/variants.jsonl)")
     ap.add_argument("--carry-over", default=CARRY_OVER if os.path.isdir(CARRY_OVER) else None,
                     help="another GPU's artifact folder: its accuracy with these constants")
     ap.add_argument("--no-fit", action="store_true", help="score the model's constants only")
@@ -374,7 +381,7 @@ def main(argv=None) -> int:
             print("no rows", file=sys.stderr)
             return 2
     gpu, rows = load(path, args.gpu)
-    vpath = os.path.join(args.artifact_dir, "variants.jsonl")
+    vpath = args.variants or os.path.join(args.artifact_dir, "variants.jsonl")
     variants = load(vpath, gpu.name)[1] if os.path.exists(vpath) else None
     carry = None
     if args.carry_over and os.path.abspath(args.carry_over) != os.path.abspath(

@@ -7,7 +7,8 @@
 It covers the generated CUDA of the 21 benchmarks x float/double, at the Sconf plan and at the
 tuned plans of ``artifact/H200/table5.csv`` (SHA-256 of each file, with the input's path
 replaced by its name, since the files quote where they were generated from), and the
-performance model's prediction for every plan measured in ``artifact/H200/rows.jsonl``
+performance model's prediction for every plan measured in
+``artifact/H200/previous/rows.jsonl`` (the measurements the model was fitted to)
 (GFLOP/s and bottleneck, at the register budget of each measurement, and the model's top 5
 of each row's candidate space). A change of generated code or of the model shows up as the
 list of what differs.
@@ -42,7 +43,8 @@ def tuned_options(row: dict, defines):
     sl = "off" if row["sl"] in ("-", "") else int(row["sl"].replace(",", ""))
     regs = None if row["regs"] in ("-", "") else int(row["regs"])
     return Options(bt=int(row["bt"]), bs=row["bs"], sl=sl, opt=row["opt"], defines=defines,
-                   regs=regs)
+                   regs=regs, coarsen=int(row.get("cells") or 1),
+                   barriers=row.get("barriers") or "level")
 
 
 def sconf_options(path: str, defines):
@@ -99,7 +101,7 @@ def model_fingerprint(row: dict) -> dict[str, str]:
 def fingerprint(jobs: int) -> dict[str, str]:
     with open(os.path.join(ARTIFACT, "table5.csv")) as f:
         table = {(r["stencil"], r["dtype"]): r for r in csv.DictReader(f)}
-    with open(os.path.join(ARTIFACT, "rows.jsonl")) as f:
+    with open(os.path.join(ARTIFACT, "previous", "rows.jsonl")) as f:
         rows = [json.loads(line) for line in f if line.strip()]
     out: dict[str, str] = {}
     with concurrent.futures.ProcessPoolExecutor(jobs) as pool:

@@ -313,6 +313,20 @@ def variant_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
     return out
 
 
+def space_with_measured(info: StencilInfo, gpu: GpuSpec,
+                        measured: Iterable[Mapping]) -> list[BlockingPlan]:
+    """The search space the model ranks (:func:`candidate_plans`) and the plans of
+    ``measured`` (entries with a plan's JSON, as artifact rows keep them) outside it: the
+    variant plans (:func:`variant_plans`) that the tuner measures beside the model's. Scored
+    measurements rank what was measured with the space, so a row whose fastest plan is a
+    variant can count as a hit."""
+    space = list(candidate_plans(info, gpu))
+    known = {p.describe() for p in space}
+    extra = {m["describe"]: plan_from_json(info, m["plan"]) for m in measured
+             if m["describe"] not in known}
+    return space + list(extra.values())
+
+
 def tuning_candidates(ranking: Sequence[tuple[BlockingPlan, float]],
                       paper: Sequence[tuple[BlockingPlan, float]], top: int = 5,
                       extra: Sequence[BlockingPlan] = (), per_bt: bool = True,
