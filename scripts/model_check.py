@@ -7,7 +7,8 @@
 Reads an artifact's rows.jsonl (every candidate's measured GFLOP/s, see
 scripts/artifact.py) and ranks each row's search space, with the row's measured variant
 plans (cells per thread, one barrier per step, which the tuner measures beside the model's
-plans), with the model of this checkout and with the paper's terms alone. Per row and in total it reports:
+plans), with the model of this checkout and with the paper's terms alone. Per row and in
+total it reports:
 
 * ``top5``: the row's fastest measured plan is in the model's top 5 (the issue 5 target);
 * ``unmeasured``: plans of that top 5 that the artifact never measured (a miss there may

@@ -24,9 +24,9 @@ A setting is scored on
   when one of those 5 measured within 3% of the fastest (many rows have several plans
   within the measurements' noise); accuracy: measured / predicted GFLOP/s of the tuned
   plan at its register budget, in geomean;
-* --variants FILE (default DIR/variants.jsonl, if there): each row's tuned plan beside its variants with cells per
-  thread and one barrier per step, measured in one run; a row hits when the variant the
-  model predicts fastest measured within 3% of the row's fastest;
+* --variants FILE (default DIR/variants.jsonl, if there): each row's tuned plan beside its
+  variants with cells per thread and one barrier per step, measured in one run; a row hits
+  when the variant the model predicts fastest measured within 3% of the row's fastest;
 * --carry-over DIR2 (default artifact/H100-80GB-HBM3 where it exists): the accuracy on
   another GPU's rows, with the constants fitted here.
 

@@ -191,7 +191,7 @@ KiB = 1024
 #: chains (GpuSpec.step_latency_cycles; an5dpy.perf.model's issue term): about a global load's
 #: round trip, less what the other blocks' loads overlap. Fitted with the issue term's other
 #: constants (an5dpy.perf.model_constants; scripts/model_fit.py) to H200 measurements (every
-#: measured plan of the 42 rows of artifact/H200 and its variant rows); 1200 before the
+#: measured plan of the 42 rows of artifact/H200/previous, and the variant rows); 1200 before the
 #: term charged barriers and each warp's own issue.
 HOPPER_STEP_LATENCY = 500
 

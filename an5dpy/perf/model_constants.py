@@ -13,7 +13,8 @@ LEVEL_OVERHEAD = {2: 8, 3: 14}
 #: registers the kernel needs without spilling (spill loads and stores). Below 3: many
 #: spilled values stay in L1, and the fastest measured kernels of several assoc rows of
 #: artifact/H200 spill. Fitted (scripts/model_fit.py, with the other issue-term constants
-#: below and gpus.HOPPER_STEP_LATENCY) to artifact/H200's rows and variant rows.
+#: below and gpus.HOPPER_STEP_LATENCY) to the rows of artifact/H200/previous and the variant
+#: rows of artifact/H200/variants.jsonl.
 SPILL_INSTRUCTIONS = 1.5
 #: Registers a kernel needs without spilling, besides its plane registers (one 32-bit
 #: register per float value, two per double): nvcc's temporaries, addresses and loop state,
@@ -43,30 +44,30 @@ FIELD_SELECT_INSTRUCTIONS = 2
 DEPENDENT_LATENCY = {"float": 4, "double": 8}
 #: Share of a block's own issue time per step (its warp-instructions over the SM's
 #: schedulers) that its step latency does not cover: the next plane's loads are in flight
-#: while the block computes. Fitted to 0 (scripts/model_fit.py, artifact/H200): what a block
+#: while the block computes. Fitted to 0 (scripts/model_fit.py, as SPILL_INSTRUCTIONS): a block
 #: adds to its latency is its warps' own in-order issue, WARP_CPI.
 EXPOSED_ISSUE = 0.0
 #: Cycles a barrier stalls a block's step per warp of the block: a barrier waits for the
 #: block's slowest warp, and the more warps the longer the wait (in 3D the barrier stalls
 #: are real, artifact/H100-80GB-HBM3/barriers_profile.md). Part of the step's latency
 #: (an5dpy.perf.model.step_cycles), so other resident blocks hide it.
-#: Fitted (scripts/model_fit.py) to artifact/H200's rows and variant rows.
+#: Fitted (scripts/model_fit.py, as SPILL_INSTRUCTIONS).
 BARRIER_STALL = 2.0
 #: The exponent p of the p-norm that combines a launch's four times where the model weighs
 #: instruction issue (an5dpy.perf.model.combine_times): the resources of one instruction
 #: stream overlap, but not fully; p = inf would be the paper's largest time, 1 their sum.
-#: Fitted (scripts/model_fit.py, artifact/H200): 3; it was 2 (the Euclidean norm), which
-#: charged overlapping resources in full and predicted the tuned plans 1.45x too slow.
+#: Fitted (scripts/model_fit.py, as SPILL_INSTRUCTIONS): 3; it was 2 (the Euclidean norm),
+#: which charged overlapping resources in full and predicted the tuned plans 1.45x too slow.
 NORM_EXPONENT = 3.0
 #: Cycles per instruction of one warp's own in-order stream, part of a block's step latency:
 #: a block's instructions per step spread over its warps, and each warp issues its share one
 #: after another, so a block of fewer warps (cells per thread) takes longer per step.
-#: Fitted (scripts/model_fit.py) to artifact/H200's rows and variant rows.
+#: Fitted (scripts/model_fit.py, as SPILL_INSTRUCTIONS).
 WARP_CPI = 0.5
 #: Registers per thread that a kernel built without a budget (no launch-bound limit) takes
 #: beyond the paper's lower bound (BlockingPlan.register_estimate), by (mode, dtype, number
 #: of dimensions): the medians of ptxas's counts over the 825 unbounded kernels of modes
-#: nondiag and assoc measured for artifact/H200 (rows.jsonl before its supplement, sm_90).
+#: nondiag and assoc measured for artifact/H200/previous (before its supplement, sm_90).
 #: Where the model weighs instruction issue, an unbounded kernel's occupancy is taken at
 #: this count, not at the lower bound, which overstated it and made the model prefer
 #: unbounded kernels that measured up to 2x slower. Mode none (10 kernels): no excess.
@@ -80,7 +81,7 @@ UNBOUNDED_EXCESS = {
 #: its end because its blocks do not all take equally long (boundary blocks are shorter),
 #: so the last wave's SMs idle while its slowest blocks finish. eff_SM becomes
 #: waves / (ceil(waves) + WAVE_TAIL): small for many waves, a fifth of the time at 1 wave.
-#: Fitted, with UNBOUNDED_EXCESS, to the top-1 choices among artifact/H200's measured plans; the
+#: Fitted, with UNBOUNDED_EXCESS, to the top-1 choices among artifact/H200/previous's plans; the
 #: refit with the issue term's other constants (scripts/model_fit.py) kept 0.25.
 WAVE_TAIL = 0.25
 #: Register budgets besides none that the tuner builds, and that the model weighs where it
@@ -149,8 +150,8 @@ MODEL_NOTES = (
     "too slow). A step's latency adds BARRIER_STALL per barrier and warp of the block (one "
     "barrier per step: one a step) and WARP_CPI per instruction of a warp's share (cells "
     "per thread: fewer warps, each issuing more). The constants are fitted with "
-    "scripts/model_fit.py to artifact/H200's measured plans and variant rows; the counts "
-    "(LEVEL_OVERHEAD, DEPENDENT_LATENCY, the registers) are not.",
+    "scripts/model_fit.py to the measured plans of artifact/H200/previous and the variant "
+    "rows; the counts (LEVEL_OVERHEAD, DEPENDENT_LATENCY, the registers) are not.",
     "eff_SM = waves / ceil(waves), waves = blocks / (blocks per SM x SMs); on GPUs with "
     "a step latency waves / (ceil(waves) + WAVE_TAIL); each launch of the launch plan is "
     "costed by its own degree.",
