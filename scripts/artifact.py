@@ -200,7 +200,8 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
     from an5dpy.perf.bench import sconf_plan
     from an5dpy.perf.gpus import get_gpu
     from an5dpy.cuda.runtime import device_name
-    from an5dpy.perf.tune import paper_ranking, tuning_candidates, variant_plans
+    from an5dpy.perf.tune import (paper_ranking, space_with_measured, tuning_candidates,
+                                  variant_plans)
 
     gpu = get_gpu(device_name())
     bench = Bench()
@@ -222,8 +223,8 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
             plans = tuning_candidates(ranking, paper, min(top, 3) if heavy else top, extra,
                                       per_bt=not heavy and not narrow, per_bs=not narrow)
             jobs = submit_jobs(bench, info, plans, name.replace("-", "_"))
-            rows.append((name, dtype, info, env, model, space, ranked, sconf, plans, jobs))
-    for name, dtype, info, env, model, space, ranked, sconf, plans, jobs in rows:
+            rows.append((name, dtype, info, env, model, sconf, plans, jobs))
+    for name, dtype, info, env, model, sconf, plans, jobs in rows:
         if time.time() > deadline:
             print(f"deadline: skipping {name} {dtype}", flush=True)
             continue
@@ -254,8 +255,8 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
                "original_h200": (ORIGINAL_H200[name][0 if dtype == "float" else 1]
                                  if name in ORIGINAL_H200 else None),
                "measured": measured, "plans_measured": len(plans)}
-        _, _, _, space, ranked = row_context(row, gpu)
-        row = rescore(row, model, ranked, space, gpu, env)
+        space = space_with_measured(info, gpu, measured)
+        row = rescore(row, model, model.rank(space), space, gpu, env)
         best = row["best"]
         with open(os.path.join(out_dir, rows_name), "a") as f:
             f.write(json.dumps(row) + "\n")

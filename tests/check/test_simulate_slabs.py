@@ -198,6 +198,15 @@ def render(offsets, dtype: str) -> str:
             f"        A[(t+1)%2][i][j] = {terms};\n#pragma endscop\n}}\n")
 
 
+#: What both random slab tests draw besides ``extra`` (random_slab_problem's arguments).
+SLAB_DRAWS = dict(
+    offsets=st.lists(st.tuples(st.integers(-2, 3), st.integers(-1, 1)), min_size=1,
+                     max_size=6, unique=True),
+    dtype=st.sampled_from(["float", "double"]), bt=st.integers(1, 4),
+    sl=st.sampled_from([None, 1, 3]), steps=st.integers(0, 9), gpus=st.integers(2, 5),
+    data=st.data())
+
+
 def random_slab_problem(offsets, dtype, bt, sl, steps, gpus, extra, data):
     """A random stencil of ``offsets`` (render), a plan of a mode it allows, and a grid
     whose streaming dimension holds ``gpus`` slabs of the halo's width plus ``extra``
@@ -218,11 +227,7 @@ def random_slab_problem(offsets, dtype, bt, sl, steps, gpus, extra, data):
 
 
 @settings(deadline=None, max_examples=40)
-@given(offsets=st.lists(st.tuples(st.integers(-2, 3), st.integers(-1, 1)), min_size=1,
-                        max_size=6, unique=True),
-       dtype=st.sampled_from(["float", "double"]), bt=st.integers(1, 4),
-       sl=st.sampled_from([None, 1, 3]), steps=st.integers(0, 9), gpus=st.integers(2, 5),
-       extra=st.integers(0, 7), data=st.data())
+@given(**SLAB_DRAWS, extra=st.integers(0, 7))
 def test_random_stencils_on_random_slabs(offsets, dtype, bt, sl, steps, gpus, extra, data):
     program, info, plan, env, grid = random_slab_problem(offsets, dtype, bt, sl, steps,
                                                          gpus, extra, data)
@@ -406,11 +411,7 @@ def test_windows_one_plane_off_go_wrong(monkeypatch, change):
 
 
 @settings(deadline=None, max_examples=40)
-@given(offsets=st.lists(st.tuples(st.integers(-2, 3), st.integers(-1, 1)), min_size=1,
-                        max_size=6, unique=True),
-       dtype=st.sampled_from(["float", "double"]), bt=st.integers(1, 4),
-       sl=st.sampled_from([None, 1, 3]), steps=st.integers(0, 9), gpus=st.integers(2, 5),
-       extra=st.integers(0, 30), data=st.data())
+@given(**SLAB_DRAWS, extra=st.integers(0, 30))
 def test_random_stencils_on_random_overlapped_slabs(offsets, dtype, bt, sl, steps, gpus,
                                                     extra, data):
     """Uneven reach, every remainder degree, slab counts and sizes from too thin for
