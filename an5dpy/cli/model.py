@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from an5dpy.cli.options import (add_input, add_plan, add_sizes, choose,
                                 integer_sizes, load_input, model_params, options, positive)
+from an5dpy.perf.model_constants import NORM_EXPONENT
 
 
 def register(subparsers) -> None:
@@ -32,8 +33,8 @@ def register(subparsers) -> None:
                     "active warp issues per level (double divisions and the spills of a "
                     "register budget included) against a minimum time per streaming step (a "
                     "global load's round trip plus each level's chain of dependent "
-                    "instructions), and it combines the four times as a Euclidean norm "
-                    "instead of taking the largest; its constants are fitted to this "
+                    "instructions and its barriers' stalls), and it combines the four times "
+                    f"as a p-norm (p = {NORM_EXPONENT:g}) instead of taking the largest; its constants are fitted to this "
                     "repository's H200 measurements.")
     add_input(p)
     add_plan(p)

@@ -56,7 +56,9 @@ def format_prediction(p: Prediction, gpu: GpuSpec | None = None) -> str:
     lines.append(f"predicted {p.gflops:,.1f} GFLOP/s, {p.seconds * 1e3:.3f} ms, bottleneck: "
                  f"{p.bottleneck}")
     if p.time_issue:
-        lines.append("  (each launch takes the Euclidean norm of its four times, not the largest)")
+        norm = p.launches[0].constants.norm
+        lines.append(f"  (each launch takes the p-norm, p = {norm:g}, of its four times, not "
+                     "the largest)")
     bw_sm = f" at {gpu.smem_gbs(plan.dtype):,.0f} GB/s" if gpu else ""
     bw_gm = f" at {gpu.gmem_gbs(plan.dtype):,.0f} GB/s" if gpu else ""
     peak = f" of {gpu.peak_gflops(plan.dtype):,.0f} GFLOP/s peak" if gpu else ""

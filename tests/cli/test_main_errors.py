@@ -95,4 +95,4 @@ def test_model_help_describes_the_issue_term(capsys):
     status, out, _ = run(capsys, "model", "--help")
     assert status == 0
     text = " ".join(out.split())
-    assert "issue term" in text and "Euclidean norm" in text and "Hopper" in text
+    assert "issue term" in text and "p-norm (p = 3)" in text and "Hopper" in text
