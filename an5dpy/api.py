@@ -91,8 +91,9 @@ def compile(source: PathOrSource, *, dtype: str | None = None,
     along the contiguous one) or the command line's string, contiguous dimension first
     (``"64x16"``, the same block). ``regs``: a register budget per thread. ``coarsen``:
     cells per thread along the outermost in-plane dimension (1, 2, 4, 8). ``barriers``:
-    ``"level"`` (a barrier per level op) or ``"step"`` (one per streaming step, mode
-    nondiag). ``exact``:
+    ``"level"`` (a barrier per level op), ``"step"`` (one per streaming step, mode
+    nondiag) or ``"shuffle"`` (2D nondiag, a block of one warp: ``bs`` = 32 x ``coarsen``,
+    row neighbours by warp shuffles, no barrier). ``exact``:
     :meth:`Stencil.run` and :meth:`Stencil.bench` build without fast math and with
     ``-fmad=false`` (results bit-identical to gcc in modes nondiag and none).
     """

@@ -10,7 +10,9 @@ wrote them), the variants are the tuned plan itself and the tuner's variants of 
 cells with fewer threads and a block of as many threads with more cells along the
 outermost in-plane dimension; in mode nondiag, the plan and its coarsened plans of the
 same block with one barrier per step). ``--kinds`` keeps some of them: ``coarsen`` (more
-cells per thread, a barrier per level), ``barriers`` (one barrier per step). Each variant
+cells per thread, a barrier per level), ``barriers`` (one barrier per step), ``shuffle``
+(2D nondiag: blocks of one warp exchanging row neighbours by warp shuffles,
+:func:`an5dpy.perf.tune.shuffle_plans`, which the tuner does not measure). Each variant
 is built with each of the tuner's register budgets that binds, screened with short runs,
 and the fastest three (the tuned plan among them, always) are timed as reported runs, in
 one process, one after the other. Rows go to ``<out>/variants.jsonl`` as they finish; the
@@ -34,13 +36,17 @@ sys.path.insert(0, HERE)
 KINDS = {
     "coarsen": lambda p: p.coarsen > 1 and p.barriers.value == "level",
     "barriers": lambda p: p.barriers.value == "step",
+    "shuffle": lambda p: p.barriers.value == "shuffle",
 }
 
 
 def variants(info, tuned, kinds):
-    """The tuner's variants of ``tuned`` of the given kinds."""
-    from an5dpy.perf.tune import variant_plans
-    return [p for p in variant_plans(info, tuned) if any(KINDS[k](p) for k in kinds)]
+    """The tuner's variants of ``tuned`` of the given kinds, and with ``shuffle`` the
+    warp-shuffle plans, which the tuner does not measure (:func:`an5dpy.perf.tune.
+    shuffle_plans` says why)."""
+    from an5dpy.perf.tune import shuffle_plans, variant_plans
+    plans = variant_plans(info, tuned) + shuffle_plans(info, tuned)
+    return [p for p in plans if any(KINDS[k](p) for k in kinds)]
 
 
 def kind_of(plan) -> str:

@@ -16,6 +16,8 @@ def chunk_steps(degree: int, ring: int, barriers: Barriers = Barriers.LEVEL) -> 
     """Steps per chunk: a multiple of the ring with an even number of level ops, or with
     one barrier per step an even number of steps (each level's buffers alternate from
     step to step)."""
+    if barriers is Barriers.SHUFFLE:  # no shared buffers to alternate
+        return ring
     ops = ring if barriers is Barriers.STEP else ring * degree
     return ring if ops % 2 == 0 else 2 * ring
 
@@ -106,6 +108,11 @@ class _Builder:
         """
         if self.plan.barriers is Barriers.STEP:
             return self.share_steps(steps)
+        if self.plan.barriers is Barriers.SHUFFLE:  # no buffer, no barrier
+            return tuple(Step(index, tuple(replace(op, buf=0, shuffled=True)
+                                           if isinstance(op, (Calc, Store)) else op
+                                           for op in ops))
+                         for index, ops in steps)
         parity = first
         out = []
         for index, ops in steps:

@@ -124,14 +124,22 @@ class Calc:
     #: Its input plane is already in shared buffer ``buf`` (a :class:`Share` before the
     #: step's barrier, :attr:`~an5dpy.blocking.plan.Barriers.STEP`): the op only evaluates.
     shared: bool = False
+    #: Its input plane's row neighbours come from the warp's other lanes by shuffles
+    #: (:attr:`~an5dpy.blocking.plan.Barriers.SHUFFLE`): no shared memory, no barrier.
+    shuffled: bool = False
 
     @property
     def barrier(self) -> bool:
-        return not self.shared
+        return not self.evaluates_only
+
+    @property
+    def evaluates_only(self) -> bool:
+        """The op writes no shared memory and waits at no barrier of its own."""
+        return self.shared or self.shuffled
 
     @property
     def name(self) -> str:
-        return f"CALC{self.level}" + (EVALUATE_ONLY if self.shared else "")
+        return f"CALC{self.level}" + (EVALUATE_ONLY if self.evaluates_only else "")
 
     def registers(self) -> tuple[Reg, ...]:
         return (self.out, *self.ins, *((self.prev,) if self.prev else ()), *self.hist)
@@ -173,14 +181,20 @@ class Store:
     hist: tuple[Reg, ...] = ()
     also: tuple[Reg, ...] = ()
     shared: bool = False  # as for :class:`Calc`
+    shuffled: bool = False  # as for :class:`Calc`
 
     @property
     def barrier(self) -> bool:
-        return not self.shared
+        return not self.evaluates_only
+
+    @property
+    def evaluates_only(self) -> bool:
+        return self.shared or self.shuffled
 
     @property
     def name(self) -> str:
-        return ("STORE_LEVELS" if self.also else "STORE") + (EVALUATE_ONLY if self.shared else "")
+        return (("STORE_LEVELS" if self.also else "STORE")
+                + (EVALUATE_ONLY if self.evaluates_only else ""))
 
     def registers(self) -> tuple[Reg, ...]:
         return (*self.ins, *self.hist, *self.also)
@@ -262,7 +276,8 @@ class Sync:
         return ()
 
 
-#: The macro suffix of a level op that only evaluates (its input plane already shared).
+#: The macro suffix of a level op that only evaluates (its input plane already shared, or
+#: its neighbours shuffled).
 EVALUATE_ONLY = "_E"
 
 #: Every op has ``level``, ``plane``, ``name`` (its macro's name), ``barrier`` (whether it

@@ -50,11 +50,16 @@ class Barriers(enum.Enum):
     then the levels evaluate. Level T reads its input plane's in-plane neighbours at
     plane ``h - T*r``, computed ``r`` steps earlier, so nothing a level computes in the
     step is needed in shared memory within it: ``d`` barriers per step become one, and
-    the levels' evaluations are independent of each other's barriers. The values are
-    the command line's spelling (``--barriers``)."""
+    the levels' evaluations are independent of each other's barriers. ``SHUFFLE``
+    (2D): the block is one warp, so level T-1's row neighbours move between its lanes
+    by warp shuffles; no shared memory and no barrier at all. Lanes at the warp's ends
+    receive their own values where a neighbour would be off the block, which only cells
+    outside the level's window read (the same cells that read the shared padding). The
+    values are the command line's spelling (``--barriers``)."""
 
     LEVEL = "level"
     STEP = "step"
+    SHUFFLE = "shuffle"
 
 
 #: What ``--opt`` accepts besides the modes: the analysis' default.
@@ -318,8 +323,10 @@ class BlockingPlan:
 
     @property
     def smem_buffers(self) -> int:
-        """Shared buffers: two (double buffering, Table 1 of the paper), or with one
-        barrier per step two per level (:meth:`smem_buffer`)."""
+        """Shared buffers: two (double buffering, Table 1 of the paper), with one barrier
+        per step two per level (:meth:`smem_buffer`), none with warp shuffles."""
+        if self.barriers is Barriers.SHUFFLE:
+            return 0
         return 2 * self.depth if self.barriers is Barriers.STEP else 2
 
     def smem_buffer(self, level: int, step_parity: int) -> int:
@@ -481,6 +488,8 @@ def check_plan(plan: BlockingPlan, info: StencilInfo,
                           "coarsen=1")
     if plan.barriers is Barriers.STEP:
         check_step_barriers(plan)
+    if plan.barriers is Barriers.SHUFFLE:
+        check_shuffle(plan)
     for b, r, c in zip(plan.bs, plan.plane_radius, plan.compute_region()):
         if c < 1:
             raise OptionError(
@@ -529,6 +538,28 @@ def check_step_barriers(plan: BlockingPlan) -> None:
     if why:
         raise OptionError([("barriers", Barriers.STEP.value)],
                           f"one barrier per step {why}: use barriers=level")
+
+
+def check_shuffle(plan: BlockingPlan) -> None:
+    """Warp shuffles replace shared memory where every in-plane read is a row read of
+    level T-1's plane in one warp: a 2D stencil (3D planes need the other dimension's
+    rows), mode nondiag (the other modes read the planes around the centre plane at
+    in-plane offsets), no older levels read at in-plane neighbours, one statement, and a
+    block of exactly one warp of threads holding 2 or more cells each (the coarsened
+    kernel's row neighbours are what the shuffles carry)."""
+    why = ("need a 2D stencil (a 3D plane's second dimension crosses warps)"
+           if plan.ndim != 2
+           else "need mode nondiag (modes none and assoc read other planes at in-plane "
+           "offsets)" if plan.mode is not Mode.NONDIAG
+           else "are not built for a time step of several statements yet" if plan.coupled
+           else "are not built for updates that read older levels at in-plane neighbours yet"
+           if plan.levels.shared_older
+           else "need 2 or more cells per thread (coarsen)" if plan.coarsen == 1
+           else f"need a block of one warp: bs = {WARP_SIZE} x coarsen = "
+           f"{WARP_SIZE * plan.coarsen}" if plan.threads != (WARP_SIZE,) else None)
+    if why:
+        raise OptionError([("barriers", Barriers.SHUFFLE.value)],
+                          f"warp shuffles {why}: use barriers=level")
 
 
 # --------------------------------------------------------------------------- run-time geometry

@@ -502,11 +502,13 @@ class _Group:
                 if rop.barrier:  # a guarded position keeps its barrier
                     self.barrier()
             case Calc():
-                value = self.stencil(op.level, op.ins, op.buf, op.plane, op.hist, op.shared)
+                value = self.stencil(op.level, op.ins, op.buf, op.plane, op.hist, op.shared,
+                                     op.shuffled)
                 prev = self.reg(op.prev) if op.prev is not None else None
                 self.regs[op.out] = self.finish(op.level, op.plane, value, prev)
             case Store():
-                value = self.stencil(op.level, op.ins, op.buf, op.plane, op.hist, op.shared)
+                value = self.stencil(op.level, op.ins, op.buf, op.plane, op.hist, op.shared,
+                                     op.shuffled)
                 self.store(op.plane, value, self.dst)
                 for reg, dst in zip(op.also, self.writes_to[1:]):  # levels d-1, d-2, ..
                     self.store(op.plane, self.reg(reg), dst, count=False)
@@ -538,21 +540,27 @@ class _Group:
         clipped = tuple(np.clip(x, 0, size - 1) for x, size in zip(index, values.shape))
         return np.where(inside, values[clipped], np.nan).astype(values.dtype)
 
-    def stencil(self, level: int, ins, buf: int, plane: int, hist=(), shared_before=False
-                ) -> np.ndarray:
+    def stencil(self, level: int, ins, buf: int, plane: int, hist=(), shared_before=False,
+                shuffled=False) -> np.ndarray:
         """Write the inputs to shared buffer ``buf``, barrier, evaluate the update at
         streaming plane ``plane`` (where read-only arrays are read); ``hist`` holds the
         registers of the older levels' planes (:attr:`TimeLevels.older` order), which
         reads of lag 2 and more take, the shared ones staged beside the inputs.
         ``shared_before``: a :class:`Share` wrote the buffer before the step's barrier;
-        it must hold this level's input plane."""
+        it must hold this level's input plane. ``shuffled``: the block is one warp whose
+        lanes exchange the input plane's centre row by shuffles, so the neighbours are the
+        block's own registers (NaN off the block, where a lane gets its own value: only
+        cells outside the level's window read there), with no shared memory at all."""
         r = self.r
         inputs = [self.reg(reg) for reg in ins]
         levels = self.k.plan.levels
         mode = self.k.plan.mode
         older = {(o.lag, o.dz): (self.reg(reg), o.shared) for o, reg in zip(levels.older, hist)}
         staged = tuple(v for v, shared in older.values() if shared)
-        if shared_before:
+        if shuffled:
+            if mode is not Mode.NONDIAG or staged:
+                raise InternalError("warp shuffles carry only a nondiag level's centre row")
+        elif shared_before:
             if buf in self.unpublished or self.smem.get(buf, (None,) * 3)[2] != (level, plane):
                 raise InternalError(f"level {level} of plane {plane} reads shared buffer {buf}, "
                                     "which no barrier-published Share wrote for it")
@@ -560,9 +568,9 @@ class _Group:
             self.write_smem(buf, (np.stack(inputs), staged, None))
         else:
             self.write_smem(buf, (inputs[r], staged, None))
-        if not shared_before:
+        if not (shared_before or shuffled):
             self.barrier()
-        shared, shared_older, _ = self.smem[buf]
+        shared, shared_older, _ = (inputs[r], (), None) if shuffled else self.smem[buf]
         staged_at = {key: k for k, key in enumerate(key for key, (_, s) in older.items() if s)}
         cache: dict = {}
 
@@ -592,7 +600,8 @@ class _Group:
             return cache[key]
 
         value = self.k.update(read)
-        self.reads_done(buf)
+        if not shuffled:
+            self.reads_done(buf)
         return np.broadcast_to(np.asarray(value, self.k.dtype), self.shape)
 
     def finish(self, level: int, plane: int, value: np.ndarray,

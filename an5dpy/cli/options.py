@@ -102,11 +102,14 @@ def add_plan(p: argparse.ArgumentParser, quiet_help: str = "do not print the pla
                         "8; the block of --bs cells then has C times fewer threads). Default: "
                         "the model's choice where it chooses the plan, 1 where --bt, --bs and "
                         "--sl are all given")
-    g.add_argument("--barriers", choices=("auto", "level", "step"),
+    g.add_argument("--barriers", choices=("auto", "level", "step", "shuffle"),
                    help="level: a barrier per level op (AN5D's schedule); step: one barrier per "
                         "streaming step for all levels, each level with its own shared "
-                        "buffers (mode nondiag). Default: level (the model's search space "
-                        "holds level only; 'an5d tune --measure' also times step)")
+                        "buffers (mode nondiag); shuffle: no barrier and no shared memory, "
+                        "the block is one warp whose lanes exchange row neighbours by warp "
+                        "shuffles (2D, mode nondiag, --bs 32 x --coarsen). Default: level "
+                        "(the model's search space holds level only; 'an5d tune --measure' "
+                        "also times step and shuffle)")
     g.add_argument("--opt", choices=("auto", "nondiag", "assoc", "none"),
                    help="register/shared-memory mode (default and auto: nondiag if "
                         "diagonal-access free, else assoc if associative, else none)")

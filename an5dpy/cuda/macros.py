@@ -504,6 +504,8 @@ def levels_with_idle_warps(plan: BlockingPlan, degree: int) -> frozenset[int]:
     warp is idle, the evaluation stays branch-free: every thread evaluates and only
     boundary cells select their boundary value instead.
     """
+    if plan.barriers is Barriers.SHUFFLE:  # every lane must reach every shuffle
+        return frozenset()
     return frozenset(level for level in range(1, degree + 1)
                      if active_warp_fraction(plan.bs, plan.plane_radius, level,
                                              plan.coarsen) < 1.0)
@@ -551,9 +553,10 @@ def _calc_macros(printer: UpdatePrinter, plan: BlockingPlan, d: int, dtype: str)
                enumerate(h for h, o in zip(hist, levels.older) if o.shared)]
     macros = []
     # one barrier per step: the Share ops write the input planes, the level ops only
-    # evaluate (their guards need no barrier of their own)
-    per_step = plan.barriers is Barriers.STEP
-    if per_step:
+    # evaluate (their guards need no barrier of their own); with warp shuffles the ops
+    # only evaluate too, their row neighbours shuffled in as arguments
+    per_step = plan.barriers in (Barriers.STEP, Barriers.SHUFFLE)
+    if plan.barriers is Barriers.STEP:
         macros.append(Macro(Share.name, (P_SHARED, b), (_store_smem(printer, P_SHARED),)))
     for level in range(1, d + 1):
         if level < d:

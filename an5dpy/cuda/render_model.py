@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from an5dpy.blocking.plan import BlockingPlan, Mode, budget_min_blocks
+from an5dpy.blocking.plan import Barriers, BlockingPlan, Mode, budget_min_blocks
 from an5dpy.blocking.ops import (Accumulate, Boundary, Calc, KernelSchedule, Load, Op, Phase,
                                  Schedule, Share, Store, Sync)
 from an5dpy.blocking.printing import plane_text
@@ -314,13 +314,13 @@ class RenderModel:
     coarsen: int  # cells per thread along dimension 1
     nthreads: int
     smem_planes: int  # per buffer
-    smem_buffers: int  # two, or two per level with one barrier per step
+    smem_buffers: int  # two, two per level with one barrier per step, none with shuffles
     smem_bytes: int  # all buffers (:attr:`~an5dpy.blocking.plan.BlockingPlan.smem_bytes`)
     smem_wrap: bool
     scalars: tuple[tuple[str, str], ...]  # (ctype, name) of scalar parameters
     signature: Signature
     shared_macros: tuple[LineMacro, ...]  # every kernel defines them (and undefines them)
-    sync_macro: LineMacro
+    sync_macro: LineMacro | None  # None where no kernel has a barrier (warp shuffles)
     kernels: tuple[KernelCode, ...]
     degrees: tuple[int, ...]
     baseline: "BaselineCode | None" = None
@@ -495,9 +495,30 @@ class Coarsening:
         """Cell ``m``'s row-neighbour arguments of a level op."""
         centre, c = op.ins[self.plan.stream_radius], self.plan.coarsen
         inplane = lambda dy: (dy, *(0,) * (self.plan.ndim - 2))  # noqa: E731
+
+        def other_thread(dy: int) -> str:
+            if op.shuffled:
+                lanes, cell = divmod(m + dy, c)
+                return shuffle_read(cell_register(centre, cell), lanes)
+            return smem_read(self.plan, '0', inplane(dy), str(op.buf))
+
         return "".join(f", {cell_register(centre, m + dy)}" if 0 <= m + dy < c
-                       else f", {smem_read(self.plan, '0', inplane(dy), str(op.buf))}"
-                       for dy in self.rows)
+                       else f", {other_thread(dy)}" for dy in self.rows)
+
+
+def has_barriers(plan: BlockingPlan) -> bool:
+    """Whether the plan's kernels wait at barriers at all (not with warp shuffles)."""
+    return plan.barriers is not Barriers.SHUFFLE
+
+
+def shuffle_read(register: str, lanes: int) -> str:
+    """The value of ``register`` in the lane ``lanes`` away in the warp (the one spelling
+    of a warp shuffle): every lane of the warp executes it (the level ops stay
+    branch-free, :func:`an5dpy.cuda.macros.levels_with_idle_warps`); a lane whose source
+    is off the warp gets its own value, read only by cells outside the level's window."""
+    if lanes < 0:
+        return f"__shfl_up_sync(0xffffffffu, {register}, {-lanes})"
+    return f"__shfl_down_sync(0xffffffffu, {register}, {lanes})"
 
 
 def _coarse_calls(op: Op, relative: bool, guarded: bool, how: Coarsening
@@ -525,11 +546,12 @@ def _coarse_calls(op: Op, relative: bool, guarded: bool, how: Coarsening
         case Calc() | Store():
             rows = lambda m: how.neighbours(op, m)  # noqa: E731
             # one barrier per step: Share ops wrote the inputs, the step's Sync published
-            # them, and the op only evaluates (its macro is the evaluation half already)
-            sync = () if op.shared else ("__syncthreads();",)
-            writes = () if op.shared else each(op.name + WRITE_HALF, rows, how.shared)
+            # them, and the op only evaluates (its macro is the evaluation half already);
+            # with warp shuffles the op only evaluates too
+            sync = () if op.evaluates_only else ("__syncthreads();",)
+            writes = () if op.evaluates_only else each(op.name + WRITE_HALF, rows, how.shared)
             plain = (*writes, *sync,
-                     *each(op.name if op.shared else op.name + EVALUATE_HALF, rows))
+                     *each(op.name if op.evaluates_only else op.name + EVALUATE_HALF, rows))
             if not guarded:
                 return plain
             if isinstance(op, Store):
@@ -611,7 +633,8 @@ def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, pref
         cell_origins=_cell_origins(plan, info.ndim),
         steps=d // plan.substeps,
         registers=regs, macros=macros,
-        undefs=(*(m.name for m in shared), SYNC_MACRO.name, *(m.name for m in macros)),
+        undefs=(*(m.name for m in shared), *([SYNC_MACRO.name] if has_barriers(plan) else []),
+                *(m.name for m in macros)),
         prologue=_phase_code(ks.prologue, how),
         head_lowermost=_phase_code(ks.heads["lowermost"], how) if ks.heads else None,
         head_middle=_phase_code(ks.heads["middle"], how) if ks.heads else None,
@@ -775,7 +798,8 @@ def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem
         smem_buffers=plan.smem_buffers, smem_bytes=plan.smem_bytes,
         smem_wrap=smem_wrap, scalars=scalars,
         signature=launch_signature(info.ndim, scalars, coef_layouts(info)),
-        shared_macros=shared, sync_macro=SYNC_MACRO, kernels=kernels,
+        shared_macros=shared, sync_macro=SYNC_MACRO if has_barriers(plan) else None,
+        kernels=kernels,
         degrees=tuple(k.degree for k in kernels), baseline=base,
         source_name=info.program.filename if info.program is not None else stem,
         header=f"{stem}_kernel.hu", max_registers=max_registers, plan_note=plan_note,

@@ -335,7 +335,9 @@ def occupancy(plan: BlockingPlan, gpu: GpuSpec, degree: int | None = None,
     smem = plan.smem_bytes
     limits = {
         "threads": gpu.max_threads_per_sm // nthr,
-        "smem": gpu.smem_per_sm // smem if smem <= gpu.smem_per_block else 0,
+        # warp shuffles: no shared memory to share out
+        **({"smem": gpu.smem_per_sm // smem if smem <= gpu.smem_per_block else 0}
+           if smem else {}),
         "regs": (gpu.regs_per_sm // (r * nthr)
                  if r <= gpu.max_regs_per_thread and r * nthr <= gpu.regs_per_block else 0),
         "blocks": gpu.max_blocks_per_sm,

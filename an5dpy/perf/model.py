@@ -120,9 +120,18 @@ from an5dpy.ir import StencilInfo
 def barriers_per_level(plan: BlockingPlan, degree: int) -> float:
     """Barrier instructions a thread issues per level op: one per op, shared by a
     coarsened thread's cells; with one barrier per step, one per step of ``degree`` level
-    ops."""
+    ops; none with warp shuffles."""
+    if plan.barriers is Barriers.SHUFFLE:
+        return 0.0
     per_op = 1 / degree if plan.barriers is Barriers.STEP else 1.0
     return per_op / plan.coarsen
+
+
+def shared_stores(plan: BlockingPlan, work) -> int:
+    """Shared-memory stores a thread issues per level op and cell: the planes the
+    level's input shares (:class:`~an5dpy.perf.counts.WorkCounts`), none where the lanes
+    shuffle them."""
+    return 0 if plan.barriers is Barriers.SHUFFLE else work.smem_planes
 
 
 # --------------------------------------------------------------------------- combining times
@@ -616,7 +625,8 @@ class Model:
         mix = work.mix
         return (mix.instructions * (2 if plan.dtype == "double" else 1)
                 + DOUBLE_DIVISION_INSTRUCTIONS * mix.double_divisions
-                + work.smem_reads + work.smem_planes + barriers_per_level(plan, degree)
+                # a shuffle per shared read; no shared stores with shuffles
+                + work.smem_reads + shared_stores(plan, work) + barriers_per_level(plan, degree)
                 + LEVEL_OVERHEAD[plan.ndim]
                 + COEF_READ_INSTRUCTIONS * work.coef_reads
                 + FIELD_SELECT_INSTRUCTIONS * (len(work.writes) - 1))

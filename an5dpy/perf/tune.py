@@ -47,7 +47,7 @@ from an5dpy.errors import UsageError
 from an5dpy.perf.gpus import GpuSpec
 from an5dpy.ir import StencilInfo
 from an5dpy.perf.model_constants import REGISTER_BUDGETS
-from an5dpy.blocking.plan import Barriers, BlockingPlan, format_block_size
+from an5dpy.blocking.plan import WARP_SIZE, Barriers, BlockingPlan, format_block_size
 from an5dpy.driver import blocking_plan
 # the search space is also where the commands' default plan is chosen from
 from an5dpy.perf.choice import SPACE, candidate_plans, default_plan  # noqa: F401
@@ -292,6 +292,42 @@ def coarsened_plans(info: StencilInfo, plan: BlockingPlan,
                                          opt=plan.mode.value, coarsen=c))
             except UsageError:
                 continue
+    return out
+
+
+#: Cells per thread of the warp-shuffle plans the tuner measures (:func:`shuffle_plans`).
+SHUFFLE_CELLS = (2, 4, 8)
+#: Their temporal degrees: those of these whose compute region keeps at least
+#: :data:`SHUFFLE_MIN_COMPUTE` of the block's cells and whose register estimate stays
+#: under :data:`SHUFFLE_MAX_REGISTERS`.
+SHUFFLE_DEGREES = (2, 3, 4, 5, 6, 8, 10, 12, 14, 16)
+SHUFFLE_MIN_COMPUTE = 0.7
+SHUFFLE_MAX_REGISTERS = 160
+
+
+def shuffle_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
+    """Warp-shuffle plans (:attr:`~an5dpy.blocking.plan.Barriers.SHUFFLE`) of ``plan``'s
+    stream length: a block of one warp holding 2, 4 or 8 cells per thread, at each
+    temporal degree whose redundant halo and registers stay moderate. Empty where
+    shuffles do not apply (3D, modes none and assoc).
+
+    Not among the tuner's variants (:func:`variant_plans`): side by side on the H200
+    (scripts/variants_compare.py ``--kinds shuffle``, artifact/H200/shuffle.md) the best
+    of them ran at 0.61-0.89 of the tuned plan on the four 2D rows measured. A block of
+    one warp keeps ``2 r bT`` of its ``32 c`` cells as halo and each cell its own
+    register ring, and a shuffle issues like the shared load it replaces."""
+    out = []
+    for c in SHUFFLE_CELLS:
+        cells = WARP_SIZE * c
+        for bt in SHUFFLE_DEGREES:
+            try:
+                p = blocking_plan(info, bt, bs=(cells,), sl=plan.sl, opt=plan.mode.value,
+                                  coarsen=c, barriers=Barriers.SHUFFLE)
+            except UsageError:  # 3D, another mode, or no compute region left
+                continue
+            if (p.compute_region()[0] >= SHUFFLE_MIN_COMPUTE * cells
+                    and p.register_estimate() <= SHUFFLE_MAX_REGISTERS):
+                out.append(p)
     return out
 
 

@@ -118,3 +118,28 @@ def test_one_barrier_per_step_gives_each_level_two_buffers():
     level, step = plan("nondiag", 5, 1), with_(plan("nondiag", 5, 1), barriers=Barriers.STEP)
     assert (level.smem_buffers, step.smem_buffers) == (2, 10)
     assert step.smem_bytes == 5 * level.smem_bytes
+
+
+@pytest.mark.parametrize("d, r", [(1, 1), (2, 1), (3, 2), (5, 3), (16, 1)])
+@pytest.mark.parametrize("static_heads", (True, False))
+def test_warp_shuffles_leave_no_barrier_and_no_shared_write(d, r, static_heads):
+    """barriers=shuffle: the level ops only evaluate (their row neighbours are shuffled
+    in), so a phase has no Sync and no Share, and chunks are one ring long (no buffer
+    parity to keep)."""
+    from dataclasses import replace as with_
+    from an5dpy.blocking.ops import Share, Sync
+    from an5dpy.blocking.plan import Barriers
+    p = with_(plan("nondiag", d, r), barriers=Barriers.SHUFFLE)
+    ks = build_kernel_schedule(p, d, static_heads)
+    assert ks.unroll == p.slots(d)
+    level_ops = 0
+    for phase in (*ks.heads.values(), ks.inner, ks.tail):
+        for st_ in phase.steps:
+            assert not any(isinstance(op, (Share, Sync)) or op.barrier for op in st_.ops)
+            for op in st_.ops:
+                if isinstance(op, (Calc, Store)):
+                    assert op.shuffled and not op.shared and op.evaluates_only
+                    assert op.name.endswith("_E")
+                    level_ops += 1
+    assert level_ops >= d
+    assert p.smem_buffers == 0

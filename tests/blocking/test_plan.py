@@ -249,3 +249,27 @@ def test_one_barrier_per_step_shows_in_the_plan():
     plan = make_plan(STAR3, 2, bs=(32, 32), opt="nondiag", barriers="step")
     assert "barriers=step" in plan.describe() and plan.to_json()["barriers"] == "step"
     assert "barriers" not in make_plan(STAR3, 2, bs=(32, 32), opt="nondiag").describe()
+
+
+@pytest.mark.parametrize("name, bt, bs, opt, coarsen, match", [
+    ("star3d1r.c", 2, (64, 8), "nondiag", 2, "need a 2D stencil"),
+    ("box2d1r.c", 2, (64,), "assoc", 2, "need mode nondiag"),
+    ("star2d1r.c", 2, (32,), "nondiag", 1, "need 2 or more cells per thread"),
+    ("star2d1r.c", 2, (128,), "nondiag", 2, "need a block of one warp: bs = 32 x coarsen = 64"),
+    ("dampedwave2d.c", 2, (64,), "nondiag", 2, "older levels at in-plane neighbours"),
+    ("fdtd2d.c", 2, (64,), "nondiag", 1, "several statements"),
+])
+def test_warp_shuffles_are_refused_where_shared_memory_is_needed(name, bt, bs, opt, coarsen,
+                                                                 match):
+    from an5dpy.driver import load
+    from paths import C_INPUTS
+    info = load(os.path.join(C_INPUTS, name), (("SB_TYPE", "float"),))[1]
+    with pytest.raises(OptionError, match=match) as e:
+        make_plan(info, bt, bs=bs, opt=opt, coarsen=coarsen, barriers="shuffle")
+    assert ("barriers", "shuffle") in e.value.settings
+
+
+def test_warp_shuffles_show_in_the_plan_and_need_no_shared_memory():
+    plan = make_plan(STAR2, 3, bs=(128,), opt="nondiag", coarsen=4, barriers="shuffle")
+    assert "barriers=shuffle" in plan.describe() and plan.to_json()["barriers"] == "shuffle"
+    assert plan.threads == (32,) and plan.smem_buffers == 0 and plan.smem_bytes == 0

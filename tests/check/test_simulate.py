@@ -249,10 +249,17 @@ def test_random_stencils_and_plans_match_gcc(stencil, bt, sl, steps, data):
     assert sorted(info.offsets) == sorted(set(map(tuple, offsets)))
     mode = data.draw(st.sampled_from(modes_of(info)))
     bs = tuple(2 * bt * r + data.draw(st.integers(1, 6)) for r in info.radius[1:])
-    # one barrier per step: mode nondiag with reads along the streaming dimension
+    # one barrier per step: mode nondiag with reads along the streaming dimension; warp
+    # shuffles: 2D nondiag, a block of one warp of 2, 4 or 8 cells per thread
     can_step = mode == "nondiag" and info.radius[0] > 0
-    barriers = data.draw(st.sampled_from(("level", "step"))) if can_step else "level"
-    plan = make_plan(info, bt=bt, bs=bs, sl=sl, opt=mode, barriers=barriers)
+    can_shuffle = mode == "nondiag" and info.ndim == 2
+    barriers = data.draw(st.sampled_from(("level", "step", "shuffle")[:2 + can_shuffle]
+                                         if can_step else ("level", "shuffle")[:1 + can_shuffle]))
+    coarsen = 1
+    if barriers == "shuffle":
+        coarsen = data.draw(st.sampled_from((2, 4, 8)))
+        bs = (32 * coarsen,)
+    plan = make_plan(info, bt=bt, bs=bs, sl=sl, opt=mode, barriers=barriers, coarsen=coarsen)
     given = {f"n{d}": n for d, n in enumerate(sizes)}
     env = resolve_params(program, {**given, "T": steps})
     grid = random_grid((2, *sizes), dtype, steps)
@@ -288,3 +295,40 @@ def test_one_barrier_per_step_matches_gcc(name, dtype):
         if not compare(got[b], expected[b], None).bit_identical:
             failures.append(str(cfg))
     assert not failures, "\n".join(failures)
+
+
+SHUFFLE_CASES = [(name, dtype) for name, dtype, mode in CASES
+                 if mode == "nondiag" and benchmark(name, dtype)[1].ndim == 2]
+
+
+@pytest.mark.parametrize("name, dtype", SHUFFLE_CASES)
+def test_warp_shuffles_match_gcc(name, dtype):
+    """barriers=shuffle (a block of one warp, no shared memory) for 2, 4 and 8 cells per
+    thread at every legal bT, stream division, tiny and uneven grids and step counts
+    0 .. 2bT+1, kernels with unrolled heads and compact ones: the neighbours come from
+    the block's own registers, NaN off the block, which no cell in a window may read."""
+    program, info = benchmark(name, dtype)
+    rnd = random.Random(f"{name}-{dtype}")
+    failures, tried = [], 0
+    for coarsen in (2, 4, 8):
+        for bt in range(1, 17):
+            try:
+                plan = make_plan(info, bt=bt, bs=(32 * coarsen,), sl=rnd.choice((None, 1, 5)),
+                                 opt="nondiag", coarsen=coarsen, barriers="shuffle")
+            except UsageError:
+                break
+            compute = plan.compute_region()[0]
+            for k, steps in enumerate((0, 1, bt, 2 * bt + 1)[rnd.randrange(2):][:2]):
+                size = (1, compute + 2, 2 * compute + 1, 3)[(bt + k) % 4]
+                schedule = build_schedule(plan, static_heads=None if k % 2 else frozenset())
+                env = resolve_params(program, {"compsize": size, "timestep": steps})
+                grid = random_grid((2, *(d.size for d in grid_extents(info, env))),
+                                   info.dtype, bt + k)
+                expected = grid.copy()
+                build_reference(program).run(expected, env)
+                got = simulate(info, plan, grid, env, schedule)
+                b = result_buffer(info, env)
+                tried += 1
+                if not compare(got[b], expected[b], None).bit_identical:
+                    failures.append(f"{plan.describe()} n={size} T={steps}")
+    assert tried >= 6 and not failures, "\n".join(failures)

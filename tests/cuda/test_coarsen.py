@@ -105,3 +105,56 @@ def test_nvcc_builds_coarsened_kernels_without_warnings(tmp_path, name, dtype, b
     rc, log = compile_kernels(generate(info, plan, name), str(tmp_path / "out"), name)
     assert rc == 0, log
     assert "warning" not in log.lower(), log
+
+
+# --------------------------------------------------------------------------- warp shuffles
+
+
+@pytest.mark.parametrize("name, coarsen, bt", [("star2d1r", 2, 3), ("star2d3r", 2, 2),
+                                               ("j2d9pt", 4, 3), ("star2d4r", 8, 2)])
+def test_shuffle_kernels_take_row_neighbours_from_other_lanes(name, coarsen, bt):
+    """barriers=shuffle: no shared memory and no barrier; every neighbour off the thread's
+    own cells is the neighbouring lane's register of that cell, ``(m + dy) // c`` lanes
+    away, and the others are the thread's own registers, as in a coarsened kernel."""
+    from an5dpy.cuda.render_model import shuffle_read
+    info = benchmark(name)
+    plan = make_plan(info, bt, bs=(32 * coarsen,), sl=64, opt="nondiag", coarsen=coarsen,
+                     barriers="shuffle")
+    text = kernel_text(info, plan)
+    assert "__launch_bounds__(32)" in text
+    assert "__syncthreads" not in text and "SYNC" not in text
+    assert "__shared__" not in text and "an5d_sm[" not in text
+    how = Coarsening.of(info, plan)
+    r = plan.stream_radius
+    calls = [line for line in inner_lines(text) if "_E(" in line]
+    assert calls
+    for line in calls:
+        m = int(line[len(CELL_MACRO)])
+        args = re.search(r"\((.*)\)\);$", line.split("(", 1)[1]).group(1)
+        # the centre register of the op's input plane, then the row neighbours in order
+        # CALCn(out, ins..) and STORE(q, ins..): the centre input is argument 1 + r
+        centre = args.split(", ")[1 + r]
+        base = centre.rsplit("_x", 1)[0]
+        expected = [cell_register(base, m + dy) if 0 <= m + dy < coarsen
+                    else shuffle_read(cell_register(base, (m + dy) % coarsen),
+                                      (m + dy) // coarsen) for dy in how.rows]
+        assert args.endswith(", ".join(expected)), (line, expected)
+
+
+def test_shuffle_read_spelling():
+    from an5dpy.cuda.render_model import shuffle_read
+    assert shuffle_read("v", -2) == "__shfl_up_sync(0xffffffffu, v, 2)"
+    assert shuffle_read("v", 1) == "__shfl_down_sync(0xffffffffu, v, 1)"
+
+
+@pytest.mark.skipif(nvcc_path() is None, reason="nvcc is not installed")
+@pytest.mark.parametrize("name, dtype, bt, coarsen", [
+    ("star2d1r", "float", 8, 2), ("j2d9pt", "double", 3, 4), ("gradient2d", "float", 2, 8),
+])
+def test_nvcc_builds_shuffle_kernels_without_warnings(tmp_path, name, dtype, bt, coarsen):
+    info = benchmark(name, dtype)
+    plan = make_plan(info, bt, bs=(32 * coarsen,), sl=64, opt="nondiag", coarsen=coarsen,
+                     barriers="shuffle")
+    rc, log = compile_kernels(generate(info, plan, name), str(tmp_path / "out"), name)
+    assert rc == 0, log
+    assert "warning" not in log.lower(), log

@@ -49,7 +49,7 @@ class Case:
         return (f"{self.name}-{self.dtype}-{self.mode}-bt{self.bt}-sl{self.sl}-n{self.compsize}"
                 f"-T{self.steps}{'' if self.exact else '-fast'}"
                 f"{f'-c{self.coarsen}' if self.coarsen > 1 else ''}"
-                f"{'-step' if self.barriers == 'step' else ''}")
+                f"{'' if self.barriers == 'level' else '-' + self.barriers}")
 
 
 @lru_cache(maxsize=None)
@@ -109,7 +109,26 @@ def cases() -> list[Case]:
                     out.append(Case(name, dtype, "nondiag", bt, bs, sl, sizes[k],
                                     (4 * bt + 1, 2 * bt + 3)[k], coarsen=coarsen,
                                     barriers="step"))
+            # warp shuffles (2D nondiag): a block of one warp of 2, 4 and 8 cells per thread
+            if info.diagonal_free and info.ndim == 2:
+                for k, coarsen in enumerate((2, 4, 8)):
+                    bt = largest_shuffle_bt(info, (4, 5, 2)[k], coarsen)
+                    out.append(Case(name, dtype, "nondiag", bt, (32 * coarsen,),
+                                    (None, 13, 64)[k], sizes[k], (3 * bt + 2, bt + 1, 2 * bt)[k],
+                                    coarsen=coarsen, barriers="shuffle"))
     return out
+
+
+def largest_shuffle_bt(info, want: int, coarsen: int) -> int:
+    from an5dpy.errors import UsageError
+    for bt in range(want, 0, -1):
+        try:
+            make_plan(info, bt=bt, bs=(32 * coarsen,), opt="nondiag", coarsen=coarsen,
+                      barriers="shuffle")
+            return bt
+        except UsageError:
+            continue
+    raise AssertionError("no legal shuffle plan")
 
 
 CASES = cases()

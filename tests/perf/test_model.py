@@ -568,3 +568,21 @@ def test_cli_model_reports_fields_and_sub_steps(capsys):
     code, out, _ = _run(["model", os.path.join(C_INPUTS, "j2d5pt.c"), "--gpu", "H100",
                          "--dtype", "float", "--size", "64", "--steps", "4"], capsys)
     assert code == 0 and "sub-step" not in out and "fields" not in out
+
+
+def test_warp_shuffles_charge_no_barrier_and_no_shared_store(star2d):
+    from an5dpy.perf.counts import occupancy
+    from an5dpy.perf.gpus import get_gpu
+    from an5dpy.perf.model import barriers_per_level
+    grid = benchmark_grid(star2d, 4096)
+    m = Model(star2d, "H200", grid, 100)
+    level = make_plan(star2d, bt=4, bs=(64,), sl=256, coarsen=2)
+    shuffle = make_plan(star2d, bt=4, bs=(64,), sl=256, coarsen=2, barriers="shuffle")
+    assert barriers_per_level(shuffle, 4) == 0 and barriers_per_level(level, 4) == 0.5
+    assert m.launch_cost(shuffle, 4, 64).terms.barrier_warps == 0
+    # per level op, the barrier and the shared store fewer
+    assert (m.spill_free_instructions(level, 4) - m.spill_free_instructions(shuffle, 4)
+            == pytest.approx(0.5 + m.work(level)[0].smem_planes))
+    # no shared memory: blocks per SM are capped by threads, registers or blocks only
+    occ = occupancy(shuffle, get_gpu("H200"), 4, 32)
+    assert occ.smem_per_block == 0 and occ.limited_by != "smem" and occ.blocks_per_sm == 32

@@ -291,3 +291,23 @@ def test_the_tuner_measures_the_best_plan_with_one_barrier_per_step():
     _, box, _ = bench("box3d1r")  # mode assoc: no barrier-per-step form
     assert all(p.barriers is Barriers.LEVEL
                for p in variant_plans(box, candidate_plans(box, H200)[0]))
+
+
+def test_shuffle_plans_are_2d_nondiag_one_warp_blocks_and_not_among_the_variants():
+    from an5dpy.blocking.plan import Barriers
+    from an5dpy.perf.tune import (SHUFFLE_MAX_REGISTERS, SHUFFLE_MIN_COMPUTE, shuffle_plans,
+                                  variant_plans)
+    _, info, _ = bench("star2d1r")
+    plan = candidate_plans(info, H200)[0]
+    plans = shuffle_plans(info, plan)
+    assert {p.coarsen for p in plans} == {2, 4, 8}
+    for p in plans:
+        assert p.barriers is Barriers.SHUFFLE and p.threads == (32,) and p.sl == plan.sl
+        assert p.compute_region()[0] >= SHUFFLE_MIN_COMPUTE * p.bs[0]
+        assert p.register_estimate() <= SHUFFLE_MAX_REGISTERS
+    # bT 8 keeps 48 of 64 cells (0.75), bT 10 only 44 (0.69)
+    assert max(p.bt for p in plans if p.coarsen == 2) == 8
+    assert not any(p.barriers is Barriers.SHUFFLE for p in variant_plans(info, plan))
+    for name in ("star3d1r", "box2d1r"):  # 3D, mode assoc: none
+        _, other, _ = bench(name)
+        assert shuffle_plans(other, candidate_plans(other, H200)[0]) == []
