@@ -998,6 +998,9 @@ class PlanDraw:
     coarsen: int = 1
     #: one barrier per step (``--barriers step``), where the plan allows it
     step: bool = False
+    #: warp shuffles (``--barriers shuffle``: a block of one warp of the drawn cells per
+    #: thread, 2 where one was drawn), where the plan allows it; before one barrier per step
+    shuffle: bool = False
 
 
 @st.composite
@@ -1007,7 +1010,8 @@ def plan_draws(draw) -> PlanDraw:
     sl = None if draw(st.integers(0, 2)) == 0 else draw(st.integers(1, 12))
     mode = None if draw(st.integers(0, 3)) == 0 else draw(st.integers(0, 2))
     coarsen = draw(st.sampled_from((1, 1, 2, 4)))
-    return PlanDraw(bt, extra, sl, mode, coarsen=coarsen, step=draw(st.booleans()))
+    return PlanDraw(bt, extra, sl, mode, coarsen=coarsen, step=draw(st.booleans()),
+                    shuffle=draw(st.integers(0, 3)) == 0)
 
 
 def legal_modes(info) -> list[str]:
@@ -1027,7 +1031,9 @@ def resolve_plan(draw: PlanDraw, info) -> "PlanOptions":
     in the halo (2 bT s r + 1). The drawn cells per thread round the outermost block size
     up to a multiple; where no block takes them (a time step of several statements, the
     registers), one cell per thread. One barrier per step where drawn and the plan takes
-    it (mode nondiag), else one per level."""
+    it (mode nondiag), else one per level. Warp shuffles where drawn and the plan takes
+    them (2D nondiag): a block of 32 threads of the drawn cells (2 where one was drawn) at
+    the largest bT that fits, before anything else."""
     from an5dpy.blocking.plan import make_plan
     from an5dpy.errors import UsageError
     modes = legal_modes(info)
@@ -1047,8 +1053,11 @@ def resolve_plan(draw: PlanDraw, info) -> "PlanOptions":
     coarsened = [(bt, (-(-bs[0] // draw.coarsen) * draw.coarsen, *bs[1:]), draw.coarsen)
                  for bt, bs in tries] if draw.coarsen > 1 else []
     barriers = ("step", "level") if draw.step else ("level",)
-    for (bt, bs, coarsen), barrier in itertools.product(
-            coarsened + [(bt, bs, 1) for bt, bs in tries], barriers):
+    cells = max(2, draw.coarsen)
+    warps = [((bt, (32 * cells,), cells), "shuffle")
+             for bt in range(draw.bt, 0, -1)] if draw.shuffle and info.ndim == 2 else []
+    for (bt, bs, coarsen), barrier in warps + list(itertools.product(
+            coarsened + [(bt, bs, 1) for bt, bs in tries], barriers)):
         try:
             make_plan(info, bt=bt, bs=bs, sl=draw.sl, opt=opt, coarsen=coarsen,
                       barriers=barrier)

@@ -107,9 +107,9 @@ def add_plan(p: argparse.ArgumentParser, quiet_help: str = "do not print the pla
                         "streaming step for all levels, each level with its own shared "
                         "buffers (mode nondiag); shuffle: no barrier and no shared memory, "
                         "the block is one warp whose lanes exchange row neighbours by warp "
-                        "shuffles (2D, mode nondiag, --bs 32 x --coarsen). Default: level "
-                        "(the model's search space holds level only; 'an5d tune --measure' "
-                        "also times step and shuffle)")
+                        "shuffles (2D, mode nondiag, --bs 32 x --coarsen; measured slower "
+                        "than the tuned plans). Default: level (the model's search space "
+                        "holds level only; 'an5d tune --measure' also times step)")
     g.add_argument("--opt", choices=("auto", "nondiag", "assoc", "none"),
                    help="register/shared-memory mode (default and auto: nondiag if "
                         "diagonal-access free, else assoc if associative, else none)")

@@ -544,3 +544,17 @@ def test_a_timeout_inside_the_parser_stays_a_timeout(monkeypatch):
     from an5dpy.frontend import read_program_text
     with pytest.raises(fz.CaseTimeout):
         read_program_text("int main(void) { return 0; }\n", "x.c", (), ())
+
+
+def test_drawn_warp_shuffles_take_a_one_warp_block_where_the_plan_allows_them():
+    from an5dpy import driver
+    from paths import C_INPUTS
+    _, star = driver.load(os.path.join(C_INPUTS, "star2d2r.c"), (("SB_TYPE", "float"),))
+    plan = fz.resolve_plan(fz.PlanDraw(17, (0,), None, 0, coarsen=1, shuffle=True), star)
+    # 2 cells per thread where one was drawn: 64 cells, so bT 17 and 16 leave no compute
+    # region (2 bT r >= 64) and bT 15 is the largest that fits
+    assert (plan.bt, plan.bs, plan.coarsen, plan.barriers) == (15, "64", 2, "shuffle")
+    assert plan.flags()[-2:] == ["--barriers", "shuffle"]
+    _, box = driver.load(os.path.join(C_INPUTS, "box2d1r.c"), (("SB_TYPE", "float"),))
+    # mode assoc (the first legal mode): no shuffles, one barrier per level
+    assert fz.resolve_plan(fz.PlanDraw(2, (0,), None, 0, shuffle=True), box).barriers == "level"
