@@ -1034,7 +1034,7 @@ def resolve_plan(draw: PlanDraw, info) -> "PlanOptions":
     it (mode nondiag), else one per level. Warp shuffles where drawn and the plan takes
     them (2D nondiag): a block of 32 threads of the drawn cells (2 where one was drawn) at
     the largest bT that fits, before anything else."""
-    from an5dpy.blocking.plan import make_plan
+    from an5dpy.blocking.plan import WARP_SIZE, make_plan
     from an5dpy.errors import UsageError
     modes = legal_modes(info)
     opt = None if draw.mode is None else modes[draw.mode % len(modes)]
@@ -1054,7 +1054,7 @@ def resolve_plan(draw: PlanDraw, info) -> "PlanOptions":
                  for bt, bs in tries] if draw.coarsen > 1 else []
     barriers = ("step", "level") if draw.step else ("level",)
     cells = max(2, draw.coarsen)
-    warps = [((bt, (32 * cells,), cells), "shuffle")
+    warps = [((bt, (WARP_SIZE * cells,), cells), "shuffle")
              for bt in range(draw.bt, 0, -1)] if draw.shuffle and info.ndim == 2 else []
     for (bt, bs, coarsen), barrier in warps + list(itertools.product(
             coarsened + [(bt, bs, 1) for bt, bs in tries], barriers)):

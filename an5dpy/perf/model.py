@@ -51,7 +51,8 @@ instructions and by latency, not by FLOPs or bandwidth alone. For GPUs whose spe
 a thread in a level's window issues :meth:`Model.level_instructions` per level op (update
 arithmetic, doubled in FP64; double divisions; shared loads and stores; the barrier --
 one per level op, or one per step with ``barriers=step``, shared by a thread's cells with
-``coarsen``; :data:`LEVEL_OVERHEAD`; spill instructions where a register budget's limit is
+``coarsen``, none with ``barriers=shuffle``, whose shuffles count as the shared loads they
+replace and which stores nothing to shared memory; :data:`LEVEL_OVERHEAD`; spill instructions where a register budget's limit is
 below what the kernel needs), and an SM spends ``max(latency + e*W/S, B*W/S)`` cycles per
 step of its ``B`` resident blocks (``W`` warp-instructions per block and step, ``S``
 schedulers; ``latency`` = the step latency + bT x each level's dependency chain
@@ -75,7 +76,7 @@ cross-validated; 1.078 on the H100 rows of ``artifact/H100-80GB-HBM3`` with the 
 constants); with the Euclidean norm and the earlier constants 23 of 42 and 1.45x. On the
 re-measurement of ``artifact/H200``, which the fit has not seen (new candidates, the variant
 plans among them), the fitted constants find the fastest plan among their top 5 measured
-plans on 22 of 42 rows (the earlier constants: 16) and predict 1.066x in geomean.
+plans on 22 of 42 rows (the earlier constants: 16) and predict 1.059x in geomean.
 
 **Several statements per time step.** A time step of ``S`` sub-steps is ``S`` levels of the
 pipeline, each holding every field (``F``): a launch of ``bt`` steps has ``bt x S`` levels,
@@ -127,10 +128,10 @@ def barriers_per_level(plan: BlockingPlan, degree: int) -> float:
     return per_op / plan.coarsen
 
 
-def shared_stores(plan: BlockingPlan, work) -> int:
+def shared_stores(plan: BlockingPlan, work: LevelWork) -> int:
     """Shared-memory stores a thread issues per level op and cell: the planes the
-    level's input shares (:class:`~an5dpy.perf.counts.WorkCounts`), none where the lanes
-    shuffle them."""
+    level's input shares (``work``, a :class:`~an5dpy.perf.counts.LevelWork`), none where
+    the lanes shuffle them."""
     return 0 if plan.barriers is Barriers.SHUFFLE else work.smem_planes
 
 

@@ -295,7 +295,8 @@ def coarsened_plans(info: StencilInfo, plan: BlockingPlan,
     return out
 
 
-#: Cells per thread of the warp-shuffle plans the tuner measures (:func:`shuffle_plans`).
+#: Cells per thread of the warp-shuffle plans (:func:`shuffle_plans`; the tuner does not
+#: measure them, scripts/variants_compare.py ``--kinds shuffle`` does).
 SHUFFLE_CELLS = (2, 4, 8)
 #: Their temporal degrees: those of these whose compute region keeps at least
 #: :data:`SHUFFLE_MIN_COMPUTE` of the block's cells and whose register estimate stays
