@@ -51,6 +51,11 @@ ORIGINAL_H200 = {
 RAD1 = ["star2d1r", "box2d1r", "j2d5pt", "j2d9pt-gol", "gradient2d", "star3d1r", "box3d1r",
         "j3d27pt"]
 MIN_RUN_S = 0.2
+#: The generation of the kernels a row is measured with (its field ``kernels``; rows
+#: without one are of generation 1): 2 adds the inner phase of blocks of interior cells
+#: (2D, in-plane radius up to 2) and cell-major shared rows (2D nondiag cells per thread).
+#: Rows of an older generation still hold for the plans whose kernels did not change.
+KERNELS = 2
 
 
 def gpu_slug(name: str) -> str:
@@ -193,15 +198,19 @@ def row_context(row, gpu):
 
 
 def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume: set,
-                 narrow: bool = False, rows_name: str = "rows.jsonl") -> None:
+                 narrow: bool = False, rows_name: str = "rows.jsonl",
+                 previous: dict | None = None) -> None:
     """Measure each (stencil, dtype) row not in ``resume`` and append it to
     ``out_dir/rows_name``; ``original_h200`` is the original tool's GFLOP/s where it has
-    the stencil (the paper's 21), else None."""
+    the stencil (the paper's 21), else None. ``previous``: the tuned plan (its JSON) of a
+    row measured before (``--redo``), which is measured again among the candidates, so
+    that a re-measurement after a change of the kernels or the model keeps the earlier
+    best plan in the running."""
     from an5dpy.perf.bench import sconf_plan
     from an5dpy.perf.gpus import get_gpu
     from an5dpy.cuda.runtime import device_name
-    from an5dpy.perf.tune import (paper_ranking, space_with_measured, tuning_candidates,
-                                  variant_plans)
+    from an5dpy.perf.tune import (paper_ranking, plan_from_json, space_with_measured,
+                                  tuning_candidates, variant_plans)
 
     gpu = get_gpu(device_name())
     bench = Bench()
@@ -220,6 +229,8 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
             paper = paper_ranking(info, gpu, env, space, ranking)
             # the model's best plan in the forms the model does not rank (as the tuner)
             extra = (sconf, *(() if narrow else variant_plans(info, ranking[0][0])))
+            if previous and (name, dtype) in previous:
+                extra += (plan_from_json(info, previous[(name, dtype)]),)
             plans = tuning_candidates(ranking, paper, min(top, 3) if heavy else top, extra,
                                       per_bt=not heavy and not narrow, per_bs=not narrow)
             jobs = submit_jobs(bench, info, plans, name.replace("-", "_"))
@@ -250,7 +261,8 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
         # the model's fields (the tuned plan: the best finalist or Sconf, both timed as
         # reported runs; predictions; the model's and the paper's terms' top 5, of the
         # space and the measured variant plans)
-        row = {"stencil": name, "dtype": dtype, "gpu": gpu.name, "sconf": sconf_run,
+        row = {"stencil": name, "dtype": dtype, "gpu": gpu.name, "kernels": KERNELS,
+               "sconf": sconf_run,
                "naive_gflops": naive_g, "naive_steps": naive_steps,
                "original_h200": (ORIGINAL_H200[name][0 if dtype == "float" else 1]
                                  if name in ORIGINAL_H200 else None),
@@ -489,6 +501,11 @@ def render(out_dir: str) -> None:
     if paper:
         lines.append(f"- within the top 5 of the paper's terms alone: {sum(paper)}/"
                      f"{len(paper)} rows")
+    earlier = [f"{r['stencil']} {r['dtype']}" for r in rows if r.get("kernels", 1) < KERNELS]
+    if earlier:
+        lines.append(f"- measured with kernels of an earlier generation (the kernels' "
+                     f"generation {KERNELS} is not measured there; see KERNELS in "
+                     f"scripts/artifact.py): {', '.join(earlier)}")
     older = [f"{r['stencil']} {r['dtype']}" for r in rows if not measured_variants(r)]
     if older:
         lines.append(f"- measured before plans had cells per thread and barrier modes (no "
@@ -574,7 +591,8 @@ def run(argv=None) -> int:
     ap.add_argument("--no-fig8", action="store_true")
     ap.add_argument("--no-rows", action="store_true", help="only Fig. 8 (needs rows.jsonl)")
     ap.add_argument("--fig8-stencils", help="comma-separated subset of the radius-1 stencils")
-    ap.add_argument("--redo", help="comma-separated stencils to measure again (with --resume)")
+    ap.add_argument("--redo", help="comma-separated stencils to measure again (with --resume; "
+                    "each row's earlier tuned plan is among the candidates again)")
     args = ap.parse_args(argv)
     if args.render_only:
         render(args.render_only)
@@ -588,10 +606,13 @@ def run(argv=None) -> int:
     out_dir = os.path.join(args.out, gpu_slug(device_name()))
     os.makedirs(out_dir, exist_ok=True)
     rows_file = os.path.join(out_dir, "rows.jsonl")
-    done = set()
+    done, previous = set(), {}
     if (args.resume or args.no_rows) and os.path.exists(rows_file):
         redo = set(args.redo.split(",")) if args.redo else set()
-        kept = [r for r in map(json.loads, open(rows_file)) if r["stencil"] not in redo]
+        rows = list(map(json.loads, open(rows_file)))
+        kept = [r for r in rows if r["stencil"] not in redo]
+        previous = {(r["stencil"], r["dtype"]): r["best"]["plan"] for r in rows
+                    if r["stencil"] in redo}
         with open(rows_file, "w") as f:
             f.writelines(json.dumps(r) + "\n" for r in kept)
         done = {(r["stencil"], r["dtype"]) for r in kept}
@@ -601,7 +622,7 @@ def run(argv=None) -> int:
     names = args.stencils.split(",") if args.stencils else NAMES
     if not args.no_rows:
         measure_rows(out_dir, names, args.dtypes.split(","), args.top, deadline, done,
-                     args.narrow)
+                     args.narrow, previous=previous)
     if not args.no_fig8:
         stencils = args.fig8_stencils.split(",") if args.fig8_stencils else RAD1
         measure_fig8(out_dir, deadline, stencils)

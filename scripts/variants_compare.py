@@ -12,7 +12,9 @@ outermost in-plane dimension; in mode nondiag, the plan and its coarsened plans 
 same block with one barrier per step). ``--kinds`` keeps some of them: ``coarsen`` (more
 cells per thread, a barrier per level), ``barriers`` (one barrier per step), ``shuffle``
 (2D nondiag: blocks of one warp exchanging row neighbours by warp shuffles,
-:func:`an5dpy.perf.tune.shuffle_plans`, which the tuner does not measure). Each variant
+:func:`an5dpy.perf.tune.shuffle_plans`, which the tuner does not measure). ``--extra``
+adds plans of the user's (``"bt=8 bs=1024 coarsen=4 barriers=step"``, the options not
+given the tuned plan's) to every row where they are legal, as the kind ``extra``. Each variant
 is built with each of the tuner's register budgets that binds, screened with short runs,
 and the fastest three (the tuned plan among them, always) are timed as reported runs, in
 one process, one after the other. Rows go to ``<out>/variants.jsonl`` as they finish; the
@@ -38,6 +40,30 @@ KINDS = {
     "barriers": lambda p: p.barriers.value == "step",
     "shuffle": lambda p: p.barriers.value == "shuffle",
 }
+#: The kind of the plans of ``--extra`` (:func:`extra_plans`).
+EXTRA = "extra"
+
+
+def extra_plans(info, tuned, specs):
+    """The plans of ``--extra`` for a row: each spec's options (``bt=8 bs=1024 coarsen=4
+    barriers=step``; bs contiguous dimension first) over the tuned plan's, those legal."""
+    from an5dpy.blocking.plan import parse_block_size
+    from an5dpy.driver import blocking_plan
+    from an5dpy.errors import UsageError
+    out = []
+    for spec in specs:
+        given = dict(item.split("=", 1) for item in spec.split())
+        try:
+            out.append(blocking_plan(
+                info, int(given.get("bt", tuned.bt)),
+                bs=parse_block_size(given["bs"], info.ndim) if "bs" in given else tuned.bs,
+                sl=int(given["sl"]) if "sl" in given else tuned.sl,
+                opt=given.get("opt", tuned.mode.value),
+                coarsen=int(given.get("coarsen", tuned.coarsen)),
+                barriers=given.get("barriers", tuned.barriers.value)))
+        except UsageError:
+            continue
+    return out
 
 
 def variants(info, tuned, kinds):
@@ -49,11 +75,13 @@ def variants(info, tuned, kinds):
     return [p for p in plans if any(KINDS[k](p) for k in kinds)]
 
 
-def kind_of(plan) -> str:
+def kind_of(plan, extra=()) -> str:
+    if plan in extra:
+        return EXTRA
     return next((k for k, test in KINDS.items() if test(plan)), "tuned")
 
 
-def compare_row(bench, row, gpu, kinds):
+def compare_row(bench, row, gpu, kinds, specs=()):
     """One row's measurements: every variant's best (plan, budget, GFLOP/s), the tuned
     plan's own reported run, and the best variant of each kind (None where the tuned
     plan has no variant of these kinds)."""
@@ -61,7 +89,9 @@ def compare_row(bench, row, gpu, kinds):
     from an5dpy.perf.tune import plan_from_json
     info, env, _model, _space, _ranked = artifact.row_context(row, gpu)
     tuned = plan_from_json(info, row["best"]["plan"])
+    extra = [p for p in extra_plans(info, tuned, specs) if p != tuned]
     plans = [tuned, *variants(info, tuned, kinds)]
+    plans += [p for p in extra if p not in plans]
     if len(plans) == 1:  # none of these kinds applies (another mode)
         return None
     jobs = artifact.submit_jobs(bench, info, plans, row["stencil"].replace("-", "_"))
@@ -73,7 +103,7 @@ def compare_row(bench, row, gpu, kinds):
     base = bench.time(info, tuned, built, env)[0]
     best = {}
     for m in measured:
-        k = kind_of(m["plan"])
+        k = kind_of(m["plan"], extra)
         if m["final"] and (k not in best or m["gflops"] > best[k]["gflops"]):
             best[k] = {"describe": m["plan"].describe(), "cap": m["cap"],
                        "gflops": m["gflops"], "registers": m["registers"],
@@ -115,6 +145,9 @@ def main(argv=None) -> int:
     ap.add_argument("--minutes", type=float, default=30.0, help="stop starting rows after this")
     ap.add_argument("--kinds", default=",".join(KINDS),
                     help=f"comma-separated, of {', '.join(KINDS)} (default: all)")
+    ap.add_argument("--extra", action="append", default=[],
+                    help="a plan to measure beside the variants, as options over the tuned "
+                    "plan's: 'bt=8 bs=1024 coarsen=4 barriers=step' (repeatable)")
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
     import artifact
@@ -125,6 +158,7 @@ def main(argv=None) -> int:
     unknown = set(kinds) - set(KINDS)
     if unknown:
         ap.error(f"--kinds: unknown {', '.join(sorted(unknown))}")
+    shown = kinds + ([EXTRA] if args.extra else [])
     wanted = set(filter(None, args.stencils.split(",")))
     dtypes = set(args.dtypes.split(","))
     with open(args.rows) as f:
@@ -139,14 +173,14 @@ def main(argv=None) -> int:
         if time.time() > deadline:
             print(f"deadline: {row['stencil']} {row['dtype']} and later rows not measured")
             break
-        result = compare_row(bench, row, gpu, kinds)
+        result = compare_row(bench, row, gpu, kinds, args.extra)
         if result is None:
             continue
         done.append(result)
         with open(os.path.join(args.out, "variants.jsonl"), "a") as f:
             f.write(json.dumps(result) + "\n")
-        print(render([result], kinds).splitlines()[-1], flush=True)
-    table = render(done, kinds)
+        print(render([result], shown).splitlines()[-1], flush=True)
+    table = render(done, shown)
     with open(os.path.join(args.out, "variants.md"), "w") as f:
         f.write(f"# The tuner's variants against the tuned plan ({device_name()})\n\n{table}")
     print(table)

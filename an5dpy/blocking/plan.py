@@ -317,9 +317,73 @@ class BlockingPlan:
 
     @property
     def smem_row_shape(self) -> tuple[int, ...]:
-        """One buffer plane: the block's threads padded by the in-plane radius on each
-        side, so halo threads may read their neighbours without a bounds check."""
+        """One buffer plane: the block's cells padded by the in-plane radius on each side,
+        so halo threads may read their neighbours without a bounds check; cell-major
+        (:attr:`cell_major`), one row per shared cell of :attr:`cell_row_width` threads."""
+        if self.cell_major:
+            return (len(self.shared_cells) * self.cell_row_width,)
         return tuple(b + 2 * r for b, r in zip(self.bs, self.plane_radius))
+
+    @property
+    def interior_phase(self) -> bool:
+        """Whether blocks whose cells are all interior run an inner phase of their own, in
+        which the boundary flags are constants (the kernels' other blocks, and every
+        block's head and tail, keep the shared code). Each level op of a boundary-aware
+        block selects a boundary cell's value (``an5d_bnd ? prev : v``) and so keeps
+        level T-2's plane alive past its ring slot: a select and a move per cell and
+        level, and registers. Only 2D stencils of in-plane radius up to
+        :data:`INTERIOR_PHASE_MAX_RADIUS` get it: measured side by side on the H200
+        (scripts/ab_compare.py, artifact/H200/interior.md) it gains up to 1.2x there and
+        up to 1.4x with cells per thread, while the 3D kernels and the larger radii lose
+        (the second copy of a long inner loop, and more registers, cost more than the
+        selects)."""
+        return self.ndim == 2 and max(self.plane_radius) <= INTERIOR_PHASE_MAX_RADIUS
+
+    @property
+    def cell_major(self) -> bool:
+        """Whether shared memory holds a coarsened thread's cells cell-major: in 2D mode
+        nondiag every shared read is a row read of level T-1's plane along dimension 1,
+        the dimension the lanes of a warp run along. Thread t's C consecutive cells
+        stored at ``t * C + m`` would put a warp's accesses C words apart, C lanes to a
+        bank (C-way conflicts, as many shared-memory cycles per cell as one cell per
+        thread and no saving at all); cell m of every thread in a row of its own keeps
+        each warp access on 32 consecutive words. Only the cells within the radius of the
+        thread's ends are read by other threads (:attr:`shared_cells`), so only they
+        are stored, and their rows are the only ones there are."""
+        return (self.ndim == 2 and self.coarsen > 1 and self.mode is Mode.NONDIAG
+                and self.barriers is not Barriers.SHUFFLE and not self.coupled
+                and not self.levels.shared_older and self.plane_radius[0] > 0)
+
+    @property
+    def shared_cells(self) -> tuple[int, ...]:
+        """The cells m of a coarsened thread whose values it writes to shared memory:
+        where the layout is :attr:`cell_major`, those that another thread reads (within
+        the in-plane radius of the thread's first or last cell), else every cell."""
+        c = self.coarsen
+        if not self.cell_major:
+            return tuple(range(c))
+        r = self.plane_radius[0]
+        return tuple(m for m in range(c) if m < r or m >= c - r)
+
+    @property
+    def cell_row_pad(self) -> int:
+        """Threads of padding at each end of a cell-major row: a thread at the block's
+        edge reads cells up to the radius beyond it, ceil(r / C) threads away."""
+        return -(-self.plane_radius[0] // self.coarsen)
+
+    @property
+    def cell_row_width(self) -> int:
+        """Words of one cell-major row: a word per thread plus the padding at both ends."""
+        return self.threads[0] + 2 * self.cell_row_pad
+
+    def cell_major_slot(self, cell: int, dy: int) -> int:
+        """Where the cell ``dy`` cells from a thread's cell ``cell`` lies in a cell-major
+        plane, less the thread's index: the row of that cell (of the thread ``(cell + dy)
+        // C`` threads away) and its word there. The one home of the layout: the cell's
+        own write (``dy`` = 0) and every row read of another thread's cell use it."""
+        threads_away, other = divmod(cell + dy, self.coarsen)
+        row = self.shared_cells.index(other)
+        return row * self.cell_row_width + self.cell_row_pad + threads_away
 
     @property
     def smem_buffers(self) -> int:
@@ -461,6 +525,10 @@ def resolve_barriers(barriers: Barriers | str) -> Barriers:
         choices = ", ".join(b.value for b in Barriers)
         raise OptionError([("barriers", barriers)], f"choose one of {choices}") from None
 
+
+#: The largest in-plane radius whose 2D kernels get an inner phase for blocks of interior
+#: cells (:attr:`BlockingPlan.interior_phase`).
+INTERIOR_PHASE_MAX_RADIUS = 2
 
 #: Cells per thread a plan may give (:attr:`BlockingPlan.coarsen`).
 COARSENINGS = (1, 2, 4, 8)

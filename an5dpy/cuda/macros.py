@@ -253,6 +253,24 @@ def smem_read(plan: BlockingPlan, plane: str, inplane: tuple[int, ...], buf: str
     return f"AN5D_SREF(an5d_sm[{buf}][{plane}]{idx})"
 
 
+#: A cell-major kernel's index of the thread's cell in its shared row (``an5d_spos_x<m>``,
+#: :func:`cell_major_index`), under its one-cell name in the cell's macro.
+CELL_MAJOR_INDEX = "an5d_spos"
+
+
+def cell_major_index(plan: BlockingPlan, cell: int, dy: int = 0) -> str:
+    """The index, in a :attr:`~an5dpy.blocking.plan.BlockingPlan.cell_major` shared plane,
+    of the cell ``dy`` cells from the thread's cell ``cell`` (the thread's own index plus
+    :meth:`~an5dpy.blocking.plan.BlockingPlan.cell_major_slot`)."""
+    return f"threadIdx.x + {plan.cell_major_slot(cell, dy)}"
+
+
+def cell_major_read(plan: BlockingPlan, cell: int, dy: int, buf: str) -> str:
+    """A cell-major kernel's read of level T-1's plane ``dy`` cells from the thread's cell
+    ``cell`` in another thread's run (:func:`cell_major_index`)."""
+    return f"AN5D_SREF(an5d_sm[{buf}][0][{cell_major_index(plan, cell, dy)}])"
+
+
 def continued(text: str, width: int = WRAP_WIDTH, indent: str = "    ") -> str:
     """``text`` as a macro's replacement over several lines, starting on the line after
     the macro's name: broken at spaces outside character and string literals, so that
@@ -491,6 +509,10 @@ def coef_layouts(info: StencilInfo) -> tuple[CoefLayout, ...]:
 
 
 def _store_smem(printer: UpdatePrinter, value: str, plane: int = 0) -> str:
+    """The write of the thread's cell into shared plane ``plane`` (a cell-major kernel's
+    at the cell's index in its row, :data:`CELL_MAJOR_INDEX`)."""
+    if printer.plan.cell_major:
+        return f"an5d_sm[{P_BUF}][{plane}][{CELL_MAJOR_INDEX}] = {value};"
     idx = "".join(f"[{t} + {r}]" for t, r in zip(printer.threads, printer.pad))
     return f"an5d_sm[{P_BUF}][{plane}]{idx} = {value};"
 

@@ -25,6 +25,7 @@ from an5dpy.blocking.guards import BOUNDARY_PLANE, EXISTS, STORES
 from an5dpy.cuda.macros import (ASSOC_LAST, ASSOC_TAKE, EVALUATE_HALF, FINISH_PART,
                                 SYNC_MACRO, WRITE_HALF, CoefLayout, ConstantTable, LineMacro,
                                 Macro, accumulator_type, assoc_guard_flags, boundary_pointer,
+                                CELL_MAJOR_INDEX, cell_major_index, cell_major_read,
                                 coef_layouts, level_macros, loads_boundary, older_name,
                                 plane_macros, row_neighbours, smem_read, update_macros)
 from an5dpy.errors import InternalError
@@ -109,6 +110,12 @@ class KernelCode:
     #: thread).
     cell_lines: tuple[str, ...] = ()
     cell_origins: tuple[str, ...] = ()
+    #: Whether every cell of the block is interior (a C condition; empty where the plan
+    #: has no inner phase of its own for such blocks,
+    #: :attr:`~an5dpy.blocking.plan.BlockingPlan.interior_phase`), and the declarations
+    #: that then hold in its inner phase (:func:`_interior_lines`).
+    interior_block: str = ""
+    interior_lines: tuple[str, ...] = ()
 
     @property
     def compact(self) -> bool:
@@ -316,6 +323,7 @@ class RenderModel:
     smem_planes: int  # per buffer
     smem_buffers: int  # two, two per level with one barrier per step, none with shuffles
     smem_bytes: int  # all buffers (:attr:`~an5dpy.blocking.plan.BlockingPlan.smem_bytes`)
+    smem_row_shape: tuple[int, ...]  # one plane (:attr:`~.BlockingPlan.smem_row_shape`)
     smem_wrap: bool
     scalars: tuple[tuple[str, str], ...]  # (ctype, name) of scalar parameters
     signature: Signature
@@ -371,7 +379,7 @@ class RenderModel:
     @property
     def smem_buffer_shape(self) -> str:
         """One shared buffer: planes, then the padded plane."""
-        dims = "".join(f"[{d.bs + 2 * d.radius}]" for d in self.plane_dims)
+        dims = "".join(f"[{n}]" for n in self.smem_row_shape)
         return f"[{self.smem_planes}]{dims}"
 
     @property
@@ -475,7 +483,8 @@ class Coarsening:
     register where the thread holds that cell, else as a shared-memory load; ``shared``,
     the cells whose values other threads read (the others skip the shared-memory
     write: in 2D nondiag every shared read is a row read, so only the cells within the
-    reach of the run's ends are read by the neighbouring threads)."""
+    reach of the run's ends are read by the neighbouring threads, and the plane is
+    cell-major, :attr:`~an5dpy.blocking.plan.BlockingPlan.cell_major`)."""
 
     plan: BlockingPlan
     rows: tuple[int, ...]
@@ -484,12 +493,11 @@ class Coarsening:
     @staticmethod
     def of(info: StencilInfo, plan: BlockingPlan) -> "Coarsening":
         rows = row_neighbours(info, plan)
-        c = plan.coarsen
-        shared = tuple(range(c))
-        if rows and plan.ndim == 2 and not plan.levels.shared_older:
-            reach = max(map(abs, rows))
-            shared = tuple(m for m in range(c) if m < reach or m >= c - reach)
-        return Coarsening(plan, rows, shared)
+        if plan.cell_major and max(map(abs, rows), default=0) != plan.plane_radius[0]:
+            # every in-plane read of a cell-major kernel is a row read within the radius
+            raise InternalError(f"row reads {rows} of a cell-major plan of radius "
+                                f"{plan.plane_radius[0]}")
+        return Coarsening(plan, rows, plan.shared_cells)
 
     def neighbours(self, op: Calc | Store, m: int) -> str:
         """Cell ``m``'s row-neighbour arguments of a level op."""
@@ -500,6 +508,8 @@ class Coarsening:
             if op.shuffled:
                 lanes, cell = divmod(m + dy, c)
                 return shuffle_read(cell_register(centre, cell), lanes)
+            if self.plan.cell_major:
+                return cell_major_read(self.plan, m, dy, str(op.buf))
             return smem_read(self.plan, '0', inplane(dy), str(op.buf))
 
         return "".join(f", {cell_register(centre, m + dy)}" if 0 <= m + dy < c
@@ -619,6 +629,9 @@ def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, pref
                 else _double_buffer_pointers(plan, reads_odd))
     windows = _windows(plan, dims, d)
     how = Coarsening.of(info, plan) if plan.coarsen > 1 else None
+    origins = _cell_origins(plan, info.ndim)
+    # a coarsened cell's pointers are its macro's (below), under the cell's flags
+    interior = _interior_lines(plan, (*origins, *(pointers if plan.coarsen == 1 else ())))
     if plan.coarsen > 1:  # every value of a cell, the registers too, once per cell
         macros = (*_cell_macros(plan, pointers), *macros)
         regs = tuple((ctype, cell_register(name, m)) for m in range(plan.coarsen)
@@ -630,7 +643,9 @@ def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, pref
         dims=dims, block_order=tuple(reversed(dims)),
         depth=d * plan.stream_radius, reads_odd_boundary=reads_odd,
         pointers=pointers, cell_lines=_cell_lines(plan, dims, windows, reads_odd),
-        cell_origins=_cell_origins(plan, info.ndim),
+        cell_origins=origins,
+        interior_block=_interior_block(plan, dims) if plan.interior_phase else "",
+        interior_lines=interior if plan.interior_phase else (),
         steps=d // plan.substeps,
         registers=regs, macros=macros,
         undefs=(*(m.name for m in shared), *([SYNC_MACRO.name] if has_barriers(plan) else []),
@@ -666,6 +681,15 @@ CELL_VALUES = (("const int", "an5d_t1"), ("const int", "an5d_c1"),
                ("const size_t", "an5d_origin"))
 
 
+def cell_values(plan: BlockingPlan, m: int) -> tuple[tuple[str, str], ...]:
+    """The names cell ``m`` keeps (:data:`CELL_VALUES`), and where the cell's value is
+    shared in a cell-major plane, its index there (:data:`~an5dpy.cuda.macros.
+    CELL_MAJOR_INDEX`)."""
+    if plan.cell_major and m in plan.shared_cells:
+        return (*CELL_VALUES, ("const int", CELL_MAJOR_INDEX))
+    return CELL_VALUES
+
+
 def cell_suffixes(plan: BlockingPlan) -> tuple[str, ...]:
     """The suffix of each cell's names: none with one cell per thread, ``_x<m>`` for cell
     m of a coarsened thread (:func:`cell_register`)."""
@@ -692,6 +716,8 @@ def _cell_lines(plan: BlockingPlan, dims: tuple["KernelDim", ...], windows: tupl
     for m, x in enumerate(suffixes):
         lines += column(outer, x, f"threadIdx.{outer.thread} * {plan.coarsen} + {m}" if coarse
                         else f"threadIdx.{outer.thread}")
+        if plan.cell_major and m in plan.shared_cells:
+            lines.append(f"const int {CELL_MAJOR_INDEX}{x} = {cell_major_index(plan, m)};")
     for d in rest:
         lines += column(d, "", f"threadIdx.{d.thread}")
     for x in suffixes:
@@ -713,6 +739,35 @@ def _cell_lines(plan: BlockingPlan, dims: tuple["KernelDim", ...], windows: tupl
     return tuple(lines)
 
 
+def _interior_block(plan: BlockingPlan, dims: tuple["KernelDim", ...]) -> str:
+    """The C condition that every cell of the block, its halo included, is interior (in
+    every in-plane dimension its first cell is at or past ``an5d_lo`` and its last at or
+    before ``an5d_hi``): most blocks of a large grid, whose inner phase then selects no
+    boundary value (:func:`_interior_lines`)."""
+    return " && ".join(
+        f"an5d_b{d.index} * {d.compute} >= {d.halo} && an5d_lo{d.index} - {d.halo} + "
+        f"an5d_b{d.index} * {d.compute} + {b - 1} <= an5d_hi{d.index}"
+        for d, b in zip(dims, plan.bs))
+
+
+def _interior_lines(plan: BlockingPlan, declarations: tuple[str, ...]) -> tuple[str, ...]:
+    """What holds in the inner phase of a block of interior cells (:func:`_interior_block`):
+    every cell in the array, interior and no boundary cell, as constants that shadow the
+    thread's flags, and the declarations that depend on them (each cell's offset, the
+    pointers) again under them. With them nvcc folds every boundary selection of the
+    level ops (``an5d_bnd ? ...``) and the loads' range tests away, and no level's value
+    is kept alive for a boundary cell to copy (two registers' moves and a select per cell
+    and level otherwise)."""
+    lines = []
+    for x in cell_suffixes(plan):
+        lines += [f"[[maybe_unused]] const bool an5d_in_array{x} = true;",
+                  f"[[maybe_unused]] const bool an5d_interior{x} = true;",
+                  f"[[maybe_unused]] const bool an5d_bnd{x} = false;"]
+    # a pointer the inner phase does not use (the boundary buffers' of the head and the
+    # tail) is declared all the same
+    return (*lines, *(f"[[maybe_unused]] {line}" for line in declarations))
+
+
 def _cell_origins(plan: BlockingPlan, ndim: int) -> tuple[str, ...]:
     """Each cell's offset of its column in a buffer (``an5d_origin``, per cell)."""
     lines = []
@@ -731,7 +786,8 @@ def _cell_macros(plan: BlockingPlan, pointers: tuple[str, ...]) -> tuple[Macro, 
     are marked so."""
     macros = []
     for m in range(plan.coarsen):
-        body = [f"[[maybe_unused]] {ctype} {base} = {base}_x{m};" for ctype, base in CELL_VALUES]
+        body = [f"[[maybe_unused]] {ctype} {base} = {base}_x{m};"
+                for ctype, base in cell_values(plan, m)]
         body += [f"[[maybe_unused]] {line}" for line in pointers]
         macros.append(Macro(f"{CELL_MACRO}{m}", ("an5d_stmt",), (*body, "an5d_stmt;")))
     return tuple(macros)
@@ -796,7 +852,7 @@ def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem
         plane_dims=plane_dims, thread_block=plan.thread_block, coarsen=plan.coarsen,
         nthreads=plan.nthreads, smem_planes=plan.smem_planes * plan.fields,
         smem_buffers=plan.smem_buffers, smem_bytes=plan.smem_bytes,
-        smem_wrap=smem_wrap, scalars=scalars,
+        smem_row_shape=plan.smem_row_shape, smem_wrap=smem_wrap, scalars=scalars,
         signature=launch_signature(info.ndim, scalars, coef_layouts(info)),
         shared_macros=shared, sync_macro=SYNC_MACRO if has_barriers(plan) else None,
         kernels=kernels,

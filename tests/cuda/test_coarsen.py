@@ -9,8 +9,10 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from an5dpy.blocking.plan import make_plan
+from an5dpy.blocking.plan import COARSENINGS, BlockingPlan, Mode, make_plan
 from an5dpy.cuda.kernels import generate
 from an5dpy.cuda.render_model import CELL_MACRO, Coarsening, cell_register
 from an5dpy.cuda.runtime import nvcc_path
@@ -58,11 +60,63 @@ def test_row_neighbours_come_from_the_threads_own_registers():
     assert "#define AN5D_UPDATE(an5d_i0, an5d_i1, an5d_i2, an5d_b, an5d_ym1, an5d_yp1)" in text
     evaluations = [line for line in inner_lines(text) if "_E(" in line]
     cell0, cell1 = evaluations[0], evaluations[1]
-    # cell 0: the left neighbour from shared memory, the right one is cell 1's register
-    assert cell0.startswith(f"{CELL_MACRO}0(") and "an5d_t1 + 0]" in cell0
+    # cell 0: the left neighbour from shared memory (cell 1 of the thread before, in the
+    # cell-major row of cells 1), the right one is cell 1's register
+    assert plan.cell_major and plan.cell_row_width == 256 + 2
+    assert cell0.startswith(f"{CELL_MACRO}0(") and "[threadIdx.x + 258])" in cell0
+    assert plan.cell_major_slot(0, -1) == 258
     assert cell0.rstrip(");").endswith("_x1")
     # cell 1: the left neighbour is cell 0's register, the right one from shared memory
+    # (cell 0 of the next thread)
     assert cell1.startswith(f"{CELL_MACRO}1(") and "_x0, AN5D_SREF" in cell1
+    assert "[threadIdx.x + 2])" in cell1 and plan.cell_major_slot(1, 1) == 2
+    # each cell writes its own row
+    assert "const int an5d_spos_x0 = threadIdx.x + 1;" in text
+    assert "const int an5d_spos_x1 = threadIdx.x + 259;" in text
+    assert "[an5d_spos] = " in text
+
+
+@settings(max_examples=300, deadline=None)
+@given(coarsen=st.sampled_from(COARSENINGS[1:]), radius=st.integers(1, 6),
+       warps=st.integers(1, 8), dtype=st.sampled_from(["float", "double"]))
+def test_cell_major_rows_put_each_read_where_its_owner_wrote(coarsen, radius, warps, dtype):
+    """The cell-major layout (BlockingPlan.cell_major_slot) on any radius, cells per thread
+    and block: every read of another thread's cell lands on the word that thread wrote
+    for that cell, inside the plane; a thread at either end of the block reads only the
+    padding beyond the written words (the halo, outside every level's window); and a
+    warp's 32 lanes access 32 consecutive words (no bank conflict) in every read and
+    write."""
+    threads = 32 * warps
+    plan = BlockingPlan(2, dtype, (radius, radius), 1, (threads * coarsen,), None,
+                        Mode.NONDIAG, coarsen=coarsen)
+    assert plan.cell_major
+    shared = plan.shared_cells
+    assert shared == tuple(m for m in range(coarsen)
+                           if m < radius or m >= coarsen - radius)
+    words = plan.smem_row_shape[0]
+    written = {}
+    for t in range(threads):
+        for m in shared:
+            index = t + plan.cell_major_slot(m, 0)
+            assert index not in written
+            written[index] = t * coarsen + m
+    for t in range(threads):
+        for m in range(coarsen):
+            for dy in range(-radius, radius + 1):
+                if 0 <= m + dy < coarsen:
+                    continue  # the thread's own register
+                index = t + plan.cell_major_slot(m, dy)
+                assert 0 <= index < words
+                cell = t * coarsen + m + dy
+                if 0 <= cell < threads * coarsen:
+                    assert written[index] == cell
+                else:
+                    assert index not in written
+    for m in range(coarsen):
+        for dy in range(-radius, radius + 1):
+            if not 0 <= m + dy < coarsen or (dy == 0 and m in shared):
+                lanes = [t + plan.cell_major_slot(m, dy) for t in range(32)]
+                assert lanes == list(range(lanes[0], lanes[0] + 32))
 
 
 def test_2d_nondiag_cells_inside_a_run_skip_the_shared_write():

@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Two generations of the same plans' kernels, timed side by side on the present GPU.
+
+    # the older generation's kernels, written by the checkout at OLD (no GPU needed)
+    python scripts/ab_compare.py --write DIR --package OLD CASE...
+    # on the GPU: DIR's kernels against this checkout's, alternately, in one process
+    python scripts/ab_compare.py --old DIR CASE... [--repeats 3] [--out FILE.jsonl]
+
+A case is a benchmark of c_inputs/, its element type and its plan as ``--extra`` of
+scripts/variants_compare.py spells it, with the register budget: ``"star2d1r float bt=14
+bs=256 sl=256 barriers=step regs=64"`` (bs contiguous dimension first; coarsen, barriers,
+opt and regs optional). Both generations are written by ``an5d-translate`` of their
+checkout with the same options, built with the same nvcc flags (``-O3 --use_fast_math``,
+as the benchmarks are) and timed with the same harness (scripts/artifact.py's: the
+paper's problem size, a step count that makes a run last about 0.2 s, the median of
+two runs), old and new in turn ``--repeats`` times; the table gives each one's best
+and the ratio new / old. The launch signature must be the same in both generations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, REPO)
+sys.path.insert(0, HERE)
+
+#: The plan settings of a case and their an5d-translate flags.
+FLAGS = {"bt": "--bt", "bs": "--bs", "sl": "--sl", "coarsen": "--coarsen",
+         "barriers": "--barriers", "opt": "--opt", "regs": "--regs"}
+
+
+def parse_case(text: str) -> tuple[str, str, dict[str, str]]:
+    """``"star2d1r float bt=14 bs=256"`` -> ("star2d1r", "float", {"bt": "14", ...})."""
+    stencil, dtype, *items = text.split()
+    settings = dict(item.split("=", 1) for item in items)
+    unknown = set(settings) - set(FLAGS)
+    if unknown:
+        raise SystemExit(f"case {text!r}: unknown settings {', '.join(sorted(unknown))}")
+    return stencil, dtype, settings
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text.strip())
+
+
+def write_case(text: str, out: str, package: str) -> str:
+    """The case's kernels written by the checkout at ``package`` into ``out/<slug>``."""
+    stencil, dtype, settings = parse_case(text)
+    folder = os.path.abspath(os.path.join(out, slug(text)))
+    flags = [a for k, v in settings.items() for a in (FLAGS[k], v)]
+    subprocess.run([sys.executable, "-m", "an5dpy", "translate",
+                    os.path.join(package, "c_inputs", f"{stencil}.c"), "--dtype", dtype,
+                    *flags, "-q", "-o", folder], cwd=package, check=True)
+    return folder
+
+
+def plan_of(text: str):
+    """The case's stencil, plan and register budget in this checkout."""
+    from an5dpy.blocking.plan import parse_block_size
+    from an5dpy.driver import blocking_plan, load
+    stencil, dtype, s = parse_case(text)
+    _, info = load(os.path.join(REPO, "c_inputs", f"{stencil}.c"), (("SB_TYPE", dtype),))
+    sl = s.get("sl", "off")
+    plan = blocking_plan(info, int(s["bt"]), bs=parse_block_size(s["bs"], info.ndim),
+                         sl=None if sl == "off" else int(sl), opt=s.get("opt"),
+                         coarsen=int(s.get("coarsen", 1)),
+                         barriers=s.get("barriers", "level"))
+    regs = s.get("regs")
+    return info, plan, None if regs in (None, "none") else int(regs)
+
+
+def submit(bench, text: str, old_dir: str) -> dict:
+    """Start building a case's two generations on the bench's pool."""
+    from an5dpy.cuda.runtime import compile_cubin
+    from an5dpy.driver import generate
+    info, plan, regs = plan_of(text)
+    stencil, _, _ = parse_case(text)
+    new_dir = write_case(text, tempfile.mkdtemp(prefix="ab-new-"), REPO)
+    sources = {"old": os.path.join(old_dir, slug(text), f"{stencil}_kernel.cu"),
+               "new": os.path.join(new_dir, f"{stencil}_kernel.cu")}
+    return {"text": text, "info": info, "plan": plan,
+            "model": generate(info, plan, stencil, regs=regs).model,
+            "builds": {name: bench.pool.submit(compile_cubin, path, bench.options)
+                       for name, path in sources.items()}}
+
+
+def compare(bench, job: dict, repeats: int) -> dict:
+    """Old and new kernels of one case, timed in turn; each one's runs in GFLOP/s."""
+    from an5dpy.driver import load
+    from an5dpy.perf.bench import paper_env
+    info, plan, text = job["info"], job["plan"], job["text"]
+    stencil, _, _ = parse_case(text)
+    program, _ = load(os.path.join(REPO, "c_inputs", f"{stencil}.c"),
+                      (("SB_TYPE", plan.dtype),))
+    env = paper_env(program, info)
+    built = {name: (job["model"], fut.result()) for name, fut in job["builds"].items()}
+    runs = {"old": [], "new": []}
+    regs_used = {}
+    for _ in range(repeats):
+        for name in ("old", "new"):
+            gflops, _, _, registers, spills = bench.time(info, plan, built[name], env)
+            runs[name].append(gflops)
+            regs_used[name] = (registers, spills)
+    return {"case": text, "old": runs["old"], "new": runs["new"],
+            "ratio": max(runs["new"]) / max(runs["old"]), "registers": regs_used}
+
+
+def render(rows) -> str:
+    lines = ["| case | old GFLOP/s | new GFLOP/s | new / old | registers old, new |",
+             "|---|---|---|---|---|"]
+    for r in rows:
+        regs = ", ".join(f"{r['registers'][k][0]}{' (spills)' if r['registers'][k][1] else ''}"
+                         for k in ("old", "new"))
+        lines.append(f"| {r['case']} | {max(r['old']):,.0f} | {max(r['new']):,.0f} | "
+                     f"{r['ratio']:.3f} | {regs} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("cases", nargs="+", help="'stencil dtype bt=.. bs=.. [sl=..] ...'")
+    mode = ap.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--write", metavar="DIR", help="write the cases' kernels into DIR")
+    mode.add_argument("--old", metavar="DIR", help="time DIR's kernels against this checkout's")
+    ap.add_argument("--package", default=REPO,
+                    help="with --write: the checkout whose an5d-translate writes them")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--out", help="with --old: append each case's result to this JSON lines file")
+    args = ap.parse_args(argv)
+    if args.write:
+        for text in args.cases:
+            print(write_case(text, args.write, os.path.abspath(args.package)))
+        return 0
+    import artifact
+    from an5dpy.cuda.runtime import device_name
+    bench = artifact.Bench()
+    rows = []
+    jobs = [submit(bench, text, args.old) for text in args.cases]
+    for job in jobs:
+        row = compare(bench, job, args.repeats)
+        rows.append(row)
+        if args.out:
+            with open(args.out, "a") as f:
+                f.write(json.dumps(row) + "\n")
+        print(render([row]).splitlines()[-1], flush=True)
+    print(f"\n{device_name()}\n")
+    print(render(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
