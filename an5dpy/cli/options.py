@@ -100,8 +100,9 @@ def add_plan(p: argparse.ArgumentParser, quiet_help: str = "do not print the pla
     g.add_argument("--coarsen", type=auto_or(positive), metavar="C|auto",
                    help="cells per thread along the outermost in-plane dimension (1, 2, 4 or "
                         "8; the block of --bs cells then has C times fewer threads). Default: "
-                        "the model's choice where it chooses the plan, 1 where --bt, --bs and "
-                        "--sl are all given")
+                        "the model's choice where it chooses the plan (2 in 2D mode nondiag "
+                        "where it predicts that faster, else 1), 1 where --bt, --bs and --sl "
+                        "are all given")
     g.add_argument("--barriers", choices=("auto", "level", "step", "shuffle"),
                    help="level: a barrier per level op (AN5D's schedule); step: one barrier per "
                         "streaming step for all levels, each level with its own shared "

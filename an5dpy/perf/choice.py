@@ -154,17 +154,55 @@ def default_plan(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float]
     plans = (candidate_plans(info, gpu, fixed=fixed)
              or candidate_plans(info, gpu, fixed=fixed, prune=False))
     model = Model(info, gpu, env)
-    if is_auto(fixed.regs):
-        ranked = model.rank(plans)
-    elif fixed.regs is None:  # no budget: each plan at the paper's register estimate
-        ranked = sorted(_predictions(model, plans), key=lambda p: p.seconds)
-    else:
-        ranked = model.rank(plans, fixed.regs)
+    ranked = _ranked(model, plans, fixed)
     if not ranked:
         _nothing_fits(info, gpu, fixed, plans)
-    if gpus > 1:
-        return _best_over_gpus(info, gpu, env, ranked[:SLAB_CANDIDATES], gpus)
-    return ranked[0]
+    best = (_with_cell_major_rows(info, model, ranked[0], fixed) if is_auto(fixed.coarsen)
+            else ranked[0])
+    if gpus > 1:  # the one-GPU choice among the candidates too
+        candidates = ranked[:SLAB_CANDIDATES]
+        return _best_over_gpus(info, gpu, env,
+                               candidates + ([best] if best not in candidates else []), gpus)
+    return best
+
+
+#: Cells per thread of the default plan's cell-major form (:func:`_with_cell_major_rows`).
+CELL_MAJOR_CELLS = 2
+
+
+def _with_cell_major_rows(info: StencilInfo, model: Model, best: Prediction,
+                          fixed: Fixed) -> Prediction:
+    """``best``, or the same plan (its block of cells) with :data:`CELL_MAJOR_CELLS` cells
+    per thread where that plan keeps its shared rows cell-major (2D nondiag,
+    :attr:`~an5dpy.blocking.plan.BlockingPlan.cell_major`) and the model predicts it
+    faster. The search space holds one cell per thread: over all of it, the model ranks
+    coarsened plans it cannot tell apart by their registers, which were never measured
+    (scripts/model_check.py); beside the plan it chose, its choice agreed with the H200 on
+    7 of the 10 2D nondiag rows of artifact/H200 re-measured with cell-major rows, and the
+    chosen plans reach 0.87 of the tuned ones there in geomean (0.82 one cell per
+    thread)."""
+    plan = best.plan
+    try:
+        coarse = make_plan(info, plan.bt, bs=plan.bs, sl=plan.sl, opt=plan.mode,
+                           coarsen=CELL_MAJOR_CELLS,
+                           barriers=plan.barriers, limits=model.gpu.limits())
+    except UsageError:
+        return best
+    if not coarse.cell_major:
+        return best
+    ranked = _ranked(model, [coarse], fixed)
+    return ranked[0] if ranked and ranked[0].seconds < best.seconds else best
+
+
+def _ranked(model: Model, plans, fixed: Fixed) -> list[Prediction]:
+    """The plans' predictions, fastest first, at the register budget ``fixed`` gives: the
+    model's best budget of each (open), none (each plan at the paper's register
+    estimate), or the given one."""
+    if is_auto(fixed.regs):
+        return model.rank(plans)
+    if fixed.regs is None:
+        return sorted(_predictions(model, plans), key=lambda p: p.seconds)
+    return model.rank(plans, fixed.regs)
 
 
 def _best_over_gpus(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float],

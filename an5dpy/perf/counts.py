@@ -238,9 +238,11 @@ class LevelWork:
     ``writes``: the fields the sub-step's statements compute (every other field carries
     its register to the level); ``flops`` the sub-step's FLOPs per cell and ``mixes`` its
     statements' instruction mixes; ``staged``: the fields written to shared memory
-    (those the sub-step reads at in-plane offsets), ``smem_planes`` their planes per
-    thread (each field's window planes) and ``smem_reads`` the reads of them per
-    computing thread (:func:`shared_reads`, per field); ``coef_reads`` / ``coef_l1_bytes``:
+    (those the sub-step reads at in-plane offsets), ``smem_planes`` the planes each cell
+    stores (each field's window planes; a coarsened thread stores only its cells that
+    other threads read, :func:`coarsened_shared_traffic`) and ``smem_reads`` the reads of
+    them per computing cell (:func:`shared_reads`, per field; the row neighbours a
+    coarsened thread holds are its registers); ``coef_reads`` / ``coef_l1_bytes``:
     the distinct reads of read-only arrays and their bytes. The one-statement form has one
     LevelWork, the update's (:func:`level_work`).
     """
@@ -249,8 +251,8 @@ class LevelWork:
     flops: int
     mixes: tuple[OpMix, ...]
     staged: tuple[str, ...]
-    smem_planes: int
-    smem_reads: int
+    smem_planes: float
+    smem_reads: float
     coef_reads: int = 0
     coef_l1_bytes: int = 0
 
@@ -270,9 +272,31 @@ def level_work(info: StencilInfo, plan: BlockingPlan) -> tuple[LevelWork, ...]:
     if info.coupled:
         return tuple(substep_work(info, sub, plan) for sub in info.substeps)
     coefs = CoefficientReads.of(info)
+    stores, reads = coarsened_shared_traffic(info, plan)
     return (LevelWork((info.array,), info.flops_per_cell, (OpMix.of(info, plan.mode),),
-                      (info.array,), plan.smem_planes, smem_reads_per_thread(info, plan.mode),
-                      coefs.reads, coefs.l1_bytes),)
+                      (info.array,), stores, reads, coefs.reads, coefs.l1_bytes),)
+
+
+def coarsened_shared_traffic(info: StencilInfo, plan: BlockingPlan) -> tuple[float, float]:
+    """Shared-memory stores and reads per cell and level op of the one-statement update
+    (:func:`smem_reads_per_thread`, the plan's shared planes), on average over a thread's
+    cells. A thread of ``C`` cells in a cell-major plane
+    (:attr:`~an5dpy.blocking.plan.BlockingPlan.cell_major`: 2D nondiag) reads a row
+    neighbour ``dy`` cells away from its own register where it holds that cell, so of its
+    cells ``min(|dy|, C)`` load it from shared memory, and it stores only the cells other
+    threads read (:attr:`~an5dpy.blocking.plan.BlockingPlan.shared_cells`). Elsewhere one
+    load per distinct offset and a store per plane: a coarsened 3D thread holds its row
+    neighbours along dimension 1 too, but counted so, the model ranks 3D coarsened plans
+    above the one-cell plans that measure faster (their registers cost more than it
+    charges; artifact/H200/coarsen.md), so the fitted counts stay."""
+    reads = smem_reads_per_thread(info, plan.mode)
+    c = plan.coarsen
+    if not plan.cell_major:
+        return plan.smem_planes, reads
+    offsets = {o[1:] for o in info.offsets if o[0] == 0 and any(o[1:])}
+    rows = [o[0] for o in offsets if o[0] and not any(o[1:])]
+    reads = len(offsets) - len(rows) + sum(min(abs(dy), c) for dy in rows) / c
+    return plan.smem_planes * len(plan.shared_cells) / c, reads
 
 
 def substep_work(info: StencilInfo, sub: SubStep, plan: BlockingPlan) -> LevelWork:

@@ -495,7 +495,9 @@ class Model:
     def work(self, plan: BlockingPlan) -> tuple[LevelWork, ...]:
         """What a level op of each sub-step does under ``plan`` (:func:`level_work`):
         level T of a launch is sub-step ``(T - 1) % len(work)``."""
-        key = (plan.mode, plan.smem_planes, plan.window_smem_planes)
+        # a coarsened thread's row neighbours and stores (counts.coarsened_shared_traffic)
+        key = (plan.mode, plan.smem_planes, plan.window_smem_planes, plan.coarsen,
+               plan.shared_cells)
         work = self._work.get(key)
         if work is None:
             work = self._work[key] = level_work(self.info, plan)

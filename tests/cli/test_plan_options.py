@@ -15,7 +15,8 @@ from an5dpy.perf import choice as choice_module
 REPO = Path(paths.REPO)
 J2D5PT = REPO / "c_inputs" / "j2d5pt.c"
 FLOAT = ("--dtype", "float")
-PLAN_LINE = re.compile(r"^an5d: plan bt=\d+ bs=\d+(x\d+)? sl=(\d+|off) opt=\w+ regs=(\d+|none) "
+PLAN_LINE = re.compile(r"^an5d: plan bt=\d+ bs=\d+(x\d+)? sl=(\d+|off)( coarsen=\d+)?"
+                       r"( barriers=\w+)? opt=\w+ regs=(\d+|none) "
                        r"\(model's best for (H100|H200)[^)]*\) at .* steps.*GFLOP/s predicted\)$",
                        re.M)
 

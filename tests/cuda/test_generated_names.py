@@ -102,7 +102,9 @@ def test_benchmark_kernels_use_only_reserved_names(path):
 def test_the_parsers_see_the_names_of_every_kind():
     """The checks above see macro parameters, registers, macro locals and kernel locals
     (and would see an unprefixed one)."""
-    translation = translate(os.path.join(FORMS, "scalar_coeffs.c"), Options(bt=3, bs="32"))
+    # one cell per thread: a coarsened kernel names its registers per cell (_x<m>)
+    translation = translate(os.path.join(FORMS, "scalar_coeffs.c"),
+                            Options(bt=3, bs="32", coarsen=1))
     text = translation.outputs["scalar_coeffs_kernel.cu"]
     assert {"an5d_out", "an5d_q", "an5d_b", "an5d_i0", "an5d_prev"} <= macro_parameters(text)
     assert {"an5d_reg_0_0", "an5d_v", "an5d_step", "an5d_sm", "an5d_p_ld",

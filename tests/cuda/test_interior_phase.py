@@ -93,3 +93,37 @@ def test_the_condition_holds_exactly_for_blocks_of_interior_cells(
     first = lo - halo + block * compute
     direct = all(lo <= c <= hi for c in range(first, first + bs))
     assert c_condition(condition, {"an5d_b1": block, "an5d_lo1": lo, "an5d_hi1": hi}) == direct
+
+
+def test_the_gpu_suite_runs_interior_blocks_of_every_such_kernel():
+    """tests/gpu/test_cuda.py checks the kernels against gcc: for every 2D benchmark whose
+    plans get the interior phase, one and two cells per thread, some case's full launch
+    (the kernel of the plan's degree) has a block whose cells are all interior, so that
+    copy of the inner phase runs there too (the grids are small)."""
+    import importlib
+    import os
+    import sys
+
+    from paths import TESTS_DIR
+    sys.path.insert(0, os.path.join(TESTS_DIR, "gpu"))
+    gpu_cases = importlib.import_module("test_cuda")
+    covered, wanted = set(), set()
+    for case in gpu_cases.CASES:
+        info = gpu_cases.program(case.name, case.dtype)[1]
+        plan = make_plan(info, bt=case.bt, bs=case.bs, sl=case.sl, opt=case.mode,
+                         coarsen=case.coarsen, barriers=case.barriers)
+        if not plan.interior_phase or plan.barriers.value == "shuffle":
+            continue
+        key = (case.name, case.dtype, case.coarsen > 1)
+        wanted.add(key)
+        r = plan.plane_radius[0]
+        lo, hi = r, case.compsize + r - 1  # the benchmarks' loops: i in [r, n + r)
+        degree = plan.depth  # the full launches' kernel
+        halo = degree * r
+        compute = plan.bs[0] - 2 * halo
+        blocks = (hi - lo + compute) // compute
+        condition = _interior_block(plan, (KernelDim(1, "x", halo, compute),))
+        if any(c_condition(condition, {"an5d_b1": b, "an5d_lo1": lo, "an5d_hi1": hi})
+               for b in range(blocks)):
+            covered.add(key)
+    assert wanted and wanted == covered, sorted(wanted - covered)

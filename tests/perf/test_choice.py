@@ -75,8 +75,16 @@ def test_fixed_options_stay_fixed_and_the_rest_is_the_best_around_them():
         assert holds(chosen.plan)
         best = max((p for p in everything if holds(p.plan)), key=lambda p: p.gflops,
                    default=None)
-        if best is not None:  # the space holds such plans: the best of them
-            assert (chosen.plan, chosen.regs) == (best.plan, best.registers)
+        if best is not None:  # the space holds such plans: the best of them, or that
+            # plan with its cells two to a thread where they are cell-major and the model
+            # predicts it faster (choice._with_cell_major_rows)
+            if chosen.plan.coarsen == 1:
+                assert (chosen.plan, chosen.regs) == (best.plan, best.registers)
+            else:
+                assert chosen.plan.cell_major and chosen.plan.coarsen == 2
+                assert (chosen.plan.bt, chosen.plan.bs, chosen.plan.sl) == (
+                    best.plan.bt, best.plan.bs, best.plan.sl)
+                assert chosen.predicted > best.gflops
     assert driver.choose_plan(info, driver.Options(sl="off")).plan.sl is None
     # a fixed register budget is the budget of the chosen plan
     assert driver.choose_plan(info, driver.Options(regs=32)).regs == 32
@@ -177,7 +185,7 @@ def test_a_program_without_the_harness_gets_the_papers_sizes():
 
 def test_translate_writes_the_choice_in_the_headers_only_when_chosen():
     path = os.path.join(C_INPUTS, "j2d5pt.c")
-    defines = (("SB_TYPE", "double"),)  # where the model's best plan takes a budget
+    defines = (("SB_TYPE", "float"),)  # where the model's best plan takes a budget
     auto = driver.translate(path, driver.Options(defines=defines, gpu="H100"))
     line = auto.choice.note()
     assert line.startswith("Plan bt=") and "H100" in line
@@ -187,6 +195,7 @@ def test_translate_writes_the_choice_in_the_headers_only_when_chosen():
     assert auto.choice.regs is not None and budget  # the model's budget reaches the code
     given = driver.Options(bt=auto.plan.bt, bs=str(auto.plan.bs[0]), sl=auto.plan.sl,
                            opt=auto.plan.mode.value, regs=auto.choice.regs or "none",
+                           coarsen=auto.plan.coarsen, barriers=auto.plan.barriers.value,
                            defines=defines)
     fixed = driver.translate(path, given)
     assert all("Plan bt=" not in text for text in fixed.outputs.values())
@@ -241,3 +250,24 @@ def test_several_gpus_rank_the_best_plans_with_the_exchange(name):
     assert slabs.seconds <= predict_slabs(info, one.plan, gpu, env, 2, one.registers).seconds
     line = driver.choose_plan(info, driver.Options(gpu="H200", gpus=2)).line()
     assert "on 2 GPUs" in line
+
+
+@pytest.mark.parametrize("name, dtype", [("j2d5pt", "float"), ("star2d2r", "double"),
+                                         ("box2d1r", "float"), ("star3d1r", "float")])
+def test_the_default_plan_takes_two_cells_a_thread_where_cell_major_and_faster(name, dtype):
+    """choice._with_cell_major_rows: the model's best one-cell plan, or the same block of
+    cells two to a thread where that plan's rows are cell-major (2D nondiag) and the model
+    predicts it faster; never where coarsen is given."""
+    program, info = bench(name, dtype)
+    env = paper_env(program, info)
+    gpu = get_gpu("H200")
+    model = Model(info, gpu, env)
+    best = model.rank(choice_module.candidate_plans(info, gpu))[0]
+    chosen = driver.choose_plan(info, driver.Options(gpu="H200"))
+    coarse = driver.blocking_plan(info, best.plan.bt, bs=best.plan.bs, sl=best.plan.sl,
+                                  opt=best.plan.mode.value, coarsen=2)
+    faster = coarse.cell_major and model.rank([coarse])[0].gflops > best.gflops
+    assert chosen.plan == (coarse if faster else best.plan)
+    assert faster == (name in ("j2d5pt", "star2d2r"))  # nondiag 2D; box2d1r is assoc
+    one = driver.choose_plan(info, driver.Options(gpu="H200", coarsen=1))
+    assert one.plan == best.plan

@@ -173,3 +173,32 @@ def test_identical_decoupled_fields_count_each_fields_work():
     assert (w2.flops, w2.smem_reads, w2.smem_planes) == (
         2 * w1.flops, 2 * w1.smem_reads, 2 * w1.smem_planes)
     assert w2.mix == w1.mix + w1.mix and w2.mix.eff_alu == w1.mix.eff_alu
+
+
+@pytest.mark.parametrize("name, coarsen, stores, reads", [
+    ("star2d1r", 1, 1, 2),
+    ("star2d1r", 2, 1, 1),        # each cell: one row neighbour is the thread's register
+    ("star2d1r", 4, 0.5, 0.5),    # cells 0 and 3 stored; the two row ends load
+    ("star2d2r", 2, 1, 3),        # dy = +-2 always off the thread, +-1 for one cell of two
+    ("star2d4r", 8, 1, 2.5),      # (1+2+3+4) * 2 / 8 loads; all 8 cells within 4 of an end
+])
+def test_cell_major_threads_load_only_the_row_neighbours_they_do_not_hold(
+        name, coarsen, stores, reads):
+    """coarsened_shared_traffic: per cell and level op, on average over a thread's cells,
+    as the cell-major kernels do (render_model.Coarsening: a register where the thread
+    holds the cell, a shared load else; only plan.shared_cells stored)."""
+    from an5dpy.perf.counts import coarsened_shared_traffic
+    info = load_benchmark(name)[1]
+    plan = make_plan(info, 1, bs=(128 * coarsen,), sl=64, coarsen=coarsen)
+    assert plan.cell_major == (coarsen > 1)
+    assert coarsened_shared_traffic(info, plan) == (pytest.approx(stores), pytest.approx(reads))
+
+
+def test_3d_and_assoc_coarsened_threads_keep_the_one_cell_counts():
+    from an5dpy.perf.counts import coarsened_shared_traffic, smem_reads_per_thread
+    for name, bs, opt in (("star3d1r", (32, 32), "nondiag"), ("box2d1r", (256,), "assoc")):
+        info = load_benchmark(name)[1]
+        plan = make_plan(info, 1, bs=bs, sl=64, opt=opt, coarsen=2)
+        assert not plan.cell_major
+        assert coarsened_shared_traffic(info, plan) == (
+            plan.smem_planes, smem_reads_per_thread(info, plan.mode))

@@ -180,16 +180,20 @@ def test_fitted_issue_term_charges_barriers_and_each_warps_issue(star2d):
 
 
 def test_fewer_warps_per_block_issue_longer_steps(star2d):
-    # two cells per thread: the same cells, half the warps, each issuing twice the share
+    # two cells per thread: the same cells, half the warps, each issuing the instructions
+    # of two cells (a cell's own: one row neighbour of the two is the thread's register)
     grid = benchmark_grid(star2d, 4096)
     m = Model(star2d, "H200", grid, 100)
-    one = m.launch_cost(make_plan(star2d, bt=4, bs=(256,), sl=256, barriers="step"), 4, 64)
-    two = m.launch_cost(make_plan(star2d, bt=4, bs=(256,), sl=256, barriers="step",
-                                  coarsen=2), 4, 64)
+    plans = [make_plan(star2d, bt=4, bs=(256,), sl=256, barriers="step", coarsen=c)
+             for c in (1, 2)]
+    one, two = (m.launch_cost(p, 4, 64) for p in plans)
     assert two.terms.block_warps * 2 == one.terms.block_warps
     per_warp = [t.issue_instructions / t.block_steps / t.block_warps
                 for t in (one.terms, two.terms)]
-    assert per_warp[1] > 1.9 * per_warp[0]
+    per_cell = [m.spill_free_instructions(p, 4) for p in plans]
+    # a shared load fewer, and the step's one barrier (1/4 per level op) halved per cell
+    assert per_cell[1] == pytest.approx(per_cell[0] - 1 - (1 / 4 - 1 / 8))
+    assert per_warp[1] == pytest.approx(2 * per_warp[0] * per_cell[1] / per_cell[0])
 
 
 def test_the_p_norm_lies_between_the_largest_time_and_their_sum():
