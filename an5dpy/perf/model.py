@@ -31,7 +31,10 @@ come from :class:`an5dpy.blocking.trace.BlockRanges`, stream block by stream blo
 * shared-memory writes: every level op (levels 1..d, streaming-boundary planes included)
   writes once per thread -- all threads, out-of-bound ones too, as the kernels avoid
   branching -- and ``2r+1`` times in mode ``none`` (Table 1);
-* shared-memory reads: per computing thread, :func:`smem_reads_per_thread`;
+* shared-memory reads: per computing thread, :func:`smem_reads_per_thread`; a thread of
+  several cells in a cell-major plane loads only the row neighbours it does not hold and
+  stores only its shared cells (:func:`~an5dpy.perf.counts.coarsened_shared_traffic`,
+  per cell on average);
 * computing threads ``th_comp``: the valid slots of levels 1..d (threads inside their
   level's window; the kernels leave the others idle, and this reproduces the paper's Model
   column of Table 5, see :data:`MODEL_NOTES`), or redundant + valid slots with
