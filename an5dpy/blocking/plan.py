@@ -333,10 +333,10 @@ class BlockingPlan:
         level T-2's plane alive past its ring slot: a select and a move per cell and
         level, and registers. Only 2D stencils of in-plane radius up to
         :data:`INTERIOR_PHASE_MAX_RADIUS` get it: measured side by side on the H200
-        (scripts/ab_compare.py, artifact/H200/interior.md) it gains up to 1.2x there and
-        up to 1.4x with cells per thread, while the 3D kernels and the larger radii lose
-        (the second copy of a long inner loop, and more registers, cost more than the
-        selects)."""
+        (scripts/ab_compare.py, artifact/H200/interior.md) the tuned plans gain 1.057 in
+        geomean there (up to 1.195), while the 3D kernels (0.857) and the larger radii
+        (0.924) lose: more registers, and a second copy of a long inner loop, cost more
+        than the selects."""
         return self.ndim == 2 and max(self.plane_radius) <= INTERIOR_PHASE_MAX_RADIUS
 
     @property
