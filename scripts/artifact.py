@@ -197,6 +197,15 @@ def row_context(row, gpu):
     return info, env, model, space, model.rank(space)
 
 
+def split_redo(rows: list[dict], redo: set[str]) -> tuple[list[dict], dict]:
+    """The rows kept (those of stencils not in ``redo``) and, for each row measured again,
+    its tuned plan's JSON by (stencil, dtype): a candidate again (``measure_rows``)."""
+    kept = [r for r in rows if r["stencil"] not in redo]
+    previous = {(r["stencil"], r["dtype"]): r["best"]["plan"] for r in rows
+                if r["stencil"] in redo}
+    return kept, previous
+
+
 def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume: set,
                  narrow: bool = False, rows_name: str = "rows.jsonl",
                  previous: dict | None = None) -> None:
@@ -609,10 +618,7 @@ def run(argv=None) -> int:
     done, previous = set(), {}
     if (args.resume or args.no_rows) and os.path.exists(rows_file):
         redo = set(args.redo.split(",")) if args.redo else set()
-        rows = list(map(json.loads, open(rows_file)))
-        kept = [r for r in rows if r["stencil"] not in redo]
-        previous = {(r["stencil"], r["dtype"]): r["best"]["plan"] for r in rows
-                    if r["stencil"] in redo}
+        kept, previous = split_redo(list(map(json.loads, open(rows_file))), redo)
         with open(rows_file, "w") as f:
             f.writelines(json.dumps(r) + "\n" for r in kept)
         done = {(r["stencil"], r["dtype"]) for r in kept}

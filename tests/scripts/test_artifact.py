@@ -96,3 +96,36 @@ def test_render_only_of_a_directory_without_rows(artifact, tmp_path, capsys):
     assert capsys.readouterr().err == (f"artifact.py: error: {tmp_path}/rows.jsonl does not "
                                        "exist (measure first, or name a directory that holds "
                                        "rows.jsonl)\n")
+
+
+def test_redo_keeps_the_other_rows_and_hands_on_the_earlier_tuned_plans(artifact):
+    rows = [{"stencil": s, "dtype": d, "best": {"plan": {"bt": bt}}}
+            for s, d, bt in (("j2d5pt", "float", 7), ("j2d5pt", "double", 6),
+                             ("star3d1r", "float", 4))]
+    kept, previous = artifact.split_redo(rows, {"j2d5pt"})
+    assert kept == rows[2:]
+    assert previous == {("j2d5pt", "float"): {"bt": 7}, ("j2d5pt", "double"): {"bt": 6}}
+    assert artifact.split_redo(rows, set()) == (rows, {})
+
+
+def test_rows_of_an_earlier_generation_of_kernels_are_listed(artifact, tmp_path):
+    """Rows without ``kernels`` (or below KERNELS) are named in table5.md."""
+    import json
+    import os
+    import shutil
+
+    from paths import REPO
+    src = os.path.join(REPO, "artifact", "H200", "rows.jsonl")
+    rows = [json.loads(line) for line in open(src)]
+    assert any(r.get("kernels") == artifact.KERNELS for r in rows)
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    shutil.copy(os.path.join(REPO, "artifact", "H200", "fig8.jsonl"), tmp_path)
+    try:
+        artifact.render(str(tmp_path))
+    except artifact.ScriptError:  # the plots need matplotlib; the tables come first
+        pass
+    text = (tmp_path / "table5.md").read_text()
+    line = next(l for l in text.splitlines() if "kernels of an earlier generation" in l)
+    earlier = [f"{r['stencil']} {r['dtype']}" for r in rows if r.get("kernels", 1) < 2]
+    assert all(name in line for name in earlier)
+    assert "star2d1r float" not in line
