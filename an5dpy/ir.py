@@ -859,6 +859,15 @@ class StencilInfo:
         and so on."""
         return max((e.lag for e in walk(self.update) if isinstance(e, Read)), default=1)
 
+    @property
+    def row_offsets(self) -> tuple[int, ...]:
+        """The offsets ``dy`` (sorted) at which the update reads the newest level in the
+        cell's own plane and row: ``(0, dy, 0..)``, ``dy`` != 0, along dimension 1 (the
+        reads a thread holding consecutive cells of dimension 1 may find in its own
+        registers)."""
+        return tuple(sorted({o[1] for o in self.offsets
+                             if o[0] == 0 and o[1] != 0 and not any(o[2:])}))
+
     def offsets_of_level(self, lag: int) -> tuple[tuple[int, ...], ...]:
         """The offsets (sorted, unique) at which the update reads the level of lag ``lag``:
         :attr:`offsets` for the newest earlier level (lag 1)."""

@@ -9,8 +9,9 @@
 A case is a benchmark of c_inputs/, its element type and its plan as ``--extra`` of
 scripts/variants_compare.py spells it, with the register budget: ``"star2d1r float bt=14
 bs=256 sl=256 barriers=step regs=64"`` (bs contiguous dimension first; coarsen, barriers,
-opt and regs optional). Both generations are written by ``an5d-translate`` of their
-checkout with the same options, built with the same nvcc flags (``-O3 --use_fast_math``,
+opt and regs optional). The old generation is written by ``an5d-translate`` of its
+checkout, the new one by this checkout's driver (what its ``an5d-translate`` writes), with
+the same options, built with the same nvcc flags (``-O3 --use_fast_math``,
 as the benchmarks are) and timed with the same harness (scripts/artifact.py's: the
 paper's problem size, a step count that makes a run last about 0.2 s, the median of
 two runs), old and new in turn ``--repeats`` times; the table gives each one's best
@@ -63,44 +64,46 @@ def write_case(text: str, out: str, package: str) -> str:
 
 
 def plan_of(text: str):
-    """The case's stencil, plan and register budget in this checkout."""
+    """The case's program, stencil, plan and register budget in this checkout."""
     from an5dpy.blocking.plan import parse_block_size
     from an5dpy.driver import blocking_plan, load
     stencil, dtype, s = parse_case(text)
-    _, info = load(os.path.join(REPO, "c_inputs", f"{stencil}.c"), (("SB_TYPE", dtype),))
+    program, info = load(os.path.join(REPO, "c_inputs", f"{stencil}.c"),
+                         (("SB_TYPE", dtype),))
     sl = s.get("sl", "off")
     plan = blocking_plan(info, int(s["bt"]), bs=parse_block_size(s["bs"], info.ndim),
                          sl=None if sl == "off" else int(sl), opt=s.get("opt"),
                          coarsen=int(s.get("coarsen", 1)),
                          barriers=s.get("barriers", "level"))
     regs = s.get("regs")
-    return info, plan, None if regs in (None, "none") else int(regs)
+    return program, info, plan, None if regs in (None, "none") else int(regs)
 
 
 def submit(bench, text: str, old_dir: str) -> dict:
-    """Start building a case's two generations on the bench's pool."""
+    """Start building a case's two generations on the bench's pool: the old one from
+    ``old_dir``, this checkout's from the driver's kernels of the case (what its
+    ``an5d-translate`` writes), whose render model both generations' launches use."""
     from an5dpy.cuda.runtime import compile_cubin
     from an5dpy.driver import generate
-    info, plan, regs = plan_of(text)
+    from an5dpy.perf.bench import paper_env
+    program, info, plan, regs = plan_of(text)
     stencil, _, _ = parse_case(text)
-    new_dir = write_case(text, tempfile.mkdtemp(prefix="ab-new-"), REPO)
+    kernels = generate(info, plan, stencil, regs=regs)
+    new_dir = tempfile.mkdtemp(prefix="ab-new-")
+    for name, content in kernels.files().items():
+        with open(os.path.join(new_dir, name), "w") as f:
+            f.write(content)
     sources = {"old": os.path.join(old_dir, slug(text), f"{stencil}_kernel.cu"),
                "new": os.path.join(new_dir, f"{stencil}_kernel.cu")}
-    return {"text": text, "info": info, "plan": plan,
-            "model": generate(info, plan, stencil, regs=regs).model,
+    return {"text": text, "info": info, "plan": plan, "env": paper_env(program, info),
+            "model": kernels.model,
             "builds": {name: bench.pool.submit(compile_cubin, path, bench.options)
                        for name, path in sources.items()}}
 
 
 def compare(bench, job: dict, repeats: int) -> dict:
     """Old and new kernels of one case, timed in turn; each one's runs in GFLOP/s."""
-    from an5dpy.driver import load
-    from an5dpy.perf.bench import paper_env
-    info, plan, text = job["info"], job["plan"], job["text"]
-    stencil, _, _ = parse_case(text)
-    program, _ = load(os.path.join(REPO, "c_inputs", f"{stencil}.c"),
-                      (("SB_TYPE", plan.dtype),))
-    env = paper_env(program, info)
+    info, plan, env, text = job["info"], job["plan"], job["env"], job["text"]
     built = {name: (job["model"], fut.result()) for name, fut in job["builds"].items()}
     runs = {"old": [], "new": []}
     regs_used = {}

@@ -233,10 +233,7 @@ def row_neighbours(info: StencilInfo, plan: BlockingPlan) -> tuple[int, ...]:
     :func:`smem_read`). Empty for one cell per thread and the other modes."""
     if plan.coarsen == 1 or plan.mode is not Mode.NONDIAG:
         return ()
-    from an5dpy.ir import walk
-    return tuple(sorted({n.offset[1] for n in walk(info.update)
-                         if isinstance(n, Read) and n.lag == 1 and n.offset[0] == 0
-                         and n.offset[1] != 0 and not any(n.offset[2:])}))
+    return info.row_offsets
 
 
 def neighbour_param(dy: int) -> str:

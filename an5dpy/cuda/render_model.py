@@ -682,11 +682,16 @@ CELL_VALUES = (("const int", "an5d_t1"), ("const int", "an5d_c1"),
                ("const size_t", "an5d_origin"))
 
 
+def has_cell_major_index(plan: BlockingPlan, m: int) -> bool:
+    """Whether cell ``m`` writes its value into a row of a cell-major plane (and so keeps
+    its index there, :data:`~an5dpy.cuda.macros.CELL_MAJOR_INDEX`)."""
+    return plan.cell_major and m in plan.shared_cells
+
+
 def cell_values(plan: BlockingPlan, m: int) -> tuple[tuple[str, str], ...]:
     """The names cell ``m`` keeps (:data:`CELL_VALUES`), and where the cell's value is
-    shared in a cell-major plane, its index there (:data:`~an5dpy.cuda.macros.
-    CELL_MAJOR_INDEX`)."""
-    if plan.cell_major and m in plan.shared_cells:
+    shared in a cell-major plane, its index there (:func:`has_cell_major_index`)."""
+    if has_cell_major_index(plan, m):
         return (*CELL_VALUES, ("const int", CELL_MAJOR_INDEX))
     return CELL_VALUES
 
@@ -717,7 +722,7 @@ def _cell_lines(plan: BlockingPlan, dims: tuple["KernelDim", ...], windows: tupl
     for m, x in enumerate(suffixes):
         lines += column(outer, x, f"threadIdx.{outer.thread} * {plan.coarsen} + {m}" if coarse
                         else f"threadIdx.{outer.thread}")
-        if plan.cell_major and m in plan.shared_cells:
+        if has_cell_major_index(plan, m):
             lines.append(f"const int {CELL_MAJOR_INDEX}{x} = {cell_major_index(plan, m)};")
     for d in rest:
         lines += column(d, "", f"threadIdx.{d.thread}")

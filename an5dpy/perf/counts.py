@@ -293,9 +293,8 @@ def coarsened_shared_traffic(info: StencilInfo, plan: BlockingPlan) -> tuple[flo
     c = plan.coarsen
     if not plan.cell_major:
         return plan.smem_planes, reads
-    offsets = {o[1:] for o in info.offsets if o[0] == 0 and any(o[1:])}
-    rows = [o[0] for o in offsets if o[0] and not any(o[1:])]
-    reads = len(offsets) - len(rows) + sum(min(abs(dy), c) for dy in rows) / c
+    rows = info.row_offsets
+    reads += sum(min(abs(dy), c) for dy in rows) / c - len(rows)
     return plan.smem_planes * len(plan.shared_cells) / c, reads
 
 
