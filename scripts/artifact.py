@@ -92,7 +92,15 @@ class Bench:
         from an5dpy.cuda.runtime import BuildOptions, device_arch
         self.options = BuildOptions(arch=device_arch())
         self.pool = concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 4)
+        # the neighbours of a row's fastest plans are built while the row waits for them:
+        # a pool of their own, not behind the later rows' builds
+        self.neighbour_pool = concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 4)
         self._grid = (None, None, ())
+
+    def shutdown(self):
+        """Stop building: the builds not started are dropped (rows past the deadline)."""
+        for pool in (self.pool, self.neighbour_pool):
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def grid(self, info, env, dtype):
         """The device grid of the current row and its read-only arrays (made once per row,
@@ -147,17 +155,27 @@ SCREEN_S = 0.05
 HEAVY_FLOPS = 200
 
 
-def submit_jobs(bench, info, plans, stem):
+def submit_jobs(bench, info, plans, stem, pool=None):
     """(plan, budget, future build) for every plan and each of the tuner's budgets (CAPS)
-    that binds, on the bench's pool (an5dpy.perf.tune.submit_builds)."""
+    that binds, on the bench's pool or ``pool`` (an5dpy.perf.tune.submit_builds)."""
     from an5dpy.perf.tune import CAPS, submit_builds
-    return submit_builds(bench.pool, info, plans, CAPS, stem, bench.options)
+    return submit_builds(pool or bench.pool, info, plans, CAPS, stem, bench.options)
 
 
-def screen_and_confirm(bench, info, env, jobs, label, finalists=None):
-    """Screen every build with short runs, then time the finalists (default: the tuner's
-    FINALISTS) as reported runs (an5dpy.perf.tune.screen). Returns the measured entries,
-    fastest first (finalists carry their reported numbers)."""
+def neighbourhood(bench, info, stem):
+    """The tuner's second round for a row (an5dpy.perf.tune.Neighbourhood): the neighbours
+    of its fastest plans, built on the bench's neighbour pool."""
+    from an5dpy.perf.tune import Neighbourhood, neighbour_plans
+    return Neighbourhood(lambda plan: neighbour_plans(info, plan),
+                         lambda plans: submit_jobs(bench, info, plans, stem,
+                                                   bench.neighbour_pool))
+
+
+def screen_and_confirm(bench, info, env, jobs, label, finalists=None, neighbours=None):
+    """Screen every build with short runs (with ``neighbours``, an ``neighbourhood``, then
+    its jobs too), then time the finalists (default: the tuner's FINALISTS) as reported
+    runs (an5dpy.perf.tune.screen). Returns the measured entries, fastest first
+    (finalists carry their reported numbers)."""
     from an5dpy.perf.tune import FINALISTS, own_kernel, screen
 
     def failed(plan, cap, e):
@@ -166,7 +184,8 @@ def screen_and_confirm(bench, info, env, jobs, label, finalists=None):
     screened = screen(
         jobs, lambda p, b: bench.time(info, p, b, env, repeats=1, min_run_s=SCREEN_S)[0],
         lambda p, b: bench.time(info, p, b, env),
-        FINALISTS if finalists is None else finalists, on_error=failed)
+        FINALISTS if finalists is None else finalists, on_error=failed,
+        neighbourhood=neighbours)
     out = []
     for s in screened:
         if s.final is not None:
@@ -250,7 +269,10 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
             continue
         start = time.time()
         measured = []
-        for m in screen_and_confirm(bench, info, env, jobs, f"{name} {dtype}"):
+        # the tuner's second round, but for --narrow (the model's top plans alone)
+        around = None if narrow else neighbourhood(bench, info, name.replace("-", "_"))
+        for m in screen_and_confirm(bench, info, env, jobs, f"{name} {dtype}",
+                                    neighbours=around):
             plan = m.pop("plan")
             measured.append({"plan": plan.to_json(), "describe": plan.describe(), **m,
                              "sconf": plan == sconf})
@@ -275,7 +297,9 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
                "naive_gflops": naive_g, "naive_steps": naive_steps,
                "original_h200": (ORIGINAL_H200[name][0 if dtype == "float" else 1]
                                  if name in ORIGINAL_H200 else None),
-               "measured": measured, "plans_measured": len(plans)}
+               "measured": measured,
+               "plans_measured": len({m["describe"] for m in measured}
+                                     | {p.describe() for p in plans})}
         space = space_with_measured(info, gpu, measured)
         row = rescore(row, model, model.rank(space), space, gpu, env)
         best = row["best"]
@@ -287,7 +311,7 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
         print(f"{name:10s} {dtype:6s} tuned {best['gflops']:9,.0f} ({best['describe']}, regs "
               f"{best['cap'] or '-'}) Sconf {sconf_run['gflops']:9,.0f} naive {naive_g:8,.0f} "
               f"{versus} [{len(measured)} runs, {time.time() - start:.0f}s]", flush=True)
-    bench.pool.shutdown(wait=False, cancel_futures=True)  # builds of rows past the deadline
+    bench.shutdown()  # builds of rows past the deadline
 
 
 def rescore(row: dict, model, ranked, space=None, gpu=None, env=None) -> dict:
@@ -355,7 +379,7 @@ def supplement_rows(out_dir: str, deadline: float, measure: bool = True) -> None
                   f"({len(added)} builds)", flush=True)
         out.append(rescore(row, model, ranked, space, gpu, env))
     if bench is not None:
-        bench.pool.shutdown(wait=False, cancel_futures=True)
+        bench.shutdown()
     write_rows(out_dir, out)
 
 

@@ -38,7 +38,7 @@ import os
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from an5dpy.version import __version__
 from an5dpy.cache import cache_dir
@@ -175,7 +175,8 @@ def cache_key(info: StencilInfo, dtype: str, gpu: str, env: Mapping, top: int,
     parts = json.dumps([expr, bounds, info.ndim, dtype, gpu, __version__,
                         generator_fingerprint(),
                         sorted((k, v) for k, v in env.items()), top, list(caps),
-                        measure_steps, diverse] + ([gpus] if gpus > 1 else []), default=str)
+                        measure_steps, diverse, NEIGHBOURHOOD_ROOTS if diverse else 0]
+                       + ([gpus] if gpus > 1 else []), default=str)
     return hashlib.sha256(parts.encode()).hexdigest()
 
 
@@ -350,6 +351,30 @@ def variant_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
     return out
 
 
+#: After every candidate was timed once, the search also measures the neighbours
+#: (:func:`neighbour_plans`) of this many of the fastest plans (:class:`Neighbourhood`).
+NEIGHBOURHOOD_ROOTS = 2
+
+
+def neighbour_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
+    """The plans next to a measured ``plan`` that the search measures too: its variants
+    (:func:`variant_plans`) and ``plan`` one temporal degree shallower and deeper, with the
+    same block, stream length, cells per thread and barriers.
+
+    The tuner's candidates come from the model's ranking, and the variants of its best
+    plan only; where the model's best plan is not the fastest measured one (on the H200,
+    box3d1r float: bt=3 32x32 ranked first, bt=2 64x16 measured fastest), the variants
+    that pay are those of the plan that measured fastest."""
+    out = variant_plans(info, plan)
+    for bt in (plan.bt - 1, plan.bt + 1):
+        try:
+            out.append(blocking_plan(info, bt, bs=plan.bs, sl=plan.sl, opt=plan.mode.value,
+                                     coarsen=plan.coarsen, barriers=plan.barriers))
+        except UsageError:  # no degree there, or no compute region left
+            continue
+    return [p for p in dict.fromkeys(out) if p != plan]
+
+
 def space_with_measured(info: StencilInfo, gpu: GpuSpec,
                         measured: Iterable[Mapping]) -> list[BlockingPlan]:
     """The search space the model ranks (:func:`candidate_plans`) and the plans of
@@ -393,12 +418,15 @@ def tune(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], stem: 
     ``top`` plans, with ``diverse`` also a best plan per bT and per bS
     (:func:`tuning_candidates`) and the model's best plan's variants
     (:func:`variant_plans`), and ``extra``, each with every register budget in
-    ``caps`` that binds. The result keeps the model's ``max(top, ranked)`` best plans.
+    ``caps`` that binds; with ``diverse``, then the neighbours of the fastest
+    (:func:`neighbour_plans`, :class:`Neighbourhood`). The result keeps the model's
+    ``max(top, ranked)`` best plans.
 
     With ``gpus`` > 1 the ranking is the model's of a run over that many GPUs
     (:func:`rank_over_gpus`) and the candidates, its top ``top`` plans and with
     ``diverse`` its best per bT and per bS (:func:`diverse_candidates`) and its best
-    plan's variants, are timed on devices 0..gpus-1 (:func:`measure_plans_multi`)."""
+    plan's variants, are timed on devices 0..gpus-1 (:func:`measure_plans_multi`; no
+    neighbours: a neighbour's slabs may be thinner than its halo)."""
     plans = candidate_plans(info, gpu)
     ranking = (rank(info, gpu, env, plans) if gpus == 1
                else rank_over_gpus(info, gpu, env, gpus, plans))
@@ -431,7 +459,8 @@ def tune(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], stem: 
         paper = paper_ranking(info, gpu, env, plans, ranking) if diverse else ranking
         chosen = tuning_candidates(ranking, paper, top, extra, per_bt=diverse, per_bs=diverse)
         measured = measure_plans(info, chosen, caps, run_env, stem, predicted, repeats,
-                                 progress)
+                                 progress, (lambda p: neighbour_plans(info, p)) if diverse
+                                 else None)
     result = TuneResult(gpu.name, sizes, steps, result.ranking, tuple(measured),
                         len(plans), measure_steps, gpus)
     if use_cache:
@@ -495,26 +524,61 @@ class Screened:
     final: object = None
 
 
+@dataclass(frozen=True)
+class Neighbourhood:
+    """The second round of :func:`screen`: once every job was timed, the neighbours
+    (``plans(plan)``, as :func:`neighbour_plans`) of the ``roots`` fastest plans that
+    were not among the jobs are built (``submit(plans)`` gives their jobs, as
+    :func:`submit_builds`) and timed once too, before the finalists are chosen."""
+
+    plans: Callable[[BlockingPlan], Sequence[BlockingPlan]]
+    submit: Callable[[Sequence[BlockingPlan]], list]
+    roots: int = NEIGHBOURHOOD_ROOTS
+
+    def jobs(self, screened: Sequence[Screened], known: Iterable[BlockingPlan]) -> list:
+        """The jobs of the neighbours of the fastest of ``screened`` (fastest first), all
+        built: the plans of ``known`` are not submitted again."""
+        roots = list(dict.fromkeys(s.plan for s in screened))[:self.roots]
+        seen = set(known)
+        new = [n for n in dict.fromkeys(n for r in roots for n in self.plans(r))
+               if n not in seen]
+        if not new:
+            return []
+        jobs = self.submit(new)
+        # every build first, as in the first round: nvcc would delay the timed launches
+        concurrent.futures.wait([f for _, _, f in jobs])
+        return jobs
+
+
 def screen(jobs, time_once, time_final, finalists: int = FINALISTS, on_error=None,
-           progress: bool = False) -> list[Screened]:
-    """Time every job's build once (``time_once(plan, built)`` gives GFLOP/s), then the
-    ``finalists`` fastest again (``time_final(plan, built)``, kept as ``final``); fastest
-    first. Builds that the budget does not change (None) are left out. A failed build or
-    run raises, or with ``on_error(plan, cap, exception)`` is reported and left out."""
+           progress: bool = False, neighbourhood: Neighbourhood | None = None
+           ) -> list[Screened]:
+    """Time every job's build once (``time_once(plan, built)`` gives GFLOP/s), with a
+    ``neighbourhood`` then its jobs too, then the ``finalists`` fastest again
+    (``time_final(plan, built)``, kept as ``final``); fastest first. Builds that the budget
+    does not change (None) are left out. A failed build or run raises, or with
+    ``on_error(plan, cap, exception)`` is reported and left out."""
     from tqdm import tqdm
 
-    screened = []
-    for plan, cap, fut in tqdm(jobs, desc="time", disable=not progress):
-        try:
-            built = fut.result()
-            if built is None:
-                continue
-            screened.append(Screened(plan, cap, built, time_once(plan, built)))
-        except Exception as e:  # noqa: BLE001 - reported by the caller's handler
-            if on_error is None:
-                raise
-            on_error(plan, cap, e)
-    screened.sort(key=lambda s: -s.gflops)
+    def time_each(round_jobs, desc):
+        out = []
+        for plan, cap, fut in tqdm(round_jobs, desc=desc, disable=not progress):
+            try:
+                built = fut.result()
+                if built is None:
+                    continue
+                out.append(Screened(plan, cap, built, time_once(plan, built)))
+            except Exception as e:  # noqa: BLE001 - reported by the caller's handler
+                if on_error is None:
+                    raise
+                on_error(plan, cap, e)
+        return sorted(out, key=lambda s: -s.gflops)
+
+    screened = time_each(jobs, "time")
+    if neighbourhood is not None:
+        more = neighbourhood.jobs(screened, (p for p, _, _ in jobs))
+        screened = sorted(screened + time_each(more, "time neighbours"),
+                          key=lambda s: -s.gflops)
     for s in screened[:finalists]:
         s.final = time_final(s.plan, s.built)
     return screened
@@ -523,10 +587,13 @@ def screen(jobs, time_once, time_final, finalists: int = FINALISTS, on_error=Non
 def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
                   caps: Sequence[int | None], env: Mapping[str, int | float], stem: str,
                   predicted: Mapping[BlockingPlan, float] | None = None, repeats: int = 3,
-                  progress: bool = True) -> list[Measured]:
+                  progress: bool = True,
+                  neighbours: Callable[[BlockingPlan], Sequence[BlockingPlan]] | None = None
+                  ) -> list[Measured]:
     """Build every plan with each register budget that binds, in parallel with nvcc, and
-    time them (:func:`screen`): every build once after a warm-up, the ``FINALISTS``
-    fastest again ``repeats`` times (their median is reported)."""
+    time them (:func:`screen`): every build once after a warm-up, with ``neighbours`` (as
+    :func:`neighbour_plans`) then the neighbours of the fastest (:class:`Neighbourhood`),
+    and the ``FINALISTS`` fastest again ``repeats`` times (their median is reported)."""
     from an5dpy.perf.bench import device_grid, device_read_only_values, median, time_runs
     from an5dpy.cuda.runtime import CupyRunner
 
@@ -546,7 +613,7 @@ def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
         return median(times)
 
     return _build_and_time(info, plans, caps, env, stem, predicted, repeats, progress,
-                           seconds)
+                           seconds, neighbours)
 
 
 def overlaps(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], gpus: int,
@@ -632,9 +699,12 @@ def random_slabs(devices: Sequence[int], shapes: Sequence[tuple[int, ...]], dtyp
 def _build_and_time(info: StencilInfo, plans: Sequence[BlockingPlan],
                     caps: Sequence[int | None], env: Mapping[str, int | float], stem: str,
                     predicted: Mapping[BlockingPlan, float] | None, repeats: int,
-                    progress: bool, seconds) -> list[Measured]:
+                    progress: bool, seconds,
+                    neighbours: Callable[[BlockingPlan], Sequence[BlockingPlan]] | None = None
+                    ) -> list[Measured]:
     """Build every plan with each budget of ``caps`` that binds, then :func:`screen` the
-    builds with ``seconds(plan, built, count)``, the median seconds of ``count`` runs."""
+    builds with ``seconds(plan, built, count)``, the median seconds of ``count`` runs (with
+    ``neighbours``, the :class:`Neighbourhood` of the fastest too)."""
     from tqdm import tqdm
 
     from an5dpy.perf.bench import gflops
@@ -647,8 +717,11 @@ def _build_and_time(info: StencilInfo, plans: Sequence[BlockingPlan],
         for fut in tqdm(concurrent.futures.as_completed([f for _, _, f in jobs]),
                         total=len(jobs), desc="build", disable=not progress):
             fut.result()
-    screened = screen(jobs, lambda p, b: gflops(info, env, seconds(p, b, 1)),
-                      lambda p, b: seconds(p, b, repeats), progress=progress)
+        neighbourhood = None if neighbours is None else Neighbourhood(
+            neighbours, lambda new: submit_builds(pool, info, new, caps, stem, options))
+        screened = screen(jobs, lambda p, b: gflops(info, env, seconds(p, b, 1)),
+                          lambda p, b: seconds(p, b, repeats), progress=progress,
+                          neighbourhood=neighbourhood)
     out = []
     for s in screened:
         cubin = s.built[1]

@@ -213,6 +213,72 @@ def test_screen_times_each_build_once_and_the_fastest_again():
     assert [s.plan for s in out] == ["a"] and errors == [("e", 96, "nvcc failed")]
 
 
+def test_screen_with_a_neighbourhood_times_the_neighbours_of_the_fastest_plans_too():
+    import concurrent.futures
+    from an5dpy.perf.tune import Neighbourhood, screen
+
+    def done(value):
+        f = concurrent.futures.Future()
+        f.set_result(value)
+        return f
+
+    rates = {"a": 10.0, "b": 30.0, "c": 20.0, "b1": 40.0, "b2": 1.0, "c1": 25.0, "a1": 99.0}
+    neighbours = {"a": ["a1"], "b": ["b1", "a", "b2"], "c": ["c1", "b1"]}
+    submitted = []
+
+    def submit(plans):
+        submitted.append(list(plans))
+        return [(p, cap, done(None if cap else p.upper())) for p in plans
+                for cap in (None, 32)]
+
+    jobs = [("a", None, done("A")), ("b", None, done("B")), ("b", 32, done("B32")),
+            ("c", None, done("C"))]
+    once, final = [], []
+    out = screen(jobs, lambda p, b: once.append(b) or rates[p],
+                 lambda p, b: final.append(b) or b, finalists=2,
+                 neighbourhood=Neighbourhood(neighbours.__getitem__, submit, roots=2))
+    # the two fastest plans (b, then c; b once although timed twice) are the roots: their
+    # neighbours not timed yet are submitted once, in order, and timed after the first round
+    assert submitted == [["b1", "b2", "c1"]]
+    assert once == ["A", "B", "B32", "C", "B1", "B2", "C1"]
+    assert [s.built for s in out] == ["B1", "B", "B32", "C1", "C", "A", "B2"]
+    assert final == ["B1", "B"]  # the finalists are chosen over both rounds
+    # no neighbour left to time: nothing is submitted
+    submitted.clear()
+    out = screen(jobs[:1], lambda p, b: rates[p], lambda p, b: b, finalists=1,
+                 neighbourhood=Neighbourhood(lambda p: ["b", "a"], submit, roots=1))
+    assert submitted == [["b"]] and [s.built for s in out] == ["B", "A"]
+    out = screen(jobs[:1], lambda p, b: rates[p], lambda p, b: b, finalists=1,
+                 neighbourhood=Neighbourhood(lambda p: ["a"], submit, roots=1))
+    assert submitted == [["b"]] and [s.built for s in out] == ["A"]
+
+
+@pytest.mark.parametrize("name, dtype, bt, bs, kw", [
+    ("box3d1r", "float", 2, (16, 64), {"opt": "assoc"}),
+    ("star2d1r", "float", 7, (512,), {"coarsen": 2, "barriers": "step"}),
+    ("star3d1r", "double", 1, (32, 32), {}),
+    ("j2d5pt", "float", 16, (256,), {}),
+])
+def test_neighbour_plans_are_the_variants_and_one_degree_either_side(name, dtype, bt, bs, kw):
+    from an5dpy.driver import blocking_plan
+    from an5dpy.perf.tune import neighbour_plans, variant_plans
+    _, info, _ = bench(name, dtype)
+    plan = blocking_plan(info, bt, bs=bs, sl=128, **kw)
+    out = neighbour_plans(info, plan)
+    assert plan not in out and len(out) == len(set(out))
+    assert set(out) - {plan} == set(variant_plans(info, plan)) - {plan} | {
+        p for p in out if p.bt != plan.bt}
+    sides = {p.bt for p in out if p.bt != plan.bt}
+    # beyond the model's space too (bT 17 in 2D): a neighbour is measured, not ranked
+    assert sides == {b for b in (bt - 1, bt + 1) if b >= 1}
+    for p in out:
+        if p.bt != plan.bt:  # the same plan one degree either side
+            assert (p.bs, p.sl, p.mode, p.coarsen, p.barriers) == (
+                plan.bs, plan.sl, plan.mode, plan.coarsen, plan.barriers)
+    if plan.ndim == 3 or plan.mode.value == "nondiag":
+        assert any(p.coarsen != plan.coarsen for p in out)
+
+
 def test_tuning_candidates_add_the_papers_diverse_picks_to_the_models_top_plans():
     from an5dpy.perf.tune import diverse_candidates, paper_ranking, tuning_candidates
     _, info, env = bench("j2d5pt")

@@ -129,3 +129,51 @@ def test_rows_of_an_earlier_generation_of_kernels_are_listed(artifact, tmp_path)
     earlier = [f"{r['stencil']} {r['dtype']}" for r in rows if r.get("kernels", 1) < 2]
     assert all(name in line for name in earlier)
     assert "star2d1r float" not in line
+
+
+def test_measure_rows_times_the_neighbours_of_the_fastest_plans_of_each_row(
+        artifact, tmp_path, monkeypatch):
+    """A row's run without a GPU (builds and runs faked): the candidates, then the
+    neighbours of the two fastest, the row's fastest plan among them all."""
+    import json
+
+    import an5dpy.cuda.runtime as runtime
+    import an5dpy.perf.tune as tune
+    from an5dpy.cuda.runtime import Cubin, parse_ptxas_report
+
+    def fake_build(info, plan, stem, options, smem_wrap=True, directory=None, regs=None):
+        log = (f"ptxas info    : Compiling entry function 'an5d_{stem}_kernel_d{plan.depth}' "
+               f"for 'sm_90'\nptxas info    : Used {regs or 40} registers, used 1 barriers\n")
+        return "model", Cubin("k.cubin", parse_ptxas_report(log), log)
+
+    def rate(plan):  # favours 2 cells per thread, bT 5 and step barriers
+        return 1000.0 + 300 * (plan.coarsen == 2) - 20 * abs(plan.bt - 5) + 7 * (
+            plan.barriers.value == "step")
+
+    def fake_time(self, info, plan, built, env, naive=False, repeats=2, min_run_s=0.2):
+        return (100.0 if naive else rate(plan)), 0.2, 100, 40, False
+
+    monkeypatch.setattr(runtime, "build_kernels", fake_build)
+    monkeypatch.setattr(runtime, "device_name", lambda: "NVIDIA H200")
+    monkeypatch.setattr(runtime, "device_arch", lambda: "sm_90")
+    monkeypatch.setattr(artifact.Bench, "time", fake_time)
+    rounds, roots = [], []
+    submit = artifact.submit_jobs
+    monkeypatch.setattr(artifact, "submit_jobs", lambda bench, info, plans, stem, pool=None: (
+        rounds.append((pool is None, list(plans))) or submit(bench, info, plans, stem, pool)))
+    neighbours = tune.neighbour_plans
+    infos = []
+    monkeypatch.setattr(tune, "neighbour_plans", lambda info, plan: (
+        roots.append(plan) or infos.append(info) or neighbours(info, plan)))
+    artifact.measure_rows(str(tmp_path), ["star2d1r"], ["float"], 5, float("inf"), set())
+    row = json.loads((tmp_path / "rows.jsonl").read_text())
+    (first, candidates), (second, added) = rounds
+    assert first and not second
+    # the roots are the two fastest candidates; their neighbours not measured yet were added
+    assert roots == sorted(dict.fromkeys(candidates), key=rate, reverse=True)[:2]
+    assert added == [n for n in dict.fromkeys(n for r in roots for n in neighbours(infos[0], r))
+                     if n not in candidates]
+    measured = {m["describe"] for m in row["measured"]}
+    assert measured == {p.describe() for p in candidates + added}
+    assert row["plans_measured"] == len(measured)
+    assert row["best"]["gflops"] == max(map(rate, candidates + added))
