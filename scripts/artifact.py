@@ -293,6 +293,7 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
         # reported runs; predictions; the model's and the paper's terms' top 5, of the
         # space and the measured variant plans)
         row = {"stencil": name, "dtype": dtype, "gpu": gpu.name, "kernels": KERNELS,
+               "neighbourhood": around is not None,
                "sconf": sconf_run,
                "naive_gflops": naive_g, "naive_steps": naive_steps,
                "original_h200": (ORIGINAL_H200[name][0 if dtype == "float" else 1]
@@ -488,7 +489,9 @@ def render(out_dir: str) -> None:
              "half of their best (top 3 and no bT sweep for stencils of more than 200 "
              "FLOP/cell), the model's best plan with 2 and 4 cells per thread and, in mode "
              "nondiag, with one barrier per step (`an5dpy/perf/tune.py`, `variant_plans`), "
-             "and Sconf; "
+             "and Sconf; then the neighbours of the two fastest of these (their variants "
+             "and their bT - 1 and bT + 1: `neighbour_plans`, rows with `neighbourhood` in "
+             "rows.jsonl); "
              "each built with no register budget and with 32, 64 and 96 where the budget "
              "binds (ptxas gave the plan more registers without it). Every build is timed "
              "once with a short run (about 0.05 s); the three fastest and Sconf are timed "
@@ -539,6 +542,10 @@ def render(out_dir: str) -> None:
         lines.append(f"- measured with kernels of an earlier generation (the kernels' "
                      f"generation {KERNELS} is not measured there; see KERNELS in "
                      f"scripts/artifact.py): {', '.join(earlier)}")
+    alone = [f"{r['stencil']} {r['dtype']}" for r in rows if not r.get("neighbourhood")]
+    if alone:
+        lines.append(f"- measured without the neighbours of the fastest plans (before the "
+                     f"tuner's second round): {', '.join(alone)}")
     older = [f"{r['stencil']} {r['dtype']}" for r in rows if not measured_variants(r)]
     if older:
         lines.append(f"- measured before plans had cells per thread and barrier modes (no "
