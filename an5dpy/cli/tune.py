@@ -23,7 +23,8 @@ def register(subparsers) -> None:
                     "the performance model and, with --measure K, builds the top K plans and "
                     "a best plan per bT and per bS (on Hopper as the paper's terms alone rank "
                     "them) with each register budget that binds, times each once on the "
-                    "present GPU and the fastest three again. "
+                    "present GPU, then the neighbours of the two fastest (their variants, "
+                    "bT - 1 and bT + 1), and the fastest three of both again. "
                     "Results are cached.")
     add_input(p)
     p.add_argument("--gpu", metavar="NAME|SPEC.json",
@@ -33,7 +34,8 @@ def register(subparsers) -> None:
                    help="build and time the model's top K plans (and a best per bT and bS) "
                         "on the GPU (default: model only)")
     p.add_argument("--narrow", action="store_true",
-                   help="measure only the model's top K plans (no sweep over bT and bS)")
+                   help="measure only the model's top K plans (no sweep over bT and bS, "
+                        "no variants, no neighbours)")
     p.add_argument("--caps", default="none,32,64,96",
                    help="register budgets to try for each measured plan (default none,32,64,96)")
     p.add_argument("--tune-steps", type=positive, metavar="N",
