@@ -172,7 +172,7 @@ def neighbourhood(bench, info, stem):
 
 
 def screen_and_confirm(bench, info, env, jobs, label, finalists=None, neighbours=None):
-    """Screen every build with short runs (with ``neighbours``, an ``neighbourhood``, then
+    """Screen every build with short runs (with ``neighbours``, a Neighbourhood, then
     its jobs too), then time the finalists (default: the tuner's FINALISTS) as reported
     runs (an5dpy.perf.tune.screen). Returns the measured entries, fastest first
     (finalists carry their reported numbers)."""

@@ -363,7 +363,7 @@ def neighbour_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]
 
     The tuner's candidates come from the model's ranking, and the variants of its best
     plan only; where the model's best plan is not the fastest measured one (on the H200,
-    box3d1r float: bt=3 32x32 ranked first, bt=2 64x16 measured fastest), the variants
+    box3d1r float: bt=3 32x32 ranked first, bt=2 32x16 measured fastest), the variants
     that pay are those of the plan that measured fastest."""
     out = variant_plans(info, plan)
     for bt in (plan.bt - 1, plan.bt + 1):
