@@ -216,20 +216,25 @@ def row_context(row, gpu):
     return info, env, model, space, model.rank(space)
 
 
-def split_redo(rows: list[dict], redo: set[str]) -> tuple[list[dict], dict]:
-    """The rows kept (those of stencils not in ``redo``) and, for each row measured again,
-    its tuned plan's JSON by (stencil, dtype): a candidate again (``measure_rows``)."""
-    kept = [r for r in rows if r["stencil"] not in redo]
+def split_redo(rows: list[dict], redo: set[str], dtypes) -> tuple[set, dict]:
+    """The (stencil, dtype) pairs of ``rows`` done (all but the rows of the stencils in
+    ``redo`` in one of ``dtypes``) and, for each row to measure again, its tuned plan's JSON
+    by (stencil, dtype): a candidate again (``measure_rows``). The rows to measure again
+    stay in the file until their new measurement replaces them (:func:`put_row`), so a
+    run cut short by its deadline loses none."""
+    again = {(r["stencil"], r["dtype"]) for r in rows
+             if r["stencil"] in redo and r["dtype"] in dtypes}
+    done = {(r["stencil"], r["dtype"]) for r in rows} - again
     previous = {(r["stencil"], r["dtype"]): r["best"]["plan"] for r in rows
-                if r["stencil"] in redo}
-    return kept, previous
+                if (r["stencil"], r["dtype"]) in again}
+    return done, previous
 
 
 def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume: set,
                  narrow: bool = False, rows_name: str = "rows.jsonl",
                  previous: dict | None = None) -> None:
-    """Measure each (stencil, dtype) row not in ``resume`` and append it to
-    ``out_dir/rows_name``; ``original_h200`` is the original tool's GFLOP/s where it has
+    """Measure each (stencil, dtype) row not in ``resume`` and put it in
+    ``out_dir/rows_name`` (:func:`put_row`: in place of an earlier row of the pair); ``original_h200`` is the original tool's GFLOP/s where it has
     the stencil (the paper's 21), else None. ``previous``: the tuned plan (its JSON) of a
     row measured before (``--redo``), which is measured again among the candidates, so
     that a re-measurement after a change of the kernels or the model keeps the earlier
@@ -304,8 +309,7 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
         space = space_with_measured(info, gpu, measured)
         row = rescore(row, model, model.rank(space), space, gpu, env)
         best = row["best"]
-        with open(os.path.join(out_dir, rows_name), "a") as f:
-            f.write(json.dumps(row) + "\n")
+        put_row(out_dir, row, rows_name)
         original = row["original_h200"]
         versus = (f"original {original:7,} x{best['gflops'] / original:.3f}" if original
                   else f"x{best['gflops'] / naive_g:.2f} naive")
@@ -342,12 +346,26 @@ def rescore(row: dict, model, ranked, space=None, gpu=None, env=None) -> dict:
     return out
 
 
-def write_rows(out_dir: str, rows) -> None:
-    """Replace DIR/rows.jsonl (atomically)."""
-    path = os.path.join(out_dir, "rows.jsonl")
+def write_rows(out_dir: str, rows, name: str = "rows.jsonl") -> None:
+    """Replace DIR/``name`` (atomically)."""
+    path = os.path.join(out_dir, name)
     with open(path + ".tmp", "w") as f:
         f.writelines(json.dumps(r) + "\n" for r in rows)
     os.replace(path + ".tmp", path)
+
+
+def put_row(out_dir: str, row: dict, name: str = "rows.jsonl") -> None:
+    """DIR/``name`` with ``row`` in place of the row of its (stencil, dtype), or after the
+    others where it has none (atomically)."""
+    path = os.path.join(out_dir, name)
+    rows = list(map(json.loads, open(path))) if os.path.exists(path) else []
+    key = (row["stencil"], row["dtype"])
+    at = next((k for k, r in enumerate(rows) if (r["stencil"], r["dtype"]) == key), None)
+    if at is None:
+        rows.append(row)
+    else:
+        rows[at] = row
+    write_rows(out_dir, rows, name)
 
 
 def supplement_rows(out_dir: str, deadline: float, measure: bool = True) -> None:
@@ -632,7 +650,8 @@ def run(argv=None) -> int:
     ap.add_argument("--no-rows", action="store_true", help="only Fig. 8 (needs rows.jsonl)")
     ap.add_argument("--fig8-stencils", help="comma-separated subset of the radius-1 stencils")
     ap.add_argument("--redo", help="comma-separated stencils to measure again (with --resume; "
-                    "each row's earlier tuned plan is among the candidates again)")
+                    "their rows of --dtypes; each row's earlier tuned plan is among the "
+                    "candidates again, and the row stays until its new one replaces it)")
     args = ap.parse_args(argv)
     if args.render_only:
         render(args.render_only)
@@ -649,10 +668,8 @@ def run(argv=None) -> int:
     done, previous = set(), {}
     if (args.resume or args.no_rows) and os.path.exists(rows_file):
         redo = set(args.redo.split(",")) if args.redo else set()
-        kept, previous = split_redo(list(map(json.loads, open(rows_file))), redo)
-        with open(rows_file, "w") as f:
-            f.writelines(json.dumps(r) + "\n" for r in kept)
-        done = {(r["stencil"], r["dtype"]) for r in kept}
+        done, previous = split_redo(list(map(json.loads, open(rows_file))), redo,
+                                    args.dtypes.split(","))
     elif os.path.exists(rows_file):
         os.remove(rows_file)
     deadline = time.time() + 60 * args.minutes

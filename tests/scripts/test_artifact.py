@@ -102,10 +102,32 @@ def test_redo_keeps_the_other_rows_and_hands_on_the_earlier_tuned_plans(artifact
     rows = [{"stencil": s, "dtype": d, "best": {"plan": {"bt": bt}}}
             for s, d, bt in (("j2d5pt", "float", 7), ("j2d5pt", "double", 6),
                              ("star3d1r", "float", 4))]
-    kept, previous = artifact.split_redo(rows, {"j2d5pt"})
-    assert kept == rows[2:]
+    both = ("float", "double")
+    done, previous = artifact.split_redo(rows, {"j2d5pt"}, both)
+    assert done == {("star3d1r", "float")}
     assert previous == {("j2d5pt", "float"): {"bt": 7}, ("j2d5pt", "double"): {"bt": 6}}
-    assert artifact.split_redo(rows, set()) == (rows, {})
+    assert artifact.split_redo(rows, set(), both) == (
+        {("j2d5pt", "float"), ("j2d5pt", "double"), ("star3d1r", "float")}, {})
+    # --redo j2d5pt --dtypes double: the float row is done, and kept
+    done, previous = artifact.split_redo(rows, {"j2d5pt"}, ("double",))
+    assert done == {("j2d5pt", "float"), ("star3d1r", "float")}
+    assert previous == {("j2d5pt", "double"): {"bt": 6}}
+
+
+def test_a_measured_row_replaces_the_earlier_row_of_its_pair_in_place(artifact, tmp_path):
+    import json
+    rows = [{"stencil": s, "dtype": d, "gflops": g}
+            for s, d, g in (("a", "float", 1), ("a", "double", 2), ("b", "float", 3))]
+    artifact.write_rows(str(tmp_path), rows)
+    artifact.put_row(str(tmp_path), {"stencil": "a", "dtype": "double", "gflops": 20})
+    artifact.put_row(str(tmp_path), {"stencil": "c", "dtype": "float", "gflops": 4})
+    got = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
+    assert [(r["stencil"], r["dtype"], r["gflops"]) for r in got] == [
+        ("a", "float", 1), ("a", "double", 20), ("b", "float", 3), ("c", "float", 4)]
+    artifact.put_row(str(tmp_path), {"stencil": "x", "dtype": "float", "gflops": 5}, "o.jsonl")
+    assert json.loads((tmp_path / "o.jsonl").read_text()) == {
+        "stencil": "x", "dtype": "float", "gflops": 5}
+    assert not list(tmp_path.glob("*.tmp"))
 
 
 def test_rows_of_an_earlier_generation_of_kernels_are_listed(artifact, tmp_path):
