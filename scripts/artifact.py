@@ -408,8 +408,8 @@ FIG8_DEGREES = {2: (1, 2, 3, 4, 5, 6, 8, 10, 12, 14, 16), 3: (1, 2, 3, 4, 5, 6, 
 def measure_fig8(out_dir: str, deadline: float, stencils=RAD1) -> None:
     """GFLOP/s vs bT for radius-1 stencils (float), the tuned plan's other options fixed
     (bS, sl, mode, cells per thread, barriers), the register budget tuned per bT (paper
-    section 7.3). Points already in fig8.jsonl are kept
-    for the stencils this run measures nothing of."""
+    section 7.3). A stencil's points in fig8.jsonl give way to new ones only where this
+    run swept all its degrees (:func:`merge_fig8`): a curve is of one run."""
     from an5dpy.perf.bench import paper_env
     from an5dpy.driver import blocking_plan, load
     from an5dpy.errors import UsageError
@@ -434,22 +434,31 @@ def measure_fig8(out_dir: str, deadline: float, stencils=RAD1) -> None:
             work.append((name, info, env, plan,
                          submit_jobs(bench, info, [plan], name.replace("-", "_"))))
     results: dict = {}
-    for name, info, env, plan, jobs in work:
+    left = {name for name, *_ in work}  # stencils with a point not swept yet
+    for k, (name, info, env, plan, jobs) in enumerate(work):
         if time.time() > deadline:
             break
         measured = screen_and_confirm(bench, info, env, jobs, f"fig8 {name}", finalists=1)
         if measured:
             results[(name, plan.bt)] = measured[0]["gflops"]
+        if all(w[0] != name for w in work[k + 1:]):
+            left.discard(name)
+    for name in sorted(left & {name for name, _ in results}):
+        print(f"fig8 {name}: the deadline cut its sweep; its earlier points are kept",
+              flush=True)
     path = os.path.join(out_dir, "fig8.jsonl")
-    # a stencil's earlier points give way only to new ones (a deadline may cut the sweep)
-    fresh = {name for name, _ in results}
-    kept = [d for d in map(json.loads, open(path)) if d["stencil"] not in fresh] \
-        if os.path.exists(path) else []
-    with open(path, "w") as f:
-        for d in kept:
-            f.write(json.dumps(d) + "\n")
-        for (name, bt), g in sorted(results.items()):
-            f.write(json.dumps({"stencil": name, "bt": bt, "gflops": g}) + "\n")
+    earlier = list(map(json.loads, open(path))) if os.path.exists(path) else []
+    write_rows(out_dir, merge_fig8(earlier, results, left), "fig8.jsonl")
+
+
+def merge_fig8(earlier: list[dict], results: dict, cut: set) -> list[dict]:
+    """fig8.jsonl's points: ``earlier`` ones of the stencils without new points or whose
+    sweep was ``cut`` short, then the new ``results`` ({(stencil, bT): GFLOP/s}) of the
+    stencils swept in full."""
+    fresh = {name for name, _ in results} - cut
+    return ([d for d in earlier if d["stencil"] not in fresh]
+            + [{"stencil": name, "bt": bt, "gflops": g}
+               for (name, bt), g in sorted(results.items()) if name in fresh])
 
 
 # --------------------------------------------------------------------------- rendering

@@ -114,6 +114,18 @@ def test_redo_keeps_the_other_rows_and_hands_on_the_earlier_tuned_plans(artifact
     assert previous == {("j2d5pt", "double"): {"bt": 6}}
 
 
+def test_fig8_curves_are_replaced_only_by_a_whole_new_sweep(artifact):
+    earlier = [{"stencil": s, "bt": bt, "gflops": g}
+               for s, bt, g in (("a", 1, 1.0), ("a", 2, 2.0), ("b", 1, 3.0), ("c", 1, 4.0))]
+    results = {("a", 1): 10.0, ("a", 2): 20.0, ("b", 1): 30.0, ("d", 1): 50.0}
+    # b's sweep was cut: its earlier curve stays whole, its one new point is dropped
+    assert artifact.merge_fig8(earlier, results, {"b"}) == [
+        {"stencil": "b", "bt": 1, "gflops": 3.0}, {"stencil": "c", "bt": 1, "gflops": 4.0},
+        {"stencil": "a", "bt": 1, "gflops": 10.0}, {"stencil": "a", "bt": 2, "gflops": 20.0},
+        {"stencil": "d", "bt": 1, "gflops": 50.0}]
+    assert artifact.merge_fig8(earlier, {}, set()) == earlier
+
+
 def test_a_measured_row_replaces_the_earlier_row_of_its_pair_in_place(artifact, tmp_path):
     import json
     rows = [{"stencil": s, "dtype": d, "gflops": g}
@@ -199,3 +211,45 @@ def test_measure_rows_times_the_neighbours_of_the_fastest_plans_of_each_row(
     assert measured == {p.describe() for p in candidates + added}
     assert row["plans_measured"] == len(measured)
     assert row["best"]["gflops"] == max(map(rate, candidates + added))
+
+
+def test_measure_fig8_replaces_a_curve_only_after_its_whole_sweep(artifact, tmp_path,
+                                                                    monkeypatch, capsys):
+    """Fig. 8 without a GPU (builds and runs faked): a whole sweep replaces the stencil's
+    earlier points; a sweep cut by the deadline leaves them as they were."""
+    import json
+    import types
+
+    import an5dpy.cuda.runtime as runtime
+    from an5dpy.cuda.runtime import Cubin, parse_ptxas_report
+
+    def fake_build(info, plan, stem, options, smem_wrap=True, directory=None, regs=None):
+        log = (f"ptxas info    : Compiling entry function 'an5d_{stem}_kernel_d{plan.depth}' "
+               f"for 'sm_90'\nptxas info    : Used {regs or 40} registers, used 1 barriers\n")
+        return "model", Cubin("k.cubin", parse_ptxas_report(log), log)
+
+    monkeypatch.setattr(runtime, "build_kernels", fake_build)
+    monkeypatch.setattr(runtime, "device_arch", lambda: "sm_90")
+    monkeypatch.setattr(artifact.Bench, "time", lambda self, info, plan, *a, **k: (
+        1000.0 + plan.bt, 0.2, 100, 40, False))
+    best = {"plan": {"bt": 4, "bs": [256], "sl": 256, "opt": "nondiag", "coarsen": 1,
+                     "barriers": "level"}}
+    (tmp_path / "rows.jsonl").write_text(json.dumps(
+        {"stencil": "j2d5pt", "dtype": "float", "best": best}) + "\n")
+    earlier = [{"stencil": "j2d5pt", "bt": 1, "gflops": 5.0},
+               {"stencil": "star2d1r", "bt": 1, "gflops": 6.0}]
+    (tmp_path / "fig8.jsonl").write_text("".join(json.dumps(d) + "\n" for d in earlier))
+
+    def points():
+        return [json.loads(line) for line in (tmp_path / "fig8.jsonl").read_text().splitlines()]
+
+    clock = iter(range(10 ** 6))  # one tick per look at the clock: cut after three points
+    monkeypatch.setattr(artifact, "time", types.SimpleNamespace(time=lambda: next(clock)))
+    artifact.measure_fig8(str(tmp_path), 3, ["j2d5pt"])
+    assert points() == earlier
+    assert "j2d5pt: the deadline cut its sweep" in capsys.readouterr().out
+    clock = iter(range(10 ** 6))
+    artifact.measure_fig8(str(tmp_path), float("inf"), ["j2d5pt"])
+    degrees = artifact.FIG8_DEGREES[2]
+    assert points() == [earlier[1]] + [{"stencil": "j2d5pt", "bt": bt, "gflops": 1000.0 + bt}
+                                       for bt in sorted(degrees)]
