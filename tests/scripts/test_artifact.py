@@ -11,6 +11,15 @@ def artifact():
     return load_script("artifact")
 
 
+def fake_build(info, plan, stem, options, smem_wrap=True, directory=None, regs=None):
+    """an5dpy.cuda.runtime.build_kernels without nvcc: ptxas' report of the plan's kernel
+    (40 registers, or the budget)."""
+    from an5dpy.cuda.runtime import Cubin, parse_ptxas_report
+    log = (f"ptxas info    : Compiling entry function 'an5d_{stem}_kernel_d{plan.depth}' "
+           f"for 'sm_90'\nptxas info    : Used {regs or 40} registers, used 1 barriers\n")
+    return "model", Cubin("k.cubin", parse_ptxas_report(log), log)
+
+
 def row(best, measured, top5):
     return {"best": {"describe": best, "gflops": dict(measured)[best]},
             "measured": [{"describe": d, "gflops": g} for d, g in measured],
@@ -173,12 +182,6 @@ def test_measure_rows_times_the_neighbours_of_the_fastest_plans_of_each_row(
 
     import an5dpy.cuda.runtime as runtime
     import an5dpy.perf.tune as tune
-    from an5dpy.cuda.runtime import Cubin, parse_ptxas_report
-
-    def fake_build(info, plan, stem, options, smem_wrap=True, directory=None, regs=None):
-        log = (f"ptxas info    : Compiling entry function 'an5d_{stem}_kernel_d{plan.depth}' "
-               f"for 'sm_90'\nptxas info    : Used {regs or 40} registers, used 1 barriers\n")
-        return "model", Cubin("k.cubin", parse_ptxas_report(log), log)
 
     def rate(plan):  # favours 2 cells per thread, bT 5 and step barriers
         return 1000.0 + 300 * (plan.coarsen == 2) - 20 * abs(plan.bt - 5) + 7 * (
@@ -221,12 +224,6 @@ def test_measure_fig8_replaces_a_curve_only_after_its_whole_sweep(artifact, tmp_
     import types
 
     import an5dpy.cuda.runtime as runtime
-    from an5dpy.cuda.runtime import Cubin, parse_ptxas_report
-
-    def fake_build(info, plan, stem, options, smem_wrap=True, directory=None, regs=None):
-        log = (f"ptxas info    : Compiling entry function 'an5d_{stem}_kernel_d{plan.depth}' "
-               f"for 'sm_90'\nptxas info    : Used {regs or 40} registers, used 1 barriers\n")
-        return "model", Cubin("k.cubin", parse_ptxas_report(log), log)
 
     monkeypatch.setattr(runtime, "build_kernels", fake_build)
     monkeypatch.setattr(runtime, "device_arch", lambda: "sm_90")
