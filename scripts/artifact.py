@@ -56,6 +56,10 @@ MIN_RUN_S = 0.2
 #: (2D, in-plane radius up to 2) and cell-major shared rows (2D nondiag cells per thread).
 #: Rows of an older generation still hold for the plans whose kernels did not change.
 KERNELS = 2
+#: The tuner's second round a row is measured with (its field ``neighbourhood``; 0 or none:
+#: no second round): 1 timed the variants of the two fastest plans and the same plans at
+#: bT - 1 and bT + 1; 2 also at twice their bT (an5dpy.perf.tune.neighbour_plans).
+NEIGHBOURHOOD = 2
 
 
 def gpu_slug(name: str) -> str:
@@ -298,7 +302,7 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
         # reported runs; predictions; the model's and the paper's terms' top 5, of the
         # space and the measured variant plans)
         row = {"stencil": name, "dtype": dtype, "gpu": gpu.name, "kernels": KERNELS,
-               "neighbourhood": around is not None,
+               "neighbourhood": NEIGHBOURHOOD if around is not None else 0,
                "sconf": sconf_run,
                "naive_gflops": naive_g, "naive_steps": naive_steps,
                "original_h200": (ORIGINAL_H200[name][0 if dtype == "float" else 1]
@@ -517,8 +521,8 @@ def render(out_dir: str) -> None:
              "FLOP/cell), the model's best plan with 2 and 4 cells per thread and, in mode "
              "nondiag, with one barrier per step (`an5dpy/perf/tune.py`, `variant_plans`), "
              "and Sconf; then the neighbours of the two fastest of these (their variants "
-             "and their bT - 1 and bT + 1: `neighbour_plans`, rows with `neighbourhood` in "
-             "rows.jsonl); "
+             "and their bT - 1, bT + 1 and 2 bT: `neighbour_plans`; `neighbourhood` in "
+             "rows.jsonl, 1 where 2 bT was not among them); "
              "each built with no register budget and with 32, 64 and 96 where the budget "
              "binds (ptxas gave the plan more registers without it). Every build is timed "
              "once with a short run (about 0.05 s); the three fastest and Sconf are timed "
@@ -573,6 +577,12 @@ def render(out_dir: str) -> None:
     if alone:
         lines.append(f"- measured without the neighbours of the fastest plans (before the "
                      f"tuner's second round): {', '.join(alone)}")
+    near = [f"{r['stencil']} {r['dtype']}" for r in rows
+            if 0 < r.get("neighbourhood", 0) < NEIGHBOURHOOD]
+    if near:
+        lines.append(f"- measured with a second round of bT - 1 and bT + 1 only (before "
+                     f"NEIGHBOURHOOD {NEIGHBOURHOOD} in scripts/artifact.py): "
+                     f"{', '.join(near)}")
     older = [f"{r['stencil']} {r['dtype']}" for r in rows if not measured_variants(r)]
     if older:
         lines.append(f"- measured before plans had cells per thread and barrier modes (no "

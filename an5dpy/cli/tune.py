@@ -24,7 +24,7 @@ def register(subparsers) -> None:
                     "a best plan per bT and per bS (on Hopper as the paper's terms alone rank "
                     "them) with each register budget that binds, times each once on the "
                     "present GPU, then the neighbours of the two fastest (their variants, "
-                    "bT - 1 and bT + 1), and the fastest three of both again. "
+                    "bT - 1, bT + 1 and 2 bT), and the fastest three of both again. "
                     "Results are cached.")
     add_input(p)
     p.add_argument("--gpu", metavar="NAME|SPEC.json",

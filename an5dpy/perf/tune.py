@@ -361,15 +361,18 @@ NEIGHBOURHOOD_ROOTS = 2
 
 def neighbour_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
     """The plans next to a measured ``plan`` that the search measures too: its variants
-    (:func:`variant_plans`) and ``plan`` one temporal degree shallower and deeper, with the
-    same block, stream length, cells per thread and barriers.
+    (:func:`variant_plans`) and ``plan`` one temporal degree shallower and deeper and at
+    twice its degree, with the same block, stream length, cells per thread and barriers.
 
     The tuner's candidates come from the model's ranking, and the variants of its best
     plan only; where the model's best plan is not the fastest measured one (on the H200,
     box3d1r float: bt=3 32x32 ranked first, bt=2 32x16 measured fastest), the variants
-    that pay are those of the plan that measured fastest."""
+    that pay are those of the plan that measured fastest. Twice the degree: in 2D the
+    model prefers bT 6-7 where the measured GFLOP/s still rise to bT 14 (artifact/H200's
+    fig8, each radius-1 stencil's tuned plan swept over bT: star2d1r float 19,079 GFLOP/s
+    at bT 14 against 17,260 for its tuned bT 7, j2d5pt float 20,453 against 18,651)."""
     out = variant_plans(info, plan)
-    for bt in (plan.bt - 1, plan.bt + 1):
+    for bt in (plan.bt - 1, plan.bt + 1, 2 * plan.bt):
         try:
             out.append(blocking_plan(info, bt, bs=plan.bs, sl=plan.sl, opt=plan.mode.value,
                                      coarsen=plan.coarsen, barriers=plan.barriers))

@@ -213,6 +213,7 @@ def test_measure_rows_times_the_neighbours_of_the_fastest_plans_of_each_row(
     measured = {m["describe"] for m in row["measured"]}
     assert measured == {p.describe() for p in candidates + added}
     assert row["plans_measured"] == len(measured)
+    assert row["neighbourhood"] == artifact.NEIGHBOURHOOD
     assert row["best"]["gflops"] == max(map(rate, candidates + added))
 
 
