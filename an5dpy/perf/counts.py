@@ -13,8 +13,8 @@ from typing import Iterable
 import numpy as np
 
 from an5dpy.analysis.stencil import op_mix
-from an5dpy.blocking.plan import (REGISTER_GRANULE, BlockingPlan, DimExtent, Mode, default_mode,
-                                  round_up)
+from an5dpy.blocking.plan import (REGISTER_GRANULE, Barriers, BlockingPlan, DimExtent, Mode,
+                                  default_mode, round_up)
 from an5dpy.blocking.trace import BlockRanges
 from an5dpy.ir import (WORD_BYTES, AssocForm, Binary, Cast, CoefRead, Expr, Read, StencilInfo,
                        SubStep, Unary, common_type, walk)
@@ -277,21 +277,29 @@ def level_work(info: StencilInfo, plan: BlockingPlan) -> tuple[LevelWork, ...]:
                       (info.array,), stores, reads, coefs.reads, coefs.l1_bytes),)
 
 
+def holds_row_neighbours(plan: BlockingPlan) -> bool:
+    """Whether the model counts a coarsened thread's row neighbours that it holds as its
+    registers (:func:`coarsened_shared_traffic`): in a cell-major plane
+    (:attr:`~an5dpy.blocking.plan.BlockingPlan.cell_major`) and with warp shuffles, both
+    2D nondiag, where every other row neighbour is one load or one shuffle."""
+    return plan.cell_major or plan.barriers is Barriers.SHUFFLE
+
+
 def coarsened_shared_traffic(info: StencilInfo, plan: BlockingPlan) -> tuple[float, float]:
     """Shared-memory stores and reads per cell and level op of the one-statement update
     (:func:`smem_reads_per_thread`, the plan's shared planes), on average over a thread's
-    cells. A thread of ``C`` cells in a cell-major plane
-    (:attr:`~an5dpy.blocking.plan.BlockingPlan.cell_major`: 2D nondiag) reads a row
+    cells. A thread of ``C`` cells that :func:`holds_row_neighbours` reads a row
     neighbour ``dy`` cells away from its own register where it holds that cell, so of its
-    cells ``min(|dy|, C)`` load it from shared memory, and it stores only the cells other
-    threads read (:attr:`~an5dpy.blocking.plan.BlockingPlan.shared_cells`). Elsewhere one
-    load per distinct offset and a store per plane: a coarsened 3D thread holds its row
-    neighbours along dimension 1 too, but counted so, the model ranks 3D coarsened plans
-    above the one-cell plans that measure faster (their registers cost more than it
-    charges; artifact/H200/coarsen.md), so the fitted counts stay."""
+    cells ``min(|dy|, C)`` load (or shuffle) it, and it stores only the cells other
+    threads read (:attr:`~an5dpy.blocking.plan.BlockingPlan.shared_cells`; shuffles store
+    none, :func:`an5dpy.perf.model.shared_stores`). Elsewhere one load per distinct
+    offset and a store per plane: a coarsened 3D thread holds its row neighbours along
+    dimension 1 too, but counted so, the model ranks 3D coarsened plans above the
+    one-cell plans that measure faster (their registers cost more than it charges;
+    artifact/H200/coarsen.md), so the fitted counts stay."""
     reads = smem_reads_per_thread(info, plan.mode)
     c = plan.coarsen
-    if not plan.cell_major:
+    if not holds_row_neighbours(plan):
         return plan.smem_planes, reads
     rows = info.row_offsets
     reads += sum(min(abs(dy), c) for dy in rows) / c - len(rows)

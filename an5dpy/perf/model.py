@@ -106,8 +106,8 @@ from an5dpy.blocking.plan import (WARP_SIZE, Barriers, BlockingPlan, DimExtent, 
                                   run_degrees)
 from an5dpy.errors import UsageError
 from an5dpy.perf.counts import (CoefficientReads, LevelWork, Occupancy, OpMix, ThreadCounts,
-                                level_work, occupancy, plane_dim_counts, spill_free_registers,
-                                stream_counts, sum_counts)
+                                holds_row_neighbours, level_work, occupancy, plane_dim_counts,
+                                spill_free_registers, stream_counts, sum_counts)
 from an5dpy.perf.gpus import GpuSpec, get_gpu
 from an5dpy.perf.model_constants import (BARRIER_STALL, BOTTLENECKS, COEF_READ_INSTRUCTIONS,
                                          DEPENDENT_LATENCY, DOUBLE_DIVISION_INSTRUCTIONS,
@@ -500,7 +500,7 @@ class Model:
         level T of a launch is sub-step ``(T - 1) % len(work)``."""
         # a coarsened thread's row neighbours and stores (counts.coarsened_shared_traffic)
         key = (plan.mode, plan.smem_planes, plan.window_smem_planes, plan.coarsen,
-               plan.shared_cells)
+               holds_row_neighbours(plan), plan.shared_cells)
         work = self._work.get(key)
         if work is None:
             work = self._work[key] = level_work(self.info, plan)

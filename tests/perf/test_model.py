@@ -590,3 +590,24 @@ def test_warp_shuffles_charge_no_barrier_and_no_shared_store(star2d):
     # no shared memory: blocks per SM are capped by threads, registers or blocks only
     occ = occupancy(shuffle, get_gpu("H200"), 4, 32)
     assert occ.smem_per_block == 0 and occ.limited_by != "smem" and occ.blocks_per_sm == 32
+
+
+def test_a_coarsened_plans_work_is_the_same_whatever_was_asked_before(star2d):
+    """Model.work is cached per kind of plan: a warp-shuffle plan and a cell-major plan
+    of the same cells count their row neighbours alike (those the thread holds are
+    registers), and neither borrows the other's count from the cache."""
+    from an5dpy.perf.counts import coarsened_shared_traffic
+    grid = benchmark_grid(star2d, 4096)
+    level = make_plan(star2d, bt=4, bs=(64,), sl=256, coarsen=2)
+    shuffle = make_plan(star2d, bt=4, bs=(64,), sl=256, coarsen=2, barriers="shuffle")
+    one = make_plan(star2d, bt=4, bs=(64,), sl=256)
+    first = Model(star2d, "H200", grid, 100)
+    works = {p: first.work(p) for p in (level, shuffle, one)}
+    second = Model(star2d, "H200", grid, 100)
+    assert {p: second.work(p) for p in (one, shuffle, level)} == works
+    for p in (level, shuffle, one):
+        assert (works[p][0].smem_planes, works[p][0].smem_reads) == \
+            coarsened_shared_traffic(star2d, p)
+    # 2 cells of radius 1: each loads one row neighbour and holds the other
+    assert works[shuffle][0].smem_reads == works[level][0].smem_reads \
+        == works[one][0].smem_reads - 1
