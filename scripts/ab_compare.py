@@ -64,19 +64,15 @@ def write_case(text: str, out: str, package: str) -> str:
 
 
 def plan_of(text: str):
-    """The case's program, stencil, plan and register budget in this checkout."""
-    from an5dpy.blocking.plan import parse_block_size
-    from an5dpy.driver import blocking_plan, load
+    """The case's program, stencil, plan (scripts/variants_compare.py's
+    ``settings_plan``) and register budget in this checkout."""
+    from an5dpy.driver import load
+    from variants_compare import settings_plan
     stencil, dtype, s = parse_case(text)
     program, info = load(os.path.join(REPO, "c_inputs", f"{stencil}.c"),
                          (("SB_TYPE", dtype),))
-    sl = s.get("sl", "off")
-    plan = blocking_plan(info, int(s["bt"]), bs=parse_block_size(s["bs"], info.ndim),
-                         sl=None if sl == "off" else int(sl), opt=s.get("opt"),
-                         coarsen=int(s.get("coarsen", 1)),
-                         barriers=s.get("barriers", "level"))
-    regs = s.get("regs")
-    return program, info, plan, None if regs in (None, "none") else int(regs)
+    regs = s.pop("regs", None)
+    return program, info, settings_plan(info, s), None if regs in (None, "none") else int(regs)
 
 
 def submit(bench, text: str, old_dir: str) -> dict:

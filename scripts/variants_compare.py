@@ -44,23 +44,34 @@ KINDS = {
 EXTRA = "extra"
 
 
-def extra_plans(info, tuned, specs):
-    """The plans of ``--extra`` for a row: each spec's options (``bt=8 bs=1024 coarsen=4
-    barriers=step``; bs contiguous dimension first) over the tuned plan's, those legal."""
+def settings_plan(info, given, base=None):
+    """The plan of ``given`` settings (``{"bt": "8", "bs": "1024", "coarsen": "4",
+    "barriers": "step"}``: bs contiguous dimension first, sl a number or ``off``; the
+    spelling of ``--extra`` here and of scripts/ab_compare.py's cases), the settings not
+    given ``base``'s, or without one: sl off, the stencil's default mode, one cell per
+    thread, a barrier per level (bt and bs then required)."""
     from an5dpy.blocking.plan import parse_block_size
     from an5dpy.driver import blocking_plan
+    sl = given.get("sl")
+    return blocking_plan(
+        info, int(given["bt"]) if "bt" in given else base.bt,
+        bs=parse_block_size(given["bs"], info.ndim) if "bs" in given else base.bs,
+        sl=(base.sl if base is not None else None) if sl is None
+        else None if sl == "off" else int(sl),
+        opt=given.get("opt", base.mode.value if base is not None else None),
+        coarsen=int(given.get("coarsen", base.coarsen if base is not None else 1)),
+        barriers=given.get("barriers", base.barriers.value if base is not None else "level"))
+
+
+def extra_plans(info, tuned, specs):
+    """The plans of ``--extra`` for a row: each spec's options (``bt=8 bs=1024 coarsen=4
+    barriers=step``, :func:`settings_plan`) over the tuned plan's, those legal."""
     from an5dpy.errors import UsageError
     out = []
     for spec in specs:
-        given = dict(item.split("=", 1) for item in spec.split())
         try:
-            out.append(blocking_plan(
-                info, int(given.get("bt", tuned.bt)),
-                bs=parse_block_size(given["bs"], info.ndim) if "bs" in given else tuned.bs,
-                sl=int(given["sl"]) if "sl" in given else tuned.sl,
-                opt=given.get("opt", tuned.mode.value),
-                coarsen=int(given.get("coarsen", tuned.coarsen)),
-                barriers=given.get("barriers", tuned.barriers.value)))
+            out.append(settings_plan(info, dict(item.split("=", 1) for item in spec.split()),
+                                     tuned))
         except UsageError:
             continue
     return out

@@ -56,3 +56,8 @@ def test_variants_compare_extra_plans_take_the_tuned_plans_other_options():
     assert [p.describe() for p in extra] == [
         "bt=8 bs=1024 sl=256 coarsen=4 barriers=step opt=nondiag dtype=float"]
     assert variants_compare.kind_of(extra[0], extra) == variants_compare.EXTRA
+    # without a base plan (an ab_compare case): no stream division unless given, one cell
+    # per thread and a barrier per level
+    alone = variants_compare.settings_plan(info, {"bt": "2", "bs": "256", "sl": "off"})
+    assert (alone.sl, alone.coarsen, alone.barriers.value) == (None, 1, "level")
+    assert variants_compare.settings_plan(info, {"bt": "2", "bs": "256"}).sl is None
