@@ -438,15 +438,15 @@ def measure_fig8(out_dir: str, deadline: float, stencils=RAD1) -> None:
             work.append((name, info, env, plan,
                          submit_jobs(bench, info, [plan], name.replace("-", "_"))))
     results: dict = {}
-    left = {name for name, *_ in work}  # stencils with a point not swept yet
+    stop = len(work)  # the first point the deadline left out
     for k, (name, info, env, plan, jobs) in enumerate(work):
         if time.time() > deadline:
+            stop = k
             break
         measured = screen_and_confirm(bench, info, env, jobs, f"fig8 {name}", finalists=1)
         if measured:
             results[(name, plan.bt)] = measured[0]["gflops"]
-        if all(w[0] != name for w in work[k + 1:]):
-            left.discard(name)
+    left = {name for name, *_ in work[stop:]}  # stencils with a point not swept
     for name in sorted(left & {name for name, _ in results}):
         print(f"fig8 {name}: the deadline cut its sweep; its earlier points are kept",
               flush=True)
