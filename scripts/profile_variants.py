@@ -93,6 +93,15 @@ def run(rows) -> None:
             print(f"{stencil} {dtype} {variant}: {plan.describe()} ran", file=sys.stderr)
 
 
+def top_stalls(record: dict, count: int) -> str:
+    """The ``count`` largest warp stall reasons of an ncu CSV record, in cycles per issued
+    instruction, and the sum over every reason of :data:`STALLS`."""
+    stalls = sorted(((s, float(record[STALL_METRIC.format(s)].replace(",", "")))
+                     for s in STALLS), key=lambda s: -s[1])
+    top = ", ".join(f"{s} {v:.2f}" for s, v in stalls[:count])
+    return f"{top} (all {sum(v for _, v in stalls):.1f})"
+
+
 def report(path: str) -> str:
     text = open(path).read()
     start = text.index('"ID",')
@@ -106,12 +115,8 @@ def report(path: str) -> str:
         if name in seen:
             continue
         seen.add(name)
-        stalls = sorted(((s, float(r[STALL_METRIC.format(s)].replace(",", "")))
-                         for s in STALLS), key=lambda s: -s[1])
-        top = ", ".join(f"{s} {v:.2f}" for s, v in stalls[:4])
-        total = sum(v for _, v in stalls)
         lines.append(f"| {name.removeprefix('an5d_')} | "
-                     + " | ".join(r[m] for m in SUMMARY) + f" | {top} (all {total:.1f}) |")
+                     + " | ".join(r[m] for m in SUMMARY) + f" | {top_stalls(r, 4)} |")
     return "\n".join(lines) + "\n"
 
 
