@@ -309,7 +309,10 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
                                  if name in ORIGINAL_H200 else None),
                "measured": measured,
                "plans_measured": len({m["describe"] for m in measured}
-                                     | {p.describe() for p in plans})}
+                                     | {p.describe() for p in plans}),
+               # the row's share of the run: its wait for builds not done, its timings
+               # and its second round's builds (each row's builds start with the run's)
+               "wall_s": round(time.time() - start, 1)}
         space = space_with_measured(info, gpu, measured)
         row = rescore(row, model, model.rank(space), space, gpu, env)
         best = row["best"]
@@ -583,6 +586,12 @@ def render(out_dir: str) -> None:
         lines.append(f"- measured with a second round of bT - 1 and bT + 1 only (before "
                      f"NEIGHBOURHOOD {NEIGHBOURHOOD} in scripts/artifact.py): "
                      f"{', '.join(near)}")
+    timed = [r["wall_s"] for r in rows if "wall_s" in r]
+    if timed:
+        lines.append(f"- time of the rows that recorded it (builds they waited for, timings, "
+                     f"second round): {len(timed)} rows, {sum(timed):,.0f} s, "
+                     f"{sum(timed) / len(timed):.0f} s a row (from {min(timed):.0f} to "
+                     f"{max(timed):.0f})")
     older = [f"{r['stencil']} {r['dtype']}" for r in rows if not measured_variants(r)]
     if older:
         lines.append(f"- measured before plans had cells per thread and barrier modes (no "

@@ -215,6 +215,32 @@ def test_measure_rows_times_the_neighbours_of_the_fastest_plans_of_each_row(
     assert row["plans_measured"] == len(measured)
     assert row["neighbourhood"] == artifact.NEIGHBOURHOOD
     assert row["best"]["gflops"] == max(map(rate, candidates + added))
+    assert row["wall_s"] >= 0
+
+
+def test_table5_sums_the_time_of_the_rows_that_recorded_it(artifact, tmp_path):
+    """The full run's time is the sum of its rows' (``wall_s``); rows of earlier runs have
+    none and are left out of it."""
+    import json
+    import os
+    import shutil
+
+    from paths import REPO
+    src = os.path.join(REPO, "artifact", "H200", "rows.jsonl")
+    rows = [json.loads(line) for line in open(src)][:4]
+    for row, seconds in zip(rows, (30.0, 90.5, None, 60.0)):
+        row.pop("wall_s", None)
+        if seconds is not None:
+            row["wall_s"] = seconds
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    shutil.copy(os.path.join(REPO, "artifact", "H200", "fig8.jsonl"), tmp_path)
+    try:
+        artifact.render(str(tmp_path))
+    except artifact.ScriptError:  # the plots need matplotlib; the tables come first
+        pass
+    line = next(line for line in (tmp_path / "table5.md").read_text().splitlines()
+                if line.startswith("- time of the rows"))
+    assert "3 rows, 180 s, 60 s a row (from 30 to 90)" in line
 
 
 def test_measure_fig8_replaces_a_curve_only_after_its_whole_sweep(artifact, tmp_path,
