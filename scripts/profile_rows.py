@@ -121,6 +121,7 @@ def profile(folder: str, key: tuple[str, str]) -> dict:
     seconds = counters["gpu__time_duration.sum"] * 1e-9
     cells = gflops(info, env, 1.0) * 1e9 / info.flops_per_cell  # interior cells x bT
     out = {"stencil": key[0], "dtype": key[1], "plan": row["best"]["describe"],
+           "plan_json": row["best"]["plan"],
            "cap": row["best"]["cap"], "table_gflops": row["best"]["gflops"],
            "original": row["original_h200"], "launch_gflops": gflops(info, env, seconds),
            "counters": counters, "stalls": top_stalls(record, 4)}
@@ -129,6 +130,23 @@ def profile(folder: str, key: tuple[str, str]) -> dict:
             counters["smsp__thread_inst_executed.sum"] / cells)
     out["warp_slots_per_cell_level"] = 32 * counters["smsp__inst_executed.sum"] / cells
     return out
+
+
+def model_view(record: dict) -> tuple[float, float] | None:
+    """The checkout's model of the profiled launch (the record's plan at its register
+    budget, degree bT, the profiled grid): its seconds and its warp instructions (the
+    issue term's count: double arithmetic counted twice, for the half-rate FP64 pipes).
+    None for a record without its plan's JSON."""
+    if "plan_json" not in record:
+        return None
+    from an5dpy.check.reference import resolve_params
+    from an5dpy.perf.model import Model
+    from an5dpy.perf.tune import plan_from_json
+    program, info = program_of(record["stencil"], record["dtype"])
+    plan = plan_from_json(info, record["plan_json"])
+    env = resolve_params(program, {"compsize": SIZES[info.ndim], "timestep": 2 * plan.bt})
+    cost = Model(info, "H200", env).launch_cost(plan, plan.bt, record["cap"])
+    return cost.seconds, cost.warp_instructions
 
 
 def number(text: str | None) -> float | None:
@@ -182,21 +200,29 @@ def render(folder: str) -> str:
              "`instr / cell·level`: thread instructions (idle lanes excluded) over interior "
              "cells x bT, so the redundant halo cells count against it; `warp slots`: issued "
              "warp instructions x 32 over the same. Stalls: cycles per issued instruction "
-             "by reason.", "",
+             "by reason. `model / ncu`: the H200 model of this checkout "
+             "(`an5dpy/perf/model.py`) for the same launch, its time over the profiled one "
+             "and its warp instructions (the issue term's count, double arithmetic counted "
+             "twice) over the executed ones.", "",
              "| row | plan | tuned / orig. | launch GFLOP/s | "
              + " | ".join(c[1] for c in columns)
-             + " | instr / cell·level | warp slots / cell·level | largest stalls per issue |",
-             "|---|---|---|---|" + "---|" * len(columns) + "---|---|---|"]
+             + " | instr / cell·level | warp slots / cell·level | model / ncu: time "
+             "| model / ncu: instructions | largest stalls per issue |",
+             "|---|---|---|---|" + "---|" * len(columns) + "---|---|---|---|---|"]
     for r in sorted(read_records(folder), key=lambda r: r["table_gflops"] / r["original"]):
         c = r["counters"]
         cells = [fmt(c[m]) if m in c else "" for m, _, fmt in columns]
         per_cell = r.get("thread_instructions_per_cell_level")
+        view = model_view(r)
+        versus = ("| | |" if view is None else
+                  f"| {view[0] / (c['gpu__time_duration.sum'] * 1e-9):.2f} | "
+                  f"{view[1] / c['smsp__inst_executed.sum']:.2f} |")
         lines.append(
             f"| {r['stencil']} {r['dtype']} | {r['plan']}, regs {r['cap'] or 'none'} | "
             f"{r['table_gflops'] / r['original']:.2f} | {r['launch_gflops']:,.0f} | "
             + " | ".join(cells)
             + f" | {'' if per_cell is None else f'{per_cell:.1f}'} | "
-            f"{r['warp_slots_per_cell_level']:.1f} | {r['stalls']} |")
+            f"{r['warp_slots_per_cell_level']:.1f} {versus} {r['stalls']} |")
     return "\n".join(lines) + "\n"
 
 

@@ -72,6 +72,27 @@ def test_a_profile_counts_per_interior_cell_and_level(tmp_path, monkeypatch):
     assert abs(record["launch_gflops"] - cells * 13 / 1e-3 / 1e9) < 1e-6 * record["launch_gflops"]
     assert record["counters"]["launch__registers_per_thread"] == 40
     assert record["stalls"].startswith("long_scoreboard 2.50, barrier 1.50")
+    assert record["plan_json"] == row["best"]["plan"]
+
+
+def test_the_table_sets_the_model_of_the_launch_beside_the_profile(tmp_path, monkeypatch):
+    """The checkout's model of the profiled launch: its time and warp instructions over
+    the profiled ones (a profile that ran exactly as modelled reads 1.00 and 1.00)."""
+    folder = folder_with(tmp_path, {("star3d1r", "float")})
+    row = rows_script.load_rows(folder)[("star3d1r", "float")]
+    record = {"stencil": "star3d1r", "dtype": "float", "plan": row["best"]["describe"],
+              "plan_json": row["best"]["plan"], "cap": row["best"]["cap"]}
+    seconds, instructions = rows_script.model_view(record)
+    assert seconds > 0 and instructions > 0
+    record |= {"table_gflops": 6000, "original": 3720, "launch_gflops": 6000.0,
+               "stalls": "barrier 1.00", "warp_slots_per_cell_level": 30.0,
+               "counters": {"gpu__time_duration.sum": seconds * 1e9,
+                            "smsp__inst_executed.sum": instructions / 2}}
+    rows_script.put_record(folder, record)
+    line = next(line for line in rows_script.render(folder).splitlines()
+                if line.startswith("| star3d1r float"))
+    assert "| 30.0 | 1.00 | 2.00 | barrier 1.00 |" in line
+    assert rows_script.model_view({"stencil": "star3d1r", "dtype": "float"}) is None
 
 
 def test_the_base_counters_alone_where_ncu_refuses_the_extra_ones(tmp_path, monkeypatch):
@@ -107,4 +128,5 @@ def test_records_replace_their_row_and_the_table_lists_the_shortest_first(tmp_pa
     table = rows_script.render(folder).splitlines()
     body = [line for line in table if line.startswith("| a ") or line.startswith("| b ")]
     assert body[0].startswith("| a float | bt=4, regs none | 1.05 | 1,000 | 2,000 |")
+    assert body[0].endswith("| 9.0 | | | wait 1.00 |")  # no plan JSON: no model columns
     assert body[1].startswith("| b float |")
