@@ -151,23 +151,36 @@ def test_a_measured_row_replaces_the_earlier_row_of_its_pair_in_place(artifact, 
     assert not list(tmp_path.glob("*.tmp"))
 
 
-def test_rows_of_an_earlier_generation_of_kernels_are_listed(artifact, tmp_path):
-    """Rows without ``kernels`` (or below KERNELS) are named in table5.md."""
+def h200_rows() -> list[dict]:
+    import json
+    import os
+
+    from paths import REPO
+    with open(os.path.join(REPO, "artifact", "H200", "rows.jsonl")) as f:
+        return [json.loads(line) for line in f]
+
+
+def rendered_table5(artifact, folder, rows) -> str:
+    """table5.md of ``rows`` (artifact/H200's fig8 beside them), rendered in ``folder``."""
     import json
     import os
     import shutil
 
     from paths import REPO
-    src = os.path.join(REPO, "artifact", "H200", "rows.jsonl")
-    rows = [json.loads(line) for line in open(src)]
-    assert any(r.get("kernels") == artifact.KERNELS for r in rows)
-    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    shutil.copy(os.path.join(REPO, "artifact", "H200", "fig8.jsonl"), tmp_path)
+    (folder / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    shutil.copy(os.path.join(REPO, "artifact", "H200", "fig8.jsonl"), folder)
     try:
-        artifact.render(str(tmp_path))
+        artifact.render(str(folder))
     except artifact.ScriptError:  # the plots need matplotlib; the tables come first
         pass
-    text = (tmp_path / "table5.md").read_text()
+    return (folder / "table5.md").read_text()
+
+
+def test_rows_of_an_earlier_generation_of_kernels_are_listed(artifact, tmp_path):
+    """Rows without ``kernels`` (or below KERNELS) are named in table5.md."""
+    rows = h200_rows()
+    assert any(r.get("kernels") == artifact.KERNELS for r in rows)
+    text = rendered_table5(artifact, tmp_path, rows)
     line = next(l for l in text.splitlines() if "kernels of an earlier generation" in l)
     earlier = [f"{r['stencil']} {r['dtype']}" for r in rows if r.get("kernels", 1) < 2]
     assert all(name in line for name in earlier)
@@ -221,24 +234,12 @@ def test_measure_rows_times_the_neighbours_of_the_fastest_plans_of_each_row(
 def test_table5_sums_the_time_of_the_rows_that_recorded_it(artifact, tmp_path):
     """The full run's time is the sum of its rows' (``wall_s``); rows of earlier runs have
     none and are left out of it."""
-    import json
-    import os
-    import shutil
-
-    from paths import REPO
-    src = os.path.join(REPO, "artifact", "H200", "rows.jsonl")
-    rows = [json.loads(line) for line in open(src)][:4]
+    rows = h200_rows()[:4]
     for row, seconds in zip(rows, (30.0, 90.5, None, 60.0)):
         row.pop("wall_s", None)
         if seconds is not None:
             row["wall_s"] = seconds
-    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    shutil.copy(os.path.join(REPO, "artifact", "H200", "fig8.jsonl"), tmp_path)
-    try:
-        artifact.render(str(tmp_path))
-    except artifact.ScriptError:  # the plots need matplotlib; the tables come first
-        pass
-    line = next(line for line in (tmp_path / "table5.md").read_text().splitlines()
+    line = next(line for line in rendered_table5(artifact, tmp_path, rows).splitlines()
                 if line.startswith("- time of the rows"))
     assert "3 rows, 180 s, 60 s a row (from 30 to 90)" in line
 
