@@ -7,7 +7,7 @@
 For each row chosen (``--rows stencil:dtype,...`` and every row whose tuned GFLOP/s is
 below ``--below`` x the original AN5D's), the row's tuned plan (``best`` in
 ``DIR/rows.jsonl``: its plan and register budget) is built with the performance flags and
-run under ``ncu --clock-control none`` at the row's grid size for 2 bT steps; the first
+run under ``ncu --clock-control none`` at the paper's grid size for 2 bT steps; the first
 launch of the plan's own degree is profiled. Results go to ``DIR/profile.jsonl`` (one
 record per row, replaced in place when a row is profiled again) and ``DIR/profile.md``:
 time, the GFLOP/s of that launch, registers, achieved occupancy, issue activity, eligible
@@ -45,7 +45,6 @@ EXTRA = {
     "l1tex__throughput.avg.pct_of_peak_sustained_active": "L1/shared %",
     "smsp__thread_inst_executed.sum": "thread instructions",
 }
-SIZES = {2: 16384, 3: 512}
 
 
 def row_key(text: str) -> tuple[str, str]:
@@ -75,14 +74,13 @@ def program_of(stencil: str, dtype: str):
 def launch(folder: str, key: tuple[str, str]) -> None:
     """Build the row's tuned plan and run it once for 2 bT steps (under ncu)."""
     import cupy
-    from an5dpy.check.reference import resolve_params
     from an5dpy.cuda.runtime import BuildOptions, cuda_runner, device_arch
-    from an5dpy.perf.bench import device_grid, device_read_only_values
+    from an5dpy.perf.bench import device_grid, device_read_only_values, paper_env
     from an5dpy.perf.tune import plan_from_json
     best = load_rows(folder)[key]["best"]
     program, info = program_of(*key)
     plan = plan_from_json(info, best["plan"])
-    env = resolve_params(program, {"compsize": SIZES[info.ndim], "timestep": 2 * plan.bt})
+    env = paper_env(program, info, 2 * plan.bt)
     stem = "_".join(key).replace("-", "_")
     runner = cuda_runner(info, plan, stem, BuildOptions(arch=device_arch()), True,
                          regs=best["cap"])
@@ -91,8 +89,8 @@ def launch(folder: str, key: tuple[str, str]) -> None:
     cupy.cuda.Device().synchronize()
 
 
-def ncu_csv(folder: str, key: tuple[str, str], bt: int, metric_list: str) -> str:
-    command = ["ncu", "--clock-control", "none", "--kernel-name", f"regex:kernel_d{bt}$",
+def ncu_csv(folder: str, key: tuple[str, str], degree: int, metric_list: str) -> str:
+    command = ["ncu", "--clock-control", "none", "--kernel-name", f"regex:kernel_d{degree}$",
                "--launch-count", "1", "--csv", "--page", "raw", "--metrics", metric_list,
                sys.executable, os.path.abspath(__file__), "--launch", folder, ":".join(key)]
     done = subprocess.run(command, capture_output=True, text=True)
@@ -102,25 +100,25 @@ def ncu_csv(folder: str, key: tuple[str, str], bt: int, metric_list: str) -> str
 
 
 def profile(folder: str, key: tuple[str, str]) -> dict:
-    from an5dpy.perf.bench import gflops
+    from an5dpy.perf.bench import gflops, paper_env
     from an5dpy.perf.tune import plan_from_json
-    from an5dpy.check.reference import resolve_params
     row = load_rows(folder)[key]
     program, info = program_of(*key)
     plan = plan_from_json(info, row["best"]["plan"])
     try:
-        text = ncu_csv(folder, key, plan.bt, ",".join([base_metrics(), *EXTRA]))
+        text = ncu_csv(folder, key, plan.depth, ",".join([base_metrics(), *EXTRA]))
     except RuntimeError as error:
         print(f"{key}: extended counters refused, base set only ({error})", file=sys.stderr)
-        text = ncu_csv(folder, key, plan.bt, base_metrics())
+        text = ncu_csv(folder, key, plan.depth, base_metrics())
     record = next(r for r in csv.DictReader(io.StringIO(text[text.index('"ID",'):]))
                   if "kernel_d" in r.get("Kernel Name", ""))  # the units row has none
     counters = {name: number(value) for name, value in record.items()
                 if (name in SUMMARY or name in EXTRA) and number(value) is not None}
-    env = resolve_params(program, {"compsize": SIZES[info.ndim], "timestep": plan.bt})
+    env = paper_env(program, info, plan.bt)  # one launch's steps
     seconds = counters["gpu__time_duration.sum"] * 1e-9
     cells = gflops(info, env, 1.0) * 1e9 / info.flops_per_cell  # interior cells x bT
-    out = {"stencil": key[0], "dtype": key[1], "plan": row["best"]["describe"],
+    out = {"stencil": key[0], "dtype": key[1], "gpu": row["gpu"],
+           "plan": row["best"]["describe"],
            "plan_json": row["best"]["plan"],
            "cap": row["best"]["cap"], "table_gflops": row["best"]["gflops"],
            "original": row["original_h200"], "launch_gflops": gflops(info, env, seconds),
@@ -133,19 +131,19 @@ def profile(folder: str, key: tuple[str, str]) -> dict:
 
 
 def model_view(record: dict) -> tuple[float, float] | None:
-    """The checkout's model of the profiled launch (the record's plan at its register
-    budget, degree bT, the profiled grid): its seconds and its warp instructions (the
-    issue term's count: double arithmetic counted twice, for the half-rate FP64 pipes).
-    None for a record without its plan's JSON."""
+    """The checkout's model of the profiled launch on the record's GPU (the record's plan
+    at its register budget, its own degree, the profiled grid): its seconds and its warp
+    instructions (the issue term's count: double arithmetic counted twice, for the
+    half-rate FP64 pipes). None for a record without its plan's JSON."""
     if "plan_json" not in record:
         return None
-    from an5dpy.check.reference import resolve_params
+    from an5dpy.perf.bench import paper_env
     from an5dpy.perf.model import Model
     from an5dpy.perf.tune import plan_from_json
     program, info = program_of(record["stencil"], record["dtype"])
     plan = plan_from_json(info, record["plan_json"])
-    env = resolve_params(program, {"compsize": SIZES[info.ndim], "timestep": 2 * plan.bt})
-    cost = Model(info, "H200", env).launch_cost(plan, plan.bt, record["cap"])
+    model = Model(info, record["gpu"], paper_env(program, info, 2 * plan.bt))
+    cost = model.launch_cost(plan, plan.depth, record["cap"])
     return cost.seconds, cost.warp_instructions
 
 
@@ -196,7 +194,7 @@ def render(folder: str) -> str:
     lines = ["# Nsight Compute profiles of tuned kernels",
              "",
              "Written by `scripts/profile_rows.py`: each row's tuned plan (table5's), the first "
-             "launch of its own degree at the row's grid size, `ncu --clock-control none`. "
+             "launch of its own degree at the paper's grid size, `ncu --clock-control none`. "
              "`instr / cell·level`: thread instructions (idle lanes excluded) over interior "
              "cells x bT, so the redundant halo cells count against it; `warp slots`: issued "
              "warp instructions x 32 over the same. Stalls: cycles per issued instruction "

@@ -72,7 +72,7 @@ def test_a_profile_counts_per_interior_cell_and_level(tmp_path, monkeypatch):
     assert abs(record["launch_gflops"] - cells * 13 / 1e-3 / 1e9) < 1e-6 * record["launch_gflops"]
     assert record["counters"]["launch__registers_per_thread"] == 40
     assert record["stalls"].startswith("long_scoreboard 2.50, barrier 1.50")
-    assert record["plan_json"] == row["best"]["plan"]
+    assert record["plan_json"] == row["best"]["plan"] and record["gpu"] == row["gpu"]
 
 
 def test_the_table_sets_the_model_of_the_launch_beside_the_profile(tmp_path, monkeypatch):
@@ -80,8 +80,9 @@ def test_the_table_sets_the_model_of_the_launch_beside_the_profile(tmp_path, mon
     the profiled ones (a profile that ran exactly as modelled reads 1.00 and 1.00)."""
     folder = folder_with(tmp_path, {("star3d1r", "float")})
     row = rows_script.load_rows(folder)[("star3d1r", "float")]
-    record = {"stencil": "star3d1r", "dtype": "float", "plan": row["best"]["describe"],
-              "plan_json": row["best"]["plan"], "cap": row["best"]["cap"]}
+    record = {"stencil": "star3d1r", "dtype": "float", "gpu": "H200",
+              "plan": row["best"]["describe"], "plan_json": row["best"]["plan"],
+              "cap": row["best"]["cap"]}
     seconds, instructions = rows_script.model_view(record)
     assert seconds > 0 and instructions > 0
     record |= {"table_gflops": 6000, "original": 3720, "launch_gflops": 6000.0,
