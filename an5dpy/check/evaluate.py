@@ -167,6 +167,57 @@ def _libm_function(fn: MathFunction) -> Callable:
     return call
 
 
+# --------------------------------------------------------------------------- gcc's folds
+#
+# gcc evaluates a math call whose arguments are constants while it compiles (with MPFR,
+# correctly rounded, at every optimisation level), where the C library would round its
+# own way at run time: glibc's cbrt(2.0) is an ulp above gcc's folded value. The oracle is
+# the user's loop compiled by gcc, so the simulator asks gcc for such a call's value.
+
+_C_TYPES = {"float": ctypes.c_float, "double": ctypes.c_double}
+
+
+def _c_literal(value, ctype: str) -> str | None:
+    """``value`` spelt as a C constant of ``ctype`` (hexadecimal, exact); None for a NaN or
+    an infinity, which has no literal."""
+    if ctype in ("int", "long"):
+        return str(int(value))
+    if not np.isfinite(value):
+        return None
+    return float(value).hex() + ("f" if ctype == "float" else "")
+
+
+@lru_cache(maxsize=None)
+def _gcc_call(name: str, literals: tuple[str, ...]):
+    """What the oracle's code computes for ``name(literals)``: the call compiled with the
+    oracle's flags into a function and called (gcc's folded constant, or the C library's
+    result where gcc leaves the call to run time)."""
+    fn = MATH_FUNCTIONS[name]
+    source = (f"#include <math.h>\n{fn.result} an5d_folded(void) "
+              f"{{ return {name}({', '.join(literals)}); }}\n")
+    with tempfile.TemporaryDirectory(prefix="an5d-fold-") as work:
+        library = ctypes.CDLL(compile_library(source, work, "fold", f"the constant {name}"))
+        function = library.an5d_folded
+        function.restype = _C_TYPES[fn.result]
+        return numpy_type(fn.result)(function())
+
+
+def constant_call(name: str, values) -> np.generic | None:
+    """The value gcc's code gives the call of ``name`` on the constants ``values`` (of its
+    parameters' types); None where an argument has no literal (NaN, infinity), whose call
+    then runs as any other."""
+    fn = MATH_FUNCTIONS[name]
+    literals = tuple(_c_literal(v, t) for v, t in zip(values, fn.params))
+    if None in literals or fn.result not in _C_TYPES:
+        return None
+    return _gcc_call(name, literals)
+
+
+def _is_constant(expr: Expr) -> bool:
+    """No read and no scalar parameter: gcc sees constants only."""
+    return not any(isinstance(n, (Read, CoefRead, Scalar)) for n in walk(expr))
+
+
 def is_exact(expr: Expr) -> bool:
     """True when CPU and GPU (exact build) must agree bit for bit: only + - * /, casts and
     correctly rounded or exact math functions."""
@@ -228,6 +279,11 @@ def compile_expr(expr: Expr, scalars: Mapping[str, int | float] | None = None
         if isinstance(e, Call):
             fn = _math(e.func)
             args = [build(a) for a in e.args]
+            if all(_is_constant(a) for a in e.args):
+                values = [a(None) for a in args]  # constants read nothing
+                folded = constant_call(e.func, values)
+                value = fn(*map(np.asarray, values)) if folded is None else folded
+                return lambda read: value
             return lambda read: fn(*[np.asarray(a(read)) for a in args])
         raise InternalError(f"cannot evaluate {type(e).__name__}")
 

@@ -275,3 +275,74 @@ def test_an_unwritable_cache_folder_only_costs_a_compilation(tmp_path, monkeypat
         assert hasattr(library, "an5d_vec_lgamma")
     finally:
         evaluate._vector_library.cache_clear()
+
+
+# --------------------------------------------------------------------------- gcc's folds
+
+CONSTANT_CALLS = """#include <math.h>
+SB_TYPE A[2][24][6];
+
+void kernel(void)
+{
+  int t, i, j;
+#pragma scop
+  for (t = 0; t < 3; t++)
+    for (i = 1; i < 23; i++)
+      for (j = 1; j < 5; j++)
+        A[(t+1)%2][i][j] = (A[t%2][i-1][j] + A[t%2][i+1][j] + A[t%2][i][j]) * cbrt(2.0)
+          * 0.26 + exp(cbrt(3.0) - 1.0) * 1e-3 + sqrt(2.0) * 1e-4;
+#pragma endscop
+}
+"""
+
+
+def _correctly_rounded_cbrt(x: int) -> float:
+    """The double nearest the cube root of ``x`` (what gcc's MPFR fold gives)."""
+    from decimal import Decimal, getcontext
+    getcontext().prec = 60
+    root = Decimal(x) ** (Decimal(1) / Decimal(3))
+    low = float(root)
+    candidates = (np.nextafter(low, -np.inf), low, np.nextafter(low, np.inf))
+    return float(min(candidates, key=lambda c: abs(Decimal(float(c)) - root)))
+
+
+@pytest.mark.parametrize("name, ctype", [("cbrt", "double"), ("cbrtf", "float")])
+def test_a_call_of_constants_takes_the_value_gcc_folds_it_to(name, ctype):
+    """gcc folds cbrt(2.0) while it compiles, correctly rounded; glibc's cbrt at run time is
+    an ulp above it on x86-64. The simulator follows the oracle, gcc."""
+    from an5dpy.ir import Const
+    literal = "2.0f" if ctype == "float" else "2.0"
+    two = Const(ctype, None, value=2.0, text=literal)
+    value = compile_expr(Call(ctype, None, func=name, args=(two,)))(None)
+    want = numpy_type(ctype)(_correctly_rounded_cbrt(2)) if ctype == "double" else (
+        np.float32(np.cbrt(np.float64(2.0))))  # float: the double root rounded once more
+    assert value.dtype == numpy_type(ctype) and value.tobytes() == want.tobytes()
+
+
+def test_a_call_of_a_read_is_the_c_librarys_at_run_time(oracle):
+    cell = np.array([2.0])
+    value = compile_expr(Call("double", func="cbrt", args=(Read("double", None, array="A", offset=(0,)),)))(
+        lambda read: cell)
+    want = np.empty(1)
+    oracle.call_cbrt(ctypes.c_int(1), ctypes.c_void_p(want.ctypes.data),
+                     ctypes.c_void_p(cell.ctypes.data))
+    assert value.tobytes() == want.tobytes()
+
+
+def test_calls_of_nan_or_infinity_are_not_folded():
+    assert evaluate.constant_call("cbrt", [np.float64(np.nan)]) is None
+    assert evaluate.constant_call("exp", [np.float64(-np.inf)]) is None
+    assert evaluate.constant_call("ldexp", [np.float64(1.5), np.int32(3)]) == 12.0
+
+
+@pytest.mark.parametrize("mode", ["nondiag", "none"])
+def test_a_program_with_constant_calls_simulates_equal_to_gcc(tmp_path, mode):
+    """The fuzzer's finding: cbrt(2.0) in an update made the simulator an ulp off gcc."""
+    from an5dpy.check.verify import verify_file
+    from an5dpy.driver import Options
+    path = tmp_path / "folded.c"
+    path.write_text(CONSTANT_CALLS)
+    options = Options(bt=2, bs="16", sl=None if mode == "none" else 8, opt=mode,
+                      defines=(("SB_TYPE", "double"),))
+    report = verify_file(str(path), options, "sim", {})
+    assert report.comparison.passed and report.comparison.bit_identical, report.lines()

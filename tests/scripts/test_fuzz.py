@@ -255,6 +255,33 @@ def test_a_finding_shrinks_to_a_small_program(monkeypatch):
     assert shrunk.source.count("\n") <= first.source.count("\n")
 
 
+def test_a_candidate_stopped_by_the_end_of_the_shrinking_time_is_no_finding(monkeypatch):
+    """Shrinking a FAIL, the candidates run for the shrinking time left: one stopped by it
+    timed out through no fault of its own, and the finding stays the FAIL (it was reported
+    as a TIMEOUT of a program that runs in half a second)."""
+    config = fz.StreamConfig("valid", 20, seed=3, shrink_seconds=10, max_findings=1)
+
+    def fake(case, backend, exact, timeout):
+        reads = len(case.program.offsets())
+        outcome = (fz.PASS if reads < 3 else
+                   fz.TIMEOUT if reads == 3 and timeout < config.timeout else fz.FAIL)
+        return fz.Result("valid", outcome, "", 0.0, fz.render(case.program).text,
+                         ("an5d verify case.c",), 1)
+    monkeypatch.setattr(fz, "run_valid", fake)
+    report = fz.run_stream(config)
+    assert report.findings
+    first, shrunk = report.findings[0]
+    assert first.outcome == shrunk.outcome == fz.FAIL
+    assert len(set(re.findall(r"A\[[^=]*?\](?=\s*[-+*/);,]|$)", shrunk.source))) >= 4
+
+
+def test_wild_updates_read_no_nan_sign_and_tame_ones_do():
+    """copysign turns a NaN's sign, which C leaves open, into a number: only tame updates
+    (no NaN) have it."""
+    assert "copysign" not in fz.BINARY_MATH and "copysign" in fz.TAME_BINARY
+    assert {"pow", "atan2", "fmod"} <= set(fz.BINARY_MATH)
+
+
 def test_bounded_campaign_finds_nothing(tmp_path, capsys, monkeypatch):
     """The default suite's campaign: every outcome a PASS (valid) or a REFUSED (malformed);
     the summary table is printed last. Its valid programs include the newer forms (read-only
