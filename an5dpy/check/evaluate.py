@@ -19,7 +19,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from an5dpy.cache import cache_dir
-from an5dpy.check.reference import REFERENCE_CFLAGS, compile_library, compiler_version
+from an5dpy.check.reference import CTYPES, REFERENCE_CFLAGS, compile_library, compiler_version
 from an5dpy.errors import InternalError
 from an5dpy.ir import (MATH_FUNCTIONS, Binary, Call, Cast, Const, CoefRead, Expr, MathFunction,
                        Read, Scalar, Unary, walk)
@@ -174,9 +174,6 @@ def _libm_function(fn: MathFunction) -> Callable:
 # own way at run time: glibc's cbrt(2.0) is an ulp above gcc's folded value. The oracle is
 # the user's loop compiled by gcc, so the simulator asks gcc for such a call's value.
 
-_C_TYPES = {"float": ctypes.c_float, "double": ctypes.c_double}
-
-
 def _c_literal(value, ctype: str) -> str | None:
     """``value`` spelt as a C constant of ``ctype`` (hexadecimal, exact); None for a NaN or
     an infinity, which has no literal."""
@@ -198,7 +195,7 @@ def _gcc_call(name: str, literals: tuple[str, ...]):
     with tempfile.TemporaryDirectory(prefix="an5d-fold-") as work:
         library = ctypes.CDLL(compile_library(source, work, "fold", f"the constant {name}"))
         function = library.an5d_folded
-        function.restype = _C_TYPES[fn.result]
+        function.restype = CTYPES[fn.result]
         return numpy_type(fn.result)(function())
 
 
@@ -208,7 +205,7 @@ def constant_call(name: str, values) -> np.generic | None:
     then runs as any other."""
     fn = MATH_FUNCTIONS[name]
     literals = tuple(_c_literal(v, t) for v, t in zip(values, fn.params))
-    if None in literals or fn.result not in _C_TYPES:
+    if None in literals:
         return None
     return _gcc_call(name, literals)
 

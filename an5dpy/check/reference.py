@@ -36,7 +36,8 @@ from an5dpy.ir import Affine, StencilProgram
 REFERENCE_CFLAGS = ("-O2", "-std=gnu99", "-ffp-contract=off", "-fno-fast-math", "-fPIC",
                     "-shared")
 
-_CTYPES = {
+#: The ctypes type of each C scalar type the oracle's functions take or return.
+CTYPES = {
     "float": ctypes.c_float, "double": ctypes.c_double,
     "int": ctypes.c_int, "unsigned int": ctypes.c_uint,
     "long": ctypes.c_long, "unsigned long": ctypes.c_ulong,
@@ -334,7 +335,7 @@ class ReferenceKernel:
         self._function = getattr(self._lib, _ENTRY)
         self._function.restype = None
         self._function.argtypes = [ctypes.c_void_p] * len(program.arrays) + [
-            _CTYPES[p.ctype] for p in program.params]
+            CTYPES[p.ctype] for p in program.params]
 
     def field_shapes(self, params: Mapping[str, int | float]) -> tuple[tuple[int, ...], ...]:
         """``(k, *extents)`` of each field, in ``program.fields`` order: its ``k`` time
@@ -356,7 +357,7 @@ class ReferenceKernel:
         values = resolve_params(self.program, params)
         buffers = self._read_only_buffers(read_only, values)
         grids = self._field_buffers(grid, values)
-        args = [_CTYPES[p.ctype](values[p.name]) for p in self.program.params]
+        args = [CTYPES[p.ctype](values[p.name]) for p in self.program.params]
         self._function(*grids, *buffers, *args)
 
     def _field_buffers(self, grid: np.ndarray | Sequence[np.ndarray],
