@@ -238,8 +238,9 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
                  narrow: bool = False, rows_name: str = "rows.jsonl",
                  previous: dict | None = None) -> None:
     """Measure each (stencil, dtype) row not in ``resume`` and put it in
-    ``out_dir/rows_name`` (:func:`put_row`: in place of an earlier row of the pair); ``original_h200`` is the original tool's GFLOP/s where it has
-    the stencil (the paper's 21), else None. ``previous``: the tuned plan (its JSON) of a
+    ``out_dir/rows_name`` (:func:`put_row`: in place of an earlier row of the pair);
+    ``original_h200`` is the original tool's GFLOP/s where it has the stencil (the paper's
+    21), else None. ``previous``: the tuned plan (its JSON) of a
     row measured before (``--redo``), which is measured again among the candidates, so
     that a re-measurement after a change of the kernels or the model keeps the earlier
     best plan in the running."""

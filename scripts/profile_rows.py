@@ -100,7 +100,7 @@ def ncu_csv(folder: str, key: tuple[str, str], degree: int, metric_list: str) ->
 
 
 def profile(folder: str, key: tuple[str, str]) -> dict:
-    from an5dpy.perf.bench import gflops, paper_env
+    from an5dpy.perf.bench import gflops, interior_cells, paper_env
     from an5dpy.perf.tune import plan_from_json
     row = load_rows(folder)[key]
     program, info = program_of(*key)
@@ -116,7 +116,7 @@ def profile(folder: str, key: tuple[str, str]) -> dict:
                 if (name in SUMMARY or name in EXTRA) and number(value) is not None}
     env = paper_env(program, info, plan.bt)  # one launch's steps
     seconds = counters["gpu__time_duration.sum"] * 1e-9
-    cells = gflops(info, env, 1.0) * 1e9 / info.flops_per_cell  # interior cells x bT
+    cells = interior_cells(info, env) * info.time.steps(env)  # interior cells x bT
     out = {"stencil": key[0], "dtype": key[1], "gpu": row["gpu"],
            "plan": row["best"]["describe"],
            "plan_json": row["best"]["plan"],

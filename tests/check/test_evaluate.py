@@ -321,8 +321,8 @@ def test_a_call_of_constants_takes_the_value_gcc_folds_it_to(name, ctype):
 
 def test_a_call_of_a_read_is_the_c_librarys_at_run_time(oracle):
     cell = np.array([2.0])
-    value = compile_expr(Call("double", func="cbrt", args=(Read("double", None, array="A", offset=(0,)),)))(
-        lambda read: cell)
+    of_cell = Read("double", None, array="A", offset=(0,))
+    value = compile_expr(Call("double", func="cbrt", args=(of_cell,)))(lambda read: cell)
     want = np.empty(1)
     oracle.call_cbrt(ctypes.c_int(1), ctypes.c_void_p(want.ctypes.data),
                      ctypes.c_void_p(cell.ctypes.data))
