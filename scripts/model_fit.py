@@ -5,6 +5,7 @@
     python scripts/model_fit.py artifact/H200/previous --variants artifact/H200/variants.jsonl \
         --cross-validate                                       # and fit 20, score the 21st
     python scripts/model_fit.py artifact/H200 --no-fit         # score rows not fitted to
+    python scripts/model_fit.py artifact/H200 --registers      # UNBOUNDED_RATIO's medians
 
 The model's constants were fitted to artifact/H200/previous (the Table 5 run before plans had
 cells per thread and barrier modes) and artifact/H200/variants.jsonl; artifact/H200 holds the
@@ -364,6 +365,23 @@ def model_setting(gpu) -> Setting:
     return Setting(gpu.step_latency_cycles, FITTED)
 
 
+def register_ratios(path: str) -> dict:
+    """ptxas's registers over the plan's estimate (BlockingPlan.register_estimate), median
+    per (mode, dtype, dimensions, cells per thread), over the kernels of DIR/rows.jsonl built
+    without a register budget in modes nondiag and assoc: the model's UNBOUNDED_RATIO."""
+    ratios: dict = {}
+    with open(path) as f:
+        for line in f:
+            for m in json.loads(line)["measured"]:
+                plan = m["plan"]
+                if m["cap"] is None and m.get("registers") and plan["opt"] != "none":
+                    key = (plan["opt"], plan["dtype"], len(plan["bs"]) + 1,
+                           plan.get("coarsen", 1))
+                    ratios.setdefault(key, []).append(
+                        m["registers"] / plan["register_estimate"])
+    return {key: float(np.median(values)) for key, values in sorted(ratios.items())}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("artifact_dir", help="folder with rows.jsonl (e.g. artifact/H200)")
@@ -374,12 +392,18 @@ def main(argv=None) -> int:
     ap.add_argument("--no-fit", action="store_true", help="score the model's constants only")
     ap.add_argument("--cross-validate", action="store_true")
     ap.add_argument("--folds", action="store_true", help="list each fold's constants")
+    ap.add_argument("--registers", action="store_true", help="print the unbounded kernels' "
+                    "registers over the estimate (UNBOUNDED_RATIO) and stop")
     args = ap.parse_args(argv)
     path = os.path.join(args.artifact_dir, "rows.jsonl")
     with open(path) as f:
         if not any(line.strip() for line in f):
             print("no rows", file=sys.stderr)
             return 2
+    if args.registers:
+        for (mode, dtype, ndim, cells), ratio in register_ratios(path).items():
+            print(f"{mode:8s} {dtype:7s} {ndim}D {cells} cells/thread: {ratio:.2f}")
+        return 0
     gpu, rows = load(path, args.gpu)
     vpath = args.variants or os.path.join(args.artifact_dir, "variants.jsonl")
     variants = load(vpath, gpu.name)[1] if os.path.exists(vpath) else None

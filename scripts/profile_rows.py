@@ -35,6 +35,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
 
+from artifact import put_row  # noqa: E402
 from profile_variants import SUMMARY, metrics as base_metrics, top_stalls  # noqa: E402
 
 #: Counters beyond profile_variants' (tried first; the base set alone where ncu refuses).
@@ -156,18 +157,16 @@ def number(text: str | None) -> float | None:
         return None
 
 
+PROFILES = "profile.jsonl"
+
+
 def put_record(folder: str, record: dict) -> None:
-    path = os.path.join(folder, "profile.jsonl")
-    records = read_records(folder)
-    records = [r for r in records if (r["stencil"], r["dtype"])
-               != (record["stencil"], record["dtype"])] + [record]
-    with tempfile.NamedTemporaryFile("w", dir=folder, delete=False) as f:
-        f.writelines(json.dumps(r) + "\n" for r in records)
-    os.replace(f.name, path)
+    """FOLDER/profile.jsonl with ``record`` in place of its row's earlier one (atomically)."""
+    put_row(folder, record, PROFILES)
 
 
 def read_records(folder: str) -> list[dict]:
-    path = os.path.join(folder, "profile.jsonl")
+    path = os.path.join(folder, PROFILES)
     if not os.path.exists(path):
         return []
     with open(path) as f:

@@ -55,7 +55,8 @@ a thread in a level's window issues :meth:`Model.level_instructions` per level o
 arithmetic, doubled in FP64; double divisions; shared loads and stores; the barrier --
 one per level op, or one per step with ``barriers=step``, shared by a thread's cells with
 ``coarsen``, none with ``barriers=shuffle``, whose shuffles count as the shared loads they
-replace and which stores nothing to shared memory; :data:`LEVEL_OVERHEAD`; spill instructions where a register budget's limit is
+replace and which stores nothing to shared memory; :data:`LEVEL_OVERHEAD` and the level's
+share of :data:`STEP_OVERHEAD`; spill instructions where a register budget's limit is
 below what the kernel needs), and an SM spends ``max(latency + e*W/S, B*W/S)`` cycles per
 step of its ``B`` resident blocks (``W`` warp-instructions per block and step, ``S``
 schedulers; ``latency`` = the step latency + bT x each level's dependency chain
@@ -112,9 +113,10 @@ from an5dpy.perf.gpus import GpuSpec, get_gpu
 from an5dpy.perf.model_constants import (BARRIER_STALL, BOTTLENECKS, COEF_READ_INSTRUCTIONS,
                                          DEPENDENT_LATENCY, DOUBLE_DIVISION_INSTRUCTIONS,
                                          DOUBLE_DIVISION_LATENCY, EXPOSED_ISSUE,
-                                         FIELD_SELECT_INSTRUCTIONS, LEVEL_OVERHEAD,
-                                         NORM_EXPONENT, REGISTER_BUDGETS, SPILL_INSTRUCTIONS,
-                                         UNBOUNDED_EXCESS, WARP_CPI, WAVE_TAIL)
+                                         FIELD_SELECT_INSTRUCTIONS, INTERIOR_LEVEL_OVERHEAD,
+                                         LEVEL_OVERHEAD, NORM_EXPONENT, REGISTER_BUDGETS,
+                                         SPILL_INSTRUCTIONS, STEP_OVERHEAD, UNBOUNDED_RATIO,
+                                         WARP_CPI, WAVE_TAIL)
 from an5dpy.ir import StencilInfo
 
 
@@ -129,6 +131,12 @@ def barriers_per_level(plan: BlockingPlan, degree: int) -> float:
         return 0.0
     per_op = 1 / degree if plan.barriers is Barriers.STEP else 1.0
     return per_op / plan.coarsen
+
+
+def level_overhead(plan: BlockingPlan) -> float:
+    """:data:`LEVEL_OVERHEAD` of the plan's dimensions, or
+    :data:`INTERIOR_LEVEL_OVERHEAD` where its interior blocks run a phase of their own."""
+    return INTERIOR_LEVEL_OVERHEAD if plan.interior_phase else LEVEL_OVERHEAD[plan.ndim]
 
 
 def shared_stores(plan: BlockingPlan, work: LevelWork) -> int:
@@ -514,12 +522,12 @@ class Model:
                          regs: int | None) -> int | None:
         """Registers per thread that occupancy is taken at: the budget where one is given;
         without one, where the model weighs instruction issue, what ptxas gives an unbounded
-        kernel (:data:`UNBOUNDED_EXCESS` above the paper's estimate), else (the paper's
+        kernel (:data:`UNBOUNDED_RATIO` times the paper's estimate), else (the paper's
         terms) the paper's estimate (None)."""
         if regs is not None or self.gpu.step_latency_cycles <= 0:
             return regs
-        excess = UNBOUNDED_EXCESS.get((plan.mode.value, plan.dtype, plan.ndim), 0)
-        return plan.register_estimate(degree) + excess
+        key = (plan.mode.value, plan.dtype, plan.ndim, plan.coarsen)
+        return math.ceil(plan.register_estimate(degree) * UNBOUNDED_RATIO.get(key, 1.0))
 
     def wave_efficiency(self, waves: float) -> float:
         """eff_SM: the paper's waves / ceil(waves); where the model weighs instruction
@@ -633,7 +641,7 @@ class Model:
                 + DOUBLE_DIVISION_INSTRUCTIONS * mix.double_divisions
                 # a shuffle per shared read; no shared stores with shuffles
                 + work.smem_reads + shared_stores(plan, work) + barriers_per_level(plan, degree)
-                + LEVEL_OVERHEAD[plan.ndim]
+                + level_overhead(plan) + STEP_OVERHEAD[plan.ndim] / degree
                 + COEF_READ_INSTRUCTIONS * work.coef_reads
                 + FIELD_SELECT_INSTRUCTIONS * (len(work.writes) - 1))
 
@@ -656,7 +664,8 @@ class Model:
         Every thread of a warp with a thread in a level's window executes the level op
         (:func:`an5dpy.blocking.plan.active_warp_fraction`): :meth:`level_instructions` each, the
         update's arithmetic counted twice in double (half-rate FP64 pipes), plus double
-        divisions, shared loads, stores, the barrier, :data:`LEVEL_OVERHEAD` and spill
+        divisions, shared loads, stores, the barrier, :data:`LEVEL_OVERHEAD`, the level's
+        share of :data:`STEP_OVERHEAD` and spill
         instructions. The step's latency: the GPU's step latency (a global load's round
         trip) + ``d`` x :meth:`level_latency` (each level's chain ends at a barrier) + the
         stalls of the step's barriers (:data:`BARRIER_STALL` x the block's warps each: a

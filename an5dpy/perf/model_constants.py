@@ -5,10 +5,20 @@ from __future__ import annotations
 
 BOTTLENECKS = ("compute", "shared", "global", "issue")
 
-#: Instructions per thread and level besides the update's arithmetic, shared-memory reads
-#: and stores and the barrier: the boundary select, address arithmetic and loop control,
-#: as counted in the inner loops' SASS on sm_90 (about 7-9 in 2D and 15-22 in 3D kernels).
-LEVEL_OVERHEAD = {2: 8, 3: 14}
+#: Instructions per cell and level op besides the update's arithmetic, shared-memory reads
+#: and stores and the barrier (the boundary select, address arithmetic), by the plan's
+#: dimensions: counted in the inner loops' SASS on sm_90 (scripts/sass_counts.py,
+#: artifact/H200/sass_counts.md: the fits' ``a`` less the essential instructions). A 2D
+#: block with an interior phase (plan.interior_phase) issues none: its level ops are the
+#: essential instructions alone (INTERIOR_LEVEL_OVERHEAD).
+LEVEL_OVERHEAD = {2: 1.5, 3: 5.5}
+INTERIOR_LEVEL_OVERHEAD = 0.0
+#: Instructions per cell and streaming step, whatever the plan's degree: the step's global
+#: load and store, its ring rotation and loop control (the fits' ``b`` in
+#: artifact/H200/sass_counts.md, 12-19; j3d27pt's two-point fit is an outlier). Spread over
+#: the degree's level ops, so a deeper plan issues fewer instructions per cell and level:
+#: why bT 14 beats bT 7 in 2D (7.80 against 8.86 per cell and level in star2d1r's SASS).
+STEP_OVERHEAD = {2: 12, 3: 13}
 #: Instructions per level added for each register a budget's limit falls short of the
 #: registers the kernel needs without spilling (spill loads and stores). Below 3: many
 #: spilled values stay in L1, and the fastest measured kernels of several assoc rows of
@@ -64,25 +74,37 @@ NORM_EXPONENT = 3.0
 #: after another, so a block of fewer warps (cells per thread) takes longer per step.
 #: Fitted (scripts/model_fit.py, as SPILL_INSTRUCTIONS).
 WARP_CPI = 0.5
-#: Registers per thread that a kernel built without a budget (no launch-bound limit) takes
-#: beyond the paper's lower bound (BlockingPlan.register_estimate), by (mode, dtype, number
-#: of dimensions): the medians of ptxas's counts over the 825 unbounded kernels of modes
-#: nondiag and assoc measured for artifact/H200/previous (before its supplement, sm_90).
-#: Where the model weighs instruction issue, an unbounded kernel's occupancy is taken at
-#: this count, not at the lower bound, which overstated it and made the model prefer
-#: unbounded kernels that measured up to 2x slower. Mode none (10 kernels): no excess.
-UNBOUNDED_EXCESS = {
-    ("assoc", "float", 2): 20, ("assoc", "float", 3): 13,
-    ("assoc", "double", 2): 15, ("assoc", "double", 3): 3,
-    ("nondiag", "float", 2): 10, ("nondiag", "float", 3): 10,
-    ("nondiag", "double", 2): 8, ("nondiag", "double", 3): 1,
+#: Registers per thread that a kernel built without a budget (no launch-bound limit) takes,
+#: over the paper's lower bound (BlockingPlan.register_estimate), by (mode, dtype, number of
+#: dimensions, cells per thread): the medians of ptxas's count over the estimate among the
+#: unbounded kernels measured for artifact/H200/rows.jsonl (1,339 kernels, sm_90;
+#: ``scripts/model_fit.py artifact/H200 --registers``). Where the model weighs instruction
+#: issue, an unbounded kernel's occupancy is taken at this count, not at the lower bound,
+#: which overstated it and made the model prefer unbounded kernels that measured up to 2x
+#: slower. A ratio, not a count: the excess grows with the plan (star2d4r float at bT 5
+#: with 2 cells per thread: an estimate of 115, ptxas 253), and more with cells per thread,
+#: whose unrolled cells nvcc schedules together. Mode none (10 kernels): none.
+UNBOUNDED_RATIO = {
+    ("assoc", "float", 2, 1): 1.36, ("assoc", "float", 2, 2): 1.45,
+    ("assoc", "float", 2, 4): 1.81, ("assoc", "float", 3, 1): 1.43,
+    ("assoc", "float", 3, 2): 1.56, ("assoc", "float", 3, 4): 1.56,
+    ("assoc", "double", 2, 1): 1.23, ("assoc", "double", 2, 2): 1.35,
+    ("assoc", "double", 2, 4): 1.26, ("assoc", "double", 3, 1): 1.09,
+    ("assoc", "double", 3, 2): 1.16, ("assoc", "double", 3, 4): 1.31,
+    ("nondiag", "float", 2, 1): 1.26, ("nondiag", "float", 2, 2): 1.33,
+    ("nondiag", "float", 2, 4): 1.48, ("nondiag", "float", 3, 1): 1.34,
+    ("nondiag", "float", 3, 2): 1.28, ("nondiag", "float", 3, 4): 1.49,
+    ("nondiag", "double", 2, 1): 1.10, ("nondiag", "double", 2, 2): 1.19,
+    ("nondiag", "double", 2, 4): 1.26, ("nondiag", "double", 3, 1): 0.98,
+    ("nondiag", "double", 3, 2): 1.08, ("nondiag", "double", 3, 4): 1.14,
 }
 #: Where the model weighs instruction issue: the share of a wave of blocks a launch loses at
 #: its end because its blocks do not all take equally long (boundary blocks are shorter),
 #: so the last wave's SMs idle while its slowest blocks finish. eff_SM becomes
 #: waves / (ceil(waves) + WAVE_TAIL): small for many waves, a fifth of the time at 1 wave.
-#: Fitted, with UNBOUNDED_EXCESS, to the top-1 choices among artifact/H200/previous's plans; the
-#: refit with the issue term's other constants (scripts/model_fit.py) kept 0.25.
+#: Fitted, with the registers of unbounded kernels, to the top-1 choices among
+#: artifact/H200/previous's plans; the refit with the issue term's other constants
+#: (scripts/model_fit.py) kept 0.25.
 WAVE_TAIL = 0.25
 #: Register budgets besides none that the tuner builds, and that the model weighs where it
 #: models instruction issue (GpuSpec.step_latency_cycles > 0).
@@ -118,7 +140,7 @@ MODEL_NOTES = (
     "(gradient2d is predicted ~25% below the paper, which counts nvcc's CSE).",
     "Registers: the paper's empirical lower bound (section 6.3) rounded up to 8, unless "
     "given (a budget, one or per degree); on GPUs with a step latency, a kernel without "
-    "a budget at that bound plus UNBOUNDED_EXCESS (what ptxas gives it). The paper's "
+    "a budget at that bound times UNBOUNDED_RATIO (what ptxas gives it). The paper's "
     "terms model neither spilling nor latency at low occupancy; the issue term "
     "charges both, spills against spill_free_registers (below the paper's estimate) at "
     "the limit a budget's launch bounds give ptxas (plan.budget_register_limit). Shared "
@@ -141,7 +163,8 @@ MODEL_NOTES = (
     "window planes each) and reads per distinct (field, offset) by the rule above; other "
     "fields carry their registers for free. The issue term charges a sub-step's "
     "instructions to its levels, its longest statement's chain as its latency (the "
-    "statements are independent), LEVEL_OVERHEAD and the barrier once per level op and "
+    "statements are independent), LEVEL_OVERHEAD, STEP_OVERHEAD's share and the barrier "
+    "once per level op and "
     "FIELD_SELECT_INSTRUCTIONS per further field it computes. Registers and shared memory "
     "per block count every field (BlockingPlan). No coupled kernel has been measured: "
     "none of this is fitted.",

@@ -253,7 +253,8 @@ def test_several_gpus_rank_the_best_plans_with_the_exchange(name):
 
 
 @pytest.mark.parametrize("name, dtype", [("j2d5pt", "float"), ("star2d2r", "double"),
-                                         ("box2d1r", "float"), ("star3d1r", "float")])
+                                         ("star2d1r", "float"), ("box2d1r", "float"),
+                                         ("star3d1r", "float")])
 def test_the_default_plan_takes_two_cells_a_thread_where_cell_major_and_faster(name, dtype):
     """choice._with_cell_major_rows: the model's best one-cell plan, or the same block of
     cells two to a thread where that plan's rows are cell-major (2D nondiag) and the model
@@ -268,6 +269,8 @@ def test_the_default_plan_takes_two_cells_a_thread_where_cell_major_and_faster(n
                                   opt=best.plan.mode.value, coarsen=2)
     faster = coarse.cell_major and model.rank([coarse])[0].gflops > best.gflops
     assert chosen.plan == (coarse if faster else best.plan)
-    assert faster == (name in ("j2d5pt", "star2d2r"))  # nondiag 2D; box2d1r is assoc
+    # nondiag 2D (box2d1r is assoc); j2d5pt float's one-cell plan at a budget of 64
+    # registers is predicted faster than its two-cell twin
+    assert faster == (name in ("star2d2r", "star2d1r"))
     one = driver.choose_plan(info, driver.Options(gpu="H200", coarsen=1))
     assert one.plan == best.plan

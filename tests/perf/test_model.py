@@ -26,7 +26,8 @@ from an5dpy.perf.gpus import KNOWN_GPUS
 from an5dpy.perf.model import (FITTED, PAPER_TERMS, IssueConstants, LaunchTerms, Model,
                                combine_times, launch_seconds, predict, step_cycles)
 from an5dpy.perf.model_constants import (BOTTLENECKS, DEPENDENT_LATENCY,
-                                         FIELD_SELECT_INSTRUCTIONS, LEVEL_OVERHEAD)
+                                         FIELD_SELECT_INSTRUCTIONS, INTERIOR_LEVEL_OVERHEAD,
+                                         LEVEL_OVERHEAD, STEP_OVERHEAD)
 
 from model_support import (benchmark_grid, load_benchmark, load_multi, predict_config,
                            star_fields, stream_counts_direct)
@@ -113,13 +114,14 @@ def test_hand_case_bt2_three_blocks(star2d):
 def test_hand_case_issue_term(star2d):
     # The bt=2 case above on a V100 given a step latency of 1000 cycles (the term is on for
     # Hopper only). star2d1r: 4 FMA + 1 MUL = 5 instructions, + 2 shared reads + 1 store +
-    # 1 barrier + 8 (2D overhead) = 17 per thread and level. bS = 8 is one warp, active at
-    # both levels; warps over the launch: (120 + 72) / 32 = 6 -> 6 * 17 = 102
+    # 1 barrier + 0 (a 2D plan with an interior phase has no level overhead) + 12 / 2 (the
+    # streaming step's overhead over its 2 levels) = 15 per thread and level. bS = 8 is one
+    # warp, active at both levels; warps over the launch: (120 + 72) / 32 = 6 -> 6 * 15 = 90
     # warp-instructions; block steps: 120 level-0 slots / 8 threads = 15 (3 blocks x 5
-    # planes); per step 102 / 15 / 4 schedulers = 1.7 cycles. Latency: 1000 + 2 levels x
+    # planes); per step 90 / 15 / 4 schedulers = 1.5 cycles. Latency: 1000 + 2 levels x
     # (5 dependent FP32 instructions x 4 cycles) = 1040; 32 resident blocks:
-    # max(1040 + 0.4 * 1.7, 32 * 1.7) = 1040.68 cycles;
-    # time = 15 / (80 SMs * 32) * 1040.68 / 1530 MHz
+    # max(1040 + 0.4 * 1.5, 32 * 1.5) = 1040.6 cycles;
+    # time = 15 / (80 SMs * 32) * 1040.6 / 1530 MHz
     # (constants given: exposed issue 0.4, 2 spill instructions per register, the
     # Euclidean norm, no barrier stall or per-warp issue; the fitted ones: the next test)
     from dataclasses import replace as with_
@@ -128,12 +130,13 @@ def test_hand_case_issue_term(star2d):
     m = Model(star2d, gpu, dims, 4, constants=IssueConstants(
         exposed=0.4, spill=2.0, wave_tail=0.25, barrier_stall=0.0, norm=2.0, warp_cpi=0.0))
     c = m.launch_cost(plan2d(2, 8), 2)
-    assert m.level_instructions(plan2d(2, 8), 2) == 17
-    assert c.warp_instructions == pytest.approx(102)
+    assert plan2d(2, 8).interior_phase
+    assert m.level_instructions(plan2d(2, 8), 2) == 15
+    assert c.warp_instructions == pytest.approx(90)
     assert c.block_steps == 15
     assert m.level_latency(plan2d(2, 8)) == 20
-    assert c.step_cycles == pytest.approx(1040.68)
-    assert c.time_issue == pytest.approx(15 / (80 * 32) * 1040.68 / 1530e6)
+    assert c.step_cycles == pytest.approx(1040.6)
+    assert c.time_issue == pytest.approx(15 / (80 * 32) * 1040.6 / 1530e6)
     # the launch takes the Euclidean norm of its four times (the largest one names it)
     assert c.bottleneck == "issue"
     assert c.seconds == pytest.approx(math.hypot(c.time_comp, c.time_sm, c.time_gm,
@@ -153,20 +156,20 @@ def test_hand_case_issue_term(star2d):
     wide = plan2d(2, 128)
     assert m.level_instructions(wide, 2, 16) == m.level_instructions(wide, 2) + 20
     # so little work per step that even 32 resident blocks leave the latency exposed
-    assert c.step_cycles > 32 * 102 / 15 / 4
+    assert c.step_cycles > 32 * 90 / 15 / 4
 
 
 def test_fitted_issue_term_charges_barriers_and_each_warps_issue(star2d):
     # the fitted constants on the hand case above: the step's latency adds the barriers'
     # stall (2 levels x 1 barrier x 1 warp x BARRIER_STALL) and the block's one warp
-    # issuing its 102 / 15 warp-instructions per step at WARP_CPI each
+    # issuing its 90 / 15 warp-instructions per step at WARP_CPI each
     from dataclasses import replace as with_
     gpu = with_(V100, step_latency_cycles=1000)
     dims = (DimExtent(1, 3, 5), DimExtent(1, 10, 12))
     m = Model(star2d, gpu, dims, 4, constants=FITTED)
     c = m.launch_cost(plan2d(2, 8), 2)
     k = FITTED
-    per_block = 17 * 6 / 15
+    per_block = 15 * 6 / 15
     latency = 1000 + 40 + k.barrier_stall * 2 * 1 + k.warp_cpi * per_block / 1
     assert c.step_cycles == pytest.approx(max(latency + k.exposed * per_block / 4,
                                               32 * per_block / 4))
@@ -231,11 +234,38 @@ def test_double_division_costs_issue_and_latency(j2d5pt):
     assert twice.mix(Mode.NONDIAG).double_divisions == 1
     p32 = make_plan(j2d5pt, bt=2, bs=(128,), sl=128)
     p64 = make_plan(double, bt=2, bs=(128,), sl=128)
-    # float: 6 + 2 reads + 1 store + 1 barrier + 8; double: FP64 counted twice, + 20
-    assert single.level_instructions(p32, 2) == 18
-    assert twice.level_instructions(p64, 2) == 2 * 6 + 20 + 2 + 1 + 1 + 8
+    # float: 6 + 2 reads + 1 store + 1 barrier + 0 (interior phase) + 12 / 2 (the step's
+    # overhead over 2 levels); double: FP64 counted twice, + 20
+    assert single.level_instructions(p32, 2) == 16
+    assert twice.level_instructions(p64, 2) == 2 * 6 + 20 + 2 + 1 + 1 + 6
     # chains: 6 x 4 cycles in float; 6 x 8 + 100 for the division in double
     assert single.level_latency(p32) == 24 and twice.level_latency(p64) == 148
+
+
+def test_level_and_step_overheads_follow_the_kernels_sass(j2d5pt):
+    # artifact/H200/sass_counts.md: a 2D block with an interior phase issues only the
+    # essential instructions per level op; without one (in-plane radius 3) and in 3D each
+    # level op pays LEVEL_OVERHEAD more; every plan pays STEP_OVERHEAD per cell and
+    # streaming step, spread over its levels, so a deeper plan issues fewer per level op
+    grid = benchmark_grid(j2d5pt, 4096)
+    m = Model(j2d5pt, "H200", grid, 100)
+    shallow, deep = (make_plan(j2d5pt, bt=bt, bs=(256,), sl=256) for bt in (4, 14))
+    assert shallow.interior_phase and deep.interior_phase
+    assert (m.spill_free_instructions(shallow, 4) - m.spill_free_instructions(deep, 14)
+            == pytest.approx(STEP_OVERHEAD[2] * (1 / 4 - 1 / 14)))
+    assert m.spill_free_instructions(shallow, 2) - m.spill_free_instructions(shallow, 4) == (
+        pytest.approx(STEP_OVERHEAD[2] / 4))
+    # without an interior phase: the update, its shared reads, 1 store, 1 barrier and both
+    # overheads
+    for name, bs, n in (("star2d3r", (256,), 4096), ("star3d1r", (32, 32), 256)):
+        info = load_benchmark(name)[1]
+        plan = make_plan(info, bt=2, bs=bs, sl=64)
+        assert not plan.interior_phase
+        model = Model(info, "H200", benchmark_grid(info, n), 100)
+        work = model.work(plan)[0]
+        assert model.spill_free_instructions(plan, 2) == (
+            work.mix.instructions + work.smem_reads + 1 + 1 + LEVEL_OVERHEAD[plan.ndim]
+            + STEP_OVERHEAD[plan.ndim] / 2)
 
 
 def test_rank_weighs_register_budgets_where_issue_is_modelled(j2d5pt):
@@ -538,11 +568,14 @@ def test_issue_term_per_sub_step():
     m = Model(info, "H200", dims, 4)
     first, second = m.work(plan)
     # the sub-step's statements' mixes, 1 shared read, 1 staged plane, the barrier, the
-    # overhead and, for the second field it computes, its boundary select
+    # overheads (none per level with the interior phase; the streaming step's over the
+    # launch's 4 levels) and, for the second field it computes, its boundary select
+    assert plan.interior_phase
+    overhead = INTERIOR_LEVEL_OVERHEAD + STEP_OVERHEAD[2] / 4
     assert m.level_instructions(plan, 4, None, 0) == (
-        first.mix.instructions + 1 + 1 + 1 + LEVEL_OVERHEAD[2] + FIELD_SELECT_INSTRUCTIONS)
+        first.mix.instructions + 1 + 1 + 1 + overhead + FIELD_SELECT_INSTRUCTIONS)
     assert m.level_instructions(plan, 4, None, 1) == (
-        second.mix.instructions + 1 + 1 + 1 + LEVEL_OVERHEAD[2])
+        second.mix.instructions + 1 + 1 + 1 + overhead)
     # the statements of a sub-step are independent: the longest chain counts
     assert m.level_latency(plan, 0) == DEPENDENT_LATENCY["float"] * max(
         mix.instructions for mix in first.mixes)

@@ -26,6 +26,11 @@ def test_a_tuned_row_is_a_fully_given_plan():
     row = {"bt": "14", "bs": "512", "sl": "1,024", "opt": "nondiag", "regs": "64"}
     choice = driver.choose_plan(info, default_plans.tuned_options(row, defines), env)
     assert (choice.plan.sl, choice.regs) == (1024, 64)
+    assert (choice.plan.coarsen, choice.plan.barriers.value) == (1, "level")
+    row.update(cells="2", barriers="step")
+    choice = driver.choose_plan(info, default_plans.tuned_options(row, defines), env)
+    assert (choice.plan.coarsen, choice.plan.barriers.value) == (2, "step")
+    assert not choice.chosen
 
 
 def test_the_default_is_the_models_choice():

@@ -104,19 +104,46 @@ def test_an_empty_artifact_is_refused(model_fit, tmp_path):
 
 
 def test_the_fitted_constants_rank_and_predict_the_rows_they_were_fitted_to(model_fit):
-    # fitted to artifact/H200/previous: 32 of 42 rows, 34 within 3%, accuracy 1.077
+    # fitted to artifact/H200/previous: 32 of 42 rows, 34 within 3%, accuracy 1.077; with
+    # the instruction counts of the kernels' SASS (LEVEL_OVERHEAD, STEP_OVERHEAD) and
+    # ptxas's registers by cells per thread (UNBOUNDED_RATIO), the constants not refitted:
+    # 29 rows, 33 within 3%, accuracy 1.026
     gpu, data = model_fit.load(FITTED_ROWS)
     scores = model_fit.score(data, model_fit.model_setting(gpu))
-    assert scores.hit.sum() >= 30 and scores.near.sum() >= 32
+    assert scores.hit.sum() >= 29 and scores.near.sum() >= 32
     assert 0.87 <= model_fit.geomean_ratio(scores.log_ratio) <= 1.15
 
 
 def test_the_fitted_constants_predict_a_re_measurement_they_were_not_fitted_to(model_fit):
     # artifact/H200 re-measured with the variant plans after the fit: 22 of 42 rows, 23
     # within 3%, accuracy 1.066 (the old constants: 16 rows, accuracy 1.37). Measured again
-    # with the tuner's second round at 2 bT, whose plans the model ranks low (bT 14 in 2D
-    # against its bT 7): 16 rows, 19 within 3%, accuracy 1.114 (README, "Where it stands")
+    # with the tuner's second round at 2 bT, whose plans the model ranked low (bT 14 in 2D
+    # against its bT 7): 16 rows, 19 within 3%, accuracy 1.114. The SASS counts and
+    # registers (above) rank them higher: 20 rows, 23 within 3%, accuracy 1.045; then
+    # their top 5s measured in full and 7 rows measured again: 19 rows, 22 within 3%,
+    # accuracy 1.046 (README, "Where it stands")
     gpu, data = model_fit.load(ROWS)
     scores = model_fit.score(data, model_fit.model_setting(gpu))
-    assert scores.hit.sum() >= 16 and scores.near.sum() >= 19
+    assert scores.hit.sum() >= 19 and scores.near.sum() >= 22
     assert 0.87 <= model_fit.geomean_ratio(scores.log_ratio) <= 1.15
+
+
+def test_the_unbounded_register_ratios_are_the_tables_medians(model_fit):
+    # UNBOUNDED_RATIO was taken from this table (scripts/model_fit.py --registers); a
+    # re-measurement that moves a median by more than 0.1 asks for the constants again
+    from an5dpy.perf.model_constants import UNBOUNDED_RATIO
+    measured = model_fit.register_ratios(ROWS)
+    assert set(measured) == set(UNBOUNDED_RATIO)
+    for key, ratio in measured.items():
+        assert abs(ratio - UNBOUNDED_RATIO[key]) <= 0.1, key
+    # more cells per thread take more registers over the estimate in 2D
+    for mode in ("assoc", "nondiag"):
+        for dtype in ("float", "double"):
+            assert measured[(mode, dtype, 2, 1)] < measured[(mode, dtype, 2, 2)]
+
+
+def test_registers_prints_the_ratios(model_fit, capsys):
+    assert model_fit.main([os.path.dirname(ROWS), "--registers"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == len(model_fit.register_ratios(ROWS))
+    assert out[0].startswith("assoc    double  2D 1 cells/thread: ")

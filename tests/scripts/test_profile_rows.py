@@ -125,7 +125,7 @@ def test_records_replace_their_row_and_the_table_lists_the_shortest_first(tmp_pa
     rows_script.put_record(folder, {"stencil": "a", "dtype": "float", "table_gflops": 105,
                                     "original": 100, **common})
     records = rows_script.read_records(folder)
-    assert [(r["stencil"], r["table_gflops"]) for r in records] == [("b", 150), ("a", 105)]
+    assert [(r["stencil"], r["table_gflops"]) for r in records] == [("a", 105), ("b", 150)]
     table = rows_script.render(folder).splitlines()
     body = [line for line in table if line.startswith("| a ") or line.startswith("| b ")]
     assert body[0].startswith("| a float | bt=4, regs none | 1.05 | 1,000 | 2,000 |")
