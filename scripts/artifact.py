@@ -175,11 +175,13 @@ def neighbourhood(bench, info, stem):
                                                    bench.neighbour_pool))
 
 
-def screen_and_confirm(bench, info, env, jobs, label, finalists=None, neighbours=None):
+def screen_and_confirm(bench, info, env, jobs, label, finalists=None, neighbours=None,
+                       stopwatch=None):
     """Screen every build with short runs (with ``neighbours``, a Neighbourhood, then
     its jobs too), then time the finalists (default: the tuner's FINALISTS) as reported
-    runs (an5dpy.perf.tune.screen). Returns the measured entries, fastest first
-    (finalists carry their reported numbers)."""
+    runs (an5dpy.perf.tune.screen; ``stopwatch`` sums its waits for builds and its
+    timings). Returns the measured entries, fastest first (finalists carry their reported
+    numbers)."""
     from an5dpy.perf.tune import FINALISTS, own_kernel, screen
 
     def failed(plan, cap, e):
@@ -189,7 +191,7 @@ def screen_and_confirm(bench, info, env, jobs, label, finalists=None, neighbours
         jobs, lambda p, b: bench.time(info, p, b, env, repeats=1, min_run_s=SCREEN_S)[0],
         lambda p, b: bench.time(info, p, b, env),
         FINALISTS if finalists is None else finalists, on_error=failed,
-        neighbourhood=neighbours)
+        neighbourhood=neighbours, stopwatch=stopwatch)
     out = []
     for s in screened:
         if s.final is not None:
@@ -247,8 +249,8 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
     from an5dpy.perf.bench import sconf_plan
     from an5dpy.perf.gpus import get_gpu
     from an5dpy.cuda.runtime import device_name
-    from an5dpy.perf.tune import (paper_ranking, plan_from_json, space_with_measured,
-                                  tuning_candidates, variant_plans)
+    from an5dpy.perf.tune import (Stopwatch, paper_ranking, plan_from_json,
+                                  space_with_measured, tuning_candidates, variant_plans)
 
     gpu = get_gpu(device_name())
     bench = Bench()
@@ -278,27 +280,30 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
             print(f"deadline: skipping {name} {dtype}", flush=True)
             continue
         start = time.time()
+        stopwatch = Stopwatch()
         measured = []
         # the tuner's second round, but for --narrow (the model's top plans alone)
         around = None if narrow else neighbourhood(bench, info, name.replace("-", "_"))
         for m in screen_and_confirm(bench, info, env, jobs, f"{name} {dtype}",
-                                    neighbours=around):
+                                    neighbours=around, stopwatch=stopwatch):
             plan = m.pop("plan")
             measured.append({"plan": plan.to_json(), "describe": plan.describe(), **m,
                              "sconf": plan == sconf})
-        sconf_built = next(f.result() for p, c, f in jobs if p == sconf and c is None)
+        sconf_built = stopwatch.timed("builds", lambda: next(
+            f.result() for p, c, f in jobs if p == sconf and c is None))
         # Sconf is reported as built without a budget, from a reported run: a finalist's
         # run where it was one, else one more
         sconf_run = next((m for m in measured
                           if m["sconf"] and m["cap"] is None and m["final"]), None)
         if sconf_run is None:
-            sconf_g, sconf_s, sconf_steps, sconf_regs, sconf_spills = bench.time(
-                info, sconf, sconf_built, env)
+            sconf_g, sconf_s, sconf_steps, sconf_regs, sconf_spills = stopwatch.timed(
+                "runs", bench.time, info, sconf, sconf_built, env)
             sconf_run = {"plan": sconf.to_json(), "describe": sconf.describe(), "cap": None,
                          "gflops": sconf_g, "seconds": sconf_s, "steps": sconf_steps,
                          "registers": sconf_regs, "spills": sconf_spills, "final": True,
                          "sconf": True}
-        naive_g, _, naive_steps, _, _ = bench.time(info, sconf, sconf_built, env, naive=True)
+        naive_g, _, naive_steps, _, _ = stopwatch.timed(
+            "runs", lambda: bench.time(info, sconf, sconf_built, env, naive=True))
         # the model's fields (the tuned plan: the best finalist or Sconf, both timed as
         # reported runs; predictions; the model's and the paper's terms' top 5, of the
         # space and the measured variant plans)
@@ -312,8 +317,11 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
                "plans_measured": len({m["describe"] for m in measured}
                                      | {p.describe() for p in plans}),
                # the row's share of the run: its wait for builds not done, its timings
-               # and its second round's builds (each row's builds start with the run's)
-               "wall_s": round(time.time() - start, 1)}
+               # and its second round's builds (each row's builds start with the run's),
+               # and of that the waits for builds and the timings on the GPU
+               "wall_s": round(time.time() - start, 1),
+               "wall_parts": {kind: round(seconds, 1)
+                              for kind, seconds in sorted(stopwatch.seconds.items())}}
         space = space_with_measured(info, gpu, measured)
         row = rescore(row, model, model.rank(space), space, gpu, env)
         best = row["best"]
@@ -593,6 +601,11 @@ def render(out_dir: str) -> None:
                      f"second round): {len(timed)} rows, {sum(timed):,.0f} s, "
                      f"{sum(timed) / len(timed):.0f} s a row (from {min(timed):.0f} to "
                      f"{max(timed):.0f})")
+    parts = [r["wall_parts"] for r in rows if "wall_parts" in r]
+    if parts:
+        waits, runs = (sum(p.get(kind, 0.0) for p in parts) for kind in ("builds", "runs"))
+        lines.append(f"- of the time of the {len(parts)} rows that split it: waiting for "
+                     f"builds {waits:,.0f} s, timed runs {runs:,.0f} s")
     older = [f"{r['stencil']} {r['dtype']}" for r in rows if not measured_variants(r)]
     if older:
         lines.append(f"- measured before plans had cells per thread and barrier modes (no "

@@ -35,6 +35,7 @@ import concurrent.futures
 import hashlib
 import json
 import os
+import time
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -556,24 +557,43 @@ class Neighbourhood:
         return jobs
 
 
+class Stopwatch:
+    """Seconds spent per kind of wait, summed (:func:`screen`: ``builds``, waiting for
+    nvcc; ``runs``, timing on the GPU): where a tuning run's time goes."""
+
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+
+    def timed(self, kind: str, call: Callable, *args):
+        """``call(*args)``, its seconds added to ``kind``."""
+        start = time.perf_counter()
+        try:
+            return call(*args)
+        finally:
+            self.seconds[kind] = self.seconds.get(kind, 0.0) + time.perf_counter() - start
+
+
 def screen(jobs, time_once, time_final, finalists: int = FINALISTS, on_error=None,
-           progress: bool = False, neighbourhood: Neighbourhood | None = None
-           ) -> list[Screened]:
+           progress: bool = False, neighbourhood: Neighbourhood | None = None,
+           stopwatch: Stopwatch | None = None) -> list[Screened]:
     """Time every job's build once (``time_once(plan, built)`` gives GFLOP/s), with a
     ``neighbourhood`` then its jobs too, then the ``finalists`` fastest again
     (``time_final(plan, built)``, kept as ``final``); fastest first. Builds that the budget
     does not change (None) are left out. A failed build or run raises, or with
-    ``on_error(plan, cap, exception)`` is reported and left out."""
+    ``on_error(plan, cap, exception)`` is reported and left out. ``stopwatch`` sums the
+    waits for builds and the timings."""
     from tqdm import tqdm
+    clock = stopwatch or Stopwatch()
 
     def time_each(round_jobs, desc):
         out = []
         for plan, cap, fut in tqdm(round_jobs, desc=desc, disable=not progress):
             try:
-                built = fut.result()
+                built = clock.timed("builds", fut.result)
                 if built is None:
                     continue
-                out.append(Screened(plan, cap, built, time_once(plan, built)))
+                out.append(Screened(plan, cap, built,
+                                    clock.timed("runs", time_once, plan, built)))
             except Exception as e:  # noqa: BLE001 - reported by the caller's handler
                 if on_error is None:
                     raise
@@ -582,11 +602,11 @@ def screen(jobs, time_once, time_final, finalists: int = FINALISTS, on_error=Non
 
     screened = time_each(jobs, "time")
     if neighbourhood is not None:
-        more = neighbourhood.jobs(screened, (p for p, _, _ in jobs))
+        more = clock.timed("builds", neighbourhood.jobs, screened, (p for p, _, _ in jobs))
         screened = sorted(screened + time_each(more, "time neighbours"),
                           key=lambda s: -s.gflops)
     for s in screened[:finalists]:
-        s.final = time_final(s.plan, s.built)
+        s.final = clock.timed("runs", time_final, s.plan, s.built)
     return screened
 
 

@@ -213,6 +213,32 @@ def test_screen_times_each_build_once_and_the_fastest_again():
     assert [s.plan for s in out] == ["a"] and errors == [("e", 96, "nvcc failed")]
 
 
+def test_screens_stopwatch_splits_waiting_for_builds_from_timing_runs():
+    import concurrent.futures
+    import time
+    from an5dpy.perf.tune import Stopwatch, screen
+
+    def slow_build(name):
+        time.sleep(0.05)
+        return name.upper()
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        jobs = [(p, None, pool.submit(slow_build, p)) for p in ("a", "b")]
+        stopwatch = Stopwatch()
+        out = screen(jobs, lambda p, b: time.sleep(0.02) or 1.0,
+                     lambda p, b: time.sleep(0.03), finalists=1, stopwatch=stopwatch)
+    assert [s.built for s in out] == ["A", "B"]
+    # two builds of 0.05 s one after the other, waited for in turn; two runs of 0.02 s and
+    # one reported run of 0.03 s
+    assert set(stopwatch.seconds) == {"builds", "runs"}
+    assert stopwatch.seconds["builds"] >= 0.05 and stopwatch.seconds["runs"] >= 0.07
+    # a call that raises still counts
+    watch = Stopwatch()
+    with pytest.raises(ZeroDivisionError):
+        watch.timed("runs", lambda: 1 / 0)
+    assert watch.seconds["runs"] >= 0
+
+
 def test_screen_with_a_neighbourhood_times_the_neighbours_of_the_fastest_plans_too():
     import concurrent.futures
     from an5dpy.perf.tune import Neighbourhood, screen

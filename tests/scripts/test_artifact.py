@@ -229,6 +229,9 @@ def test_measure_rows_times_the_neighbours_of_the_fastest_plans_of_each_row(
     assert row["neighbourhood"] == artifact.NEIGHBOURHOOD
     assert row["best"]["gflops"] == max(map(rate, candidates + added))
     assert row["wall_s"] >= 0
+    # the faked builds and runs return at once: the split is there, and within the row's
+    assert set(row["wall_parts"]) == {"builds", "runs"}
+    assert 0 <= sum(row["wall_parts"].values()) <= row["wall_s"] + 0.2
 
 
 def test_table5_sums_the_time_of_the_rows_that_recorded_it(artifact, tmp_path):
@@ -239,9 +242,16 @@ def test_table5_sums_the_time_of_the_rows_that_recorded_it(artifact, tmp_path):
         row.pop("wall_s", None)
         if seconds is not None:
             row["wall_s"] = seconds
-    line = next(line for line in rendered_table5(artifact, tmp_path, rows).splitlines()
-                if line.startswith("- time of the rows"))
+    lines = rendered_table5(artifact, tmp_path, rows).splitlines()
+    line = next(line for line in lines if line.startswith("- time of the rows"))
     assert "3 rows, 180 s, 60 s a row (from 30 to 90)" in line
+    assert not any(line.startswith("- of the time of the") for line in lines)
+    # rows that split their time: the waits for builds and the timed runs, summed
+    rows[0]["wall_parts"] = {"builds": 12.0, "runs": 15.5}
+    rows[1]["wall_parts"] = {"builds": 40.0, "runs": 45.0}
+    lines = rendered_table5(artifact, tmp_path, rows).splitlines()
+    assert ("- of the time of the 2 rows that split it: waiting for builds 52 s, timed runs "
+            "60 s") in lines
 
 
 def test_measure_fig8_replaces_a_curve_only_after_its_whole_sweep(artifact, tmp_path,
