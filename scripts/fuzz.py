@@ -1188,12 +1188,20 @@ def m_indirect_subscript(layout, p, draw):
     return _add_term(layout, _centre_read(p, subs))
 
 
-def m_time_subscript(layout, p, draw):
+def bad_time_subscripts(p: Program) -> list[str]:
+    """Time subscripts that name no level of ``p``'s rotation through its buffers."""
     t, v = p.time_var, _vars(p)
-    other = 5 - p.buffers  # a modulus the other accesses do not use (2 <-> 3)
-    bad = draw(st.sampled_from((f"{t} % {other}", f"{t}", f"(2 * {t}) % 2",
-                                f"({t} + {v[0]}) % 2", f"({t} + 1) % 4", "0", f"{t} / 2")))
-    return _add_term(layout, f"A[{bad}]" + "".join(f"[{x}]" for x in v))
+    other = 3 if p.buffers == 2 else 2  # a modulus the other accesses do not use
+    # (t + 1) % k with the program's own k is a time level like any other (read at the
+    # cell, the written buffer holds the oldest one): not malformed where k is 4
+    return [s for s in (f"{t} % {other}", f"{t}", f"(2 * {t}) % 2", f"({t} + {v[0]}) % 2",
+                        f"({t} + 1) % 4", "0", f"{t} / 2")
+            if s != f"({t} + 1) % {p.buffers}"]
+
+
+def m_time_subscript(layout, p, draw):
+    bad = draw(st.sampled_from(bad_time_subscripts(p)))
+    return _add_term(layout, f"A[{bad}]" + "".join(f"[{x}]" for x in _vars(p)))
 
 
 def m_second_statement(layout, p, draw):

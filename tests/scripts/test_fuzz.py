@@ -236,6 +236,22 @@ def test_each_mutation_is_refused_with_a_coordinate(kind):
         assert re.match(r"case\.c:\d+:\d+: error: ", r.detail)
 
 
+@pytest.mark.parametrize("buffers", [2, 3, 4])
+def test_every_bad_time_subscript_is_refused_whatever_the_buffers(buffers):
+    """With 4 time buffers, ``A[(t + 1) % 4]`` is a time level like any other (found by the
+    fuzzer: such a program was translated, and rightly): the mutation draws only subscripts
+    that name no level of the program's rotation, each of them refused."""
+    program = next(p for p in fz.examples(fz.programs(), 60, seed=5) if p.buffers == buffers)
+    subscripts = fz.bad_time_subscripts(program)
+    assert (f"({program.time_var} + 1) % 4" in subscripts) == (buffers != 4)
+    for bad in subscripts:
+        layout = fz.layout_of(program)
+        layout.value += f" + A[{bad}]" + "".join(f"[{x}]" for x in fz._vars(program))
+        case = fz.MalformedCase(program, "time_subscript", layout.render().text, None)
+        result = fz.run_malformed(case)
+        assert result.outcome == fz.REFUSED, (bad, result.outcome, result.source)
+
+
 def test_a_finding_shrinks_to_a_small_program(monkeypatch):
     """A stand-in runner that 'fails' on 3 or more distinct reads: the shrunk finding has
     exactly 3, and is no longer than the case first found."""
