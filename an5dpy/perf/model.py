@@ -115,8 +115,8 @@ from an5dpy.perf.model_constants import (BARRIER_STALL, BOTTLENECKS, COEF_READ_I
                                          DOUBLE_DIVISION_LATENCY, EXPOSED_ISSUE,
                                          FIELD_SELECT_INSTRUCTIONS, INTERIOR_LEVEL_OVERHEAD,
                                          LEVEL_OVERHEAD, NORM_EXPONENT, REGISTER_BUDGETS,
-                                         SPILL_INSTRUCTIONS, STEP_OVERHEAD, UNBOUNDED_RATIO,
-                                         WARP_CPI, WAVE_TAIL)
+                                         SPILL_GROWTH_CELLS, SPILL_INSTRUCTIONS, STEP_OVERHEAD,
+                                         UNBOUNDED_RATIO, WARP_CPI, WAVE_TAIL)
 from an5dpy.ir import StencilInfo
 
 
@@ -626,11 +626,18 @@ class Model:
                 + self.constants.spill * self.registers_short(plan, degree, regs))
 
     def registers_short(self, plan: BlockingPlan, degree: int, regs: int | None) -> int:
-        """Registers a budget's limit falls short of what the kernel needs unspilled."""
+        """Registers a budget's limit falls short of what the kernel needs unspilled
+        (:func:`spill_free_registers`; from :data:`SPILL_GROWTH_CELLS` cells per thread
+        on, grown as ptxas grows an unbounded kernel's registers with its cells:
+        :data:`UNBOUNDED_RATIO` of the plan over that of one cell per thread)."""
         if regs is None:
             return 0
-        return max(0, spill_free_registers(plan, degree)
-                   - budget_register_limit(regs, plan.nthreads))
+        need = spill_free_registers(plan, degree)
+        if plan.coarsen >= SPILL_GROWTH_CELLS:
+            key = (plan.mode.value, plan.dtype, plan.ndim)
+            need = math.ceil(need * UNBOUNDED_RATIO.get((*key, plan.coarsen), 1.0)
+                             / UNBOUNDED_RATIO.get((*key, 1), 1.0))
+        return max(0, need - budget_register_limit(regs, plan.nthreads))
 
     def spill_free_instructions(self, plan: BlockingPlan, degree: int,
                                 substep: int = 0) -> float:

@@ -98,6 +98,14 @@ UNBOUNDED_RATIO = {
     ("nondiag", "double", 2, 4): 1.26, ("nondiag", "double", 3, 1): 0.98,
     ("nondiag", "double", 3, 2): 1.08, ("nondiag", "double", 3, 4): 1.14,
 }
+#: Cells per thread from which a budget's spills are counted against the registers that the
+#: cells take as ptxas builds them (spill_free_registers grown by UNBOUNDED_RATIO over one
+#: cell's): measured plans of 4 cells per thread under a budget ran at a median 0.69 of the
+#: prediction in 2D (one cell: 0.96), and counted so the model's top 5 holds the fastest
+#: plan of 2 more rows of artifact/H200 at the same accuracy. With 2 cells per thread the
+#: same count ranks the measured plans' first picks lower (0.749 of the fastest against
+#: 0.760) and changes a default plan never timed, so it starts at 4.
+SPILL_GROWTH_CELLS = 4
 #: Where the model weighs instruction issue: the share of a wave of blocks a launch loses at
 #: its end because its blocks do not all take equally long (boundary blocks are shorter),
 #: so the last wave's SMs idle while its slowest blocks finish. eff_SM becomes

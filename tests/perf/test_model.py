@@ -16,18 +16,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from an5dpy.blocking.plan import (BlockingPlan, DimExtent, LaunchGeometry, Mode, default_mode,
-                                  launch_degrees, make_plan)
+from an5dpy.blocking.plan import (BlockingPlan, DimExtent, LaunchGeometry, Mode,
+                                  budget_register_limit, default_mode, launch_degrees,
+                                  make_plan)
 from an5dpy.cli import main as cli
 from an5dpy.errors import UsageError
-from an5dpy.perf.counts import (ThreadCounts, plane_dim_counts, spill_free_registers,
-                                stream_counts)
+from an5dpy.perf.counts import ThreadCounts, spill_free_registers, stream_counts
 from an5dpy.perf.gpus import KNOWN_GPUS
 from an5dpy.perf.model import (FITTED, PAPER_TERMS, IssueConstants, LaunchTerms, Model,
                                combine_times, launch_seconds, predict, step_cycles)
 from an5dpy.perf.model_constants import (BOTTLENECKS, DEPENDENT_LATENCY,
                                          FIELD_SELECT_INSTRUCTIONS, INTERIOR_LEVEL_OVERHEAD,
-                                         LEVEL_OVERHEAD, STEP_OVERHEAD)
+                                         LEVEL_OVERHEAD, SPILL_GROWTH_CELLS, STEP_OVERHEAD,
+                                         UNBOUNDED_RATIO)
 
 from model_support import (benchmark_grid, load_benchmark, load_multi, predict_config,
                            star_fields, stream_counts_direct)
@@ -266,6 +267,27 @@ def test_level_and_step_overheads_follow_the_kernels_sass(j2d5pt):
         assert model.spill_free_instructions(plan, 2) == (
             work.mix.instructions + work.smem_reads + 1 + 1 + LEVEL_OVERHEAD[plan.ndim]
             + STEP_OVERHEAD[plan.ndim] / 2)
+
+
+def test_a_budget_spills_four_cells_a_thread_as_ptxas_grows_their_registers(j2d5pt):
+    # from SPILL_GROWTH_CELLS cells per thread on, the registers a budget falls short of
+    # are counted against spill_free_registers grown by UNBOUNDED_RATIO over one cell's;
+    # fewer cells keep the plain count, and without a budget nothing spills
+    m = Model(j2d5pt, "H200", benchmark_grid(j2d5pt, 4096), 100)
+    key = ("nondiag", "float", 2)
+    growth = UNBOUNDED_RATIO[(*key, 4)] / UNBOUNDED_RATIO[(*key, 1)]
+    assert growth > 1 and SPILL_GROWTH_CELLS == 4
+    for cells in (1, 2, 4):
+        plan = make_plan(j2d5pt, bt=4, bs=(512,), sl=256, coarsen=cells)
+        limit = budget_register_limit(64, plan.nthreads)
+        need = spill_free_registers(plan, 4)
+        if cells >= SPILL_GROWTH_CELLS:
+            need = math.ceil(need * growth)
+        assert m.registers_short(plan, 4, 64) == max(0, need - limit)
+        assert m.registers_short(plan, 4, None) == 0
+    four = make_plan(j2d5pt, bt=4, bs=(512,), sl=256, coarsen=4)
+    plain = spill_free_registers(four, 4) - budget_register_limit(64, four.nthreads)
+    assert m.registers_short(four, 4, 64) > plain > 0
 
 
 def test_rank_weighs_register_budgets_where_issue_is_modelled(j2d5pt):

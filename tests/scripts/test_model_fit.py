@@ -121,10 +121,11 @@ def test_the_fitted_constants_predict_a_re_measurement_they_were_not_fitted_to(m
     # against its bT 7): 16 rows, 19 within 3%, accuracy 1.114. The SASS counts and
     # registers (above) rank them higher: 20 rows, 23 within 3%, accuracy 1.045; then
     # their top 5s measured in full and 7 rows measured again: 19 rows, 22 within 3%,
-    # accuracy 1.046 (README, "Where it stands")
+    # accuracy 1.046; the spills of 4 cells per thread grown as ptxas grows their
+    # registers (SPILL_GROWTH_CELLS): 21 rows, 24 within 3% (README, "Where it stands")
     gpu, data = model_fit.load(ROWS)
     scores = model_fit.score(data, model_fit.model_setting(gpu))
-    assert scores.hit.sum() >= 19 and scores.near.sum() >= 22
+    assert scores.hit.sum() >= 21 and scores.near.sum() >= 24
     assert 0.87 <= model_fit.geomean_ratio(scores.log_ratio) <= 1.15
 
 
