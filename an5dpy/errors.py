@@ -54,6 +54,12 @@ class UnsupportedInput(An5dError):
         return f"{self.coord}: error: {self.message}"
 
 
+class UndefinedBehaviour(UnsupportedInput):
+    """The input program, compiled by gcc and run, was stopped by a signal (an integer
+    division by zero, an out-of-bounds access): its result is undefined, so there is no
+    oracle to check a plan against."""
+
+
 class UsageError(An5dError):
     """Options that cannot work together (bad plan, missing -P value, ...)."""
 

@@ -2113,7 +2113,12 @@ PASS, REFUSED = "PASS", "REFUSED"  # the good outcomes (valid / malformed)
 FAIL, CRASH, TIMEOUT = "FAIL", "CRASH", "TIMEOUT"
 REFUSED_VALID, ACCEPTED_MALFORMED = "REFUSED-VALID", "ACCEPTED-MALFORMED"
 IMPRECISE = "IMPRECISE-REFUSAL"  # refused, but not FILE:LINE:COL: error: with exit 2
-OUTCOMES = (PASS, REFUSED, FAIL, CRASH, REFUSED_VALID, ACCEPTED_MALFORMED, IMPRECISE, TIMEOUT)
+#: a wild program whose own run, compiled by gcc, traps (an integer division by zero): its
+#: behaviour is undefined, an5dpy says so (errors.UndefinedBehaviour), and there is nothing
+#: to compare; no finding
+UNDEFINED = "UNDEFINED"
+OUTCOMES = (PASS, REFUSED, FAIL, CRASH, REFUSED_VALID, ACCEPTED_MALFORMED, IMPRECISE, TIMEOUT,
+            UNDEFINED)
 FINDINGS = (FAIL, CRASH, REFUSED_VALID, ACCEPTED_MALFORMED, IMPRECISE, TIMEOUT)
 
 
@@ -2224,7 +2229,7 @@ def run_valid(case: ValidCase, backend: str = "sim", exact: bool = False,
 def _check_valid(case: ValidCase, path: str, backend: str, exact: bool, tmp: str,
                  commands: list[str]) -> tuple[str, str, int]:
     from an5dpy import driver
-    from an5dpy.errors import An5dError
+    from an5dpy.errors import An5dError, UndefinedBehaviour
     p = case.program
     try:
         _, info = driver.load(path, p.defines)
@@ -2267,6 +2272,8 @@ def _check_valid(case: ValidCase, path: str, backend: str, exact: bool, tmp: str
             written = driver.write_outputs(translation.outputs, out)
             if len(written) != 3 or not all(f.stat().st_size for f in written):
                 return CRASH, f"write_outputs wrote {written}", k
+        except UndefinedBehaviour as e:
+            return UNDEFINED, f"{stage}: {e}", k
         except An5dError as e:
             if e.exit_status == 2:
                 return REFUSED_VALID, f"{stage}: {e}", k

@@ -17,10 +17,13 @@ contraction or fast-math, so each operation rounds exactly as C's abstract machi
 from __future__ import annotations
 
 import ctypes
+import faulthandler
 import hashlib
 import math
+import mmap
 import numbers
 import os
+import signal
 import subprocess
 import tempfile
 from typing import Mapping, Sequence
@@ -28,7 +31,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from an5dpy import ir
-from an5dpy.errors import InternalError, UsageError
+from an5dpy.errors import InternalError, UndefinedBehaviour, UsageError
 from an5dpy.frontend.literals import int_range, round_to_float32
 from an5dpy.ir import Affine, StencilProgram
 
@@ -353,15 +356,32 @@ class ReferenceKernel:
         """Run the loop nest on the fields, updating them in place: ``grid`` is the one
         field's array (every time buffer) or a sequence of one array per field, in
         ``program.fields`` order, each of its :meth:`field_shapes` shape; ``read_only``:
-        the read-only arrays' values, in ``program.arrays`` order."""
+        the read-only arrays' values, in ``program.arrays`` order.
+
+        The user's code runs in a child process where the system can fork (on copies of
+        the fields in memory shared with it): a program that traps (an integer division by
+        zero, SIGFPE; a wild access, SIGSEGV) raises :class:`UndefinedBehaviour` at the
+        scop instead of taking this process down."""
         values = resolve_params(self.program, params)
         buffers = self._read_only_buffers(read_only, values)
-        grids = self._field_buffers(grid, values)
+        fields = self._field_arrays(grid, values)
         args = [CTYPES[p.ctype](values[p.name]) for p in self.program.params]
-        self._function(*grids, *buffers, *args)
+        if not hasattr(os, "fork"):
+            self._function(*(ctypes.c_void_p(a.ctypes.data) for a in fields), *buffers, *args)
+            return
+        shared = [_shared_copy(a) for a in fields]
+        stopped_by = _run_in_child(lambda: self._function(
+            *(ctypes.c_void_p(a.ctypes.data) for _, a in shared), *buffers, *args))
+        if stopped_by is not None:
+            raise UndefinedBehaviour(
+                f"the loop nest, compiled by gcc and run with {describe_values(values)}, "
+                f"was stopped by {stopped_by}: its behaviour is undefined, so there is "
+                f"nothing to check against", self.program.scop.pragma_start)
+        for array, (_, copy) in zip(fields, shared):
+            array[...] = copy
 
-    def _field_buffers(self, grid: np.ndarray | Sequence[np.ndarray],
-                       values: Mapping[str, int | float]) -> list[ctypes.c_void_p]:
+    def _field_arrays(self, grid: np.ndarray | Sequence[np.ndarray],
+                      values: Mapping[str, int | float]) -> list[np.ndarray]:
         fields = self.program.fields
         if isinstance(grid, np.ndarray):
             if len(fields) != 1:
@@ -373,12 +393,10 @@ class ReferenceKernel:
             grids = list(grid)
         else:
             raise UsageError(f"the grid must be a numpy array, not {type(grid).__name__}")
-        buffers = []
         for array, field, shape in zip(grids, fields, self.field_shapes(values)):
             what = "the grid" if len(fields) == 1 else f"the grid of '{field.name}'"
             _check_field_array(array, field, shape, what)
-            buffers.append(ctypes.c_void_p(array.ctypes.data))
-        return buffers
+        return grids
 
     def _field_count_message(self, given: str) -> str:
         names = ", ".join(f"'{f.name}'" for f in self.program.fields)
@@ -403,6 +421,58 @@ class ReferenceKernel:
                                  f"array of {decl.elem_type} ({dtype}) and shape {shape}")
             buffers.append(ctypes.c_void_p(array.ctypes.data))
         return buffers
+
+
+def describe_values(values: Mapping[str, int | float]) -> str:
+    """``T=5, N=64``: the parameters a run took."""
+    return ", ".join(f"{name}={value}" for name, value in values.items()) or "no parameters"
+
+
+def _shared_copy(array: np.ndarray) -> tuple[mmap.mmap, np.ndarray]:
+    """A copy of ``array`` in anonymous shared memory (a forked child's writes reach it),
+    and the mapping that holds it."""
+    memory = mmap.mmap(-1, max(array.nbytes, 1))
+    copy = np.frombuffer(memory, dtype=array.dtype, count=array.size).reshape(array.shape)
+    copy[...] = array
+    return memory, copy
+
+
+#: What a signal that stops the user's code says about the program.
+_SIGNAL_CAUSES = {
+    signal.SIGFPE: "an arithmetic trap (an integer division by zero or overflow)",
+    signal.SIGSEGV: "a wild memory access",
+    signal.SIGBUS: "a wild memory access",
+    signal.SIGILL: "an illegal instruction",
+    signal.SIGABRT: "an abort",
+}
+
+
+def _run_in_child(call) -> str | None:
+    """Run ``call`` in a forked child that leaves at once (no Python clean-up: only the
+    user's compiled code runs there). Returns None when it returned, else what stopped
+    it (``SIGFPE, an arithmetic trap (...)``)."""
+    pid = os.fork()
+    if pid == 0:  # the child
+        code = 1
+        try:
+            # the signal ends the child as it is: no handler of the parent's (faulthandler's
+            # dump) runs in its place
+            faulthandler.disable()
+            for number in _SIGNAL_CAUSES:
+                signal.signal(number, signal.SIG_DFL)
+            call()
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        name = signal.Signals(number).name
+        cause = _SIGNAL_CAUSES.get(number)
+        return f"{name}, {cause}" if cause else name
+    if os.WEXITSTATUS(status) != 0:
+        raise InternalError("the reference kernel's child process failed without a signal")
+    return None
 
 
 def _check_field_array(grid: object, field: ir.ArrayDecl, shape: tuple[int, ...],

@@ -137,6 +137,46 @@ def test_grid_validation():
         kernel.run(np.zeros((2, 7, 9), np.float32), {"nx": 7, "ny": 9, "T": 1})
 
 
+TRAPPING = """void kernel(int T, int N, float A[2][N][N])
+{
+  int t, i, j;
+#pragma scop
+  for (t = 0; t < T; t++)
+    for (i = 1; i < N - 1; i++)
+      for (j = 1; j < N - 1; j++)
+        A[(t+1)%2][i][j] = A[t%2][i][j] / (float)((int)A[t%2][i][j+1] / (int)A[t%2][i+1][j]);
+#pragma endscop
+}
+"""
+
+
+@pytest.mark.parametrize("zero, trap", [(True, True), (False, False)])
+def test_a_trapping_loop_is_undefined_behaviour_at_the_scop_and_leaves_the_grid(zero, trap):
+    """The user's code runs in a child process: an integer division by zero (SIGFPE) stops
+    the child, not the caller, and is reported at the scop with the run's parameters; a
+    run without the trap updates the grid in place as before."""
+    from an5dpy.errors import UndefinedBehaviour
+
+    program = read_program_text(TRAPPING, "trap.c")
+    kernel = build_reference(program)
+    grid = np.full((2, 6, 6), 3.0, np.float32)
+    if zero:
+        grid[0, 2, 1] = 0.5  # (int)0.5 == 0: the divisor of cell (1, 1)
+    before = grid.copy()
+    if trap:
+        with pytest.raises(UndefinedBehaviour) as caught:
+            kernel.run(grid, {"T": 1, "N": 6})
+        assert str(caught.value).startswith("trap.c:4:1: error: the loop nest, compiled by gcc "
+                                            "and run with T=1, N=6, was stopped by SIGFPE, an "
+                                            "arithmetic trap")
+        assert caught.value.exit_status == 2
+        assert np.array_equal(grid, before)
+    else:
+        kernel.run(grid, {"T": 1, "N": 6})
+        assert np.array_equal(grid[1, 1:5, 1:5], np.full((4, 4), 3.0, np.float32))
+        assert np.array_equal(grid[0], before[0])
+
+
 # --------------------------------------------------------------------------- time levels
 #
 # k-level rotations and leapfrog updates: the oracle runs the user's loop on all k buffers.

@@ -434,6 +434,24 @@ def test_verify_cuda_without_a_gpu(capsys):
     assert err.startswith("error: --backend cuda needs a CUDA GPU and cupy")
 
 
+def test_verify_of_a_loop_that_traps_exits_2_at_the_scop(capsys, tmp_path):
+    # an integer division by zero in the user's own loop: undefined, reported, no crash
+    source = tmp_path / "trap.c"
+    source.write_text(
+        "void kernel(int T, int N, float A[2][N][N])\n{\n  int t, i, j;\n#pragma scop\n"
+        "  for (t = 0; t < T; t++)\n    for (i = 1; i < N - 1; i++)\n"
+        "      for (j = 1; j < N - 1; j++)\n"
+        "        A[(t+1)%2][i][j] = A[t%2][i][j]\n"
+        "          / (float)((int)A[t%2][i-1][j] / (int)(A[t%2][i][j+1] * 0.0f));\n"
+        "#pragma endscop\n}\n")
+    status, out, err = run(capsys, "verify", source, "-P", "T=2", "-P", "N=12", "--backend",
+                           "sim", "--bt", "1", "--bs", "8", "--sl", "off")
+    assert status == 2
+    assert f"{source}:4:1: error: the loop nest, compiled by gcc and run with T=2, N=12, was " \
+           "stopped by SIGFPE" in err
+    assert "Traceback" not in err and out == ""
+
+
 def test_verify_mismatch_exits_1(capsys, monkeypatch):
     import an5dpy.check.simulate
 

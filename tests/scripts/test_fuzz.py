@@ -252,6 +252,25 @@ def test_every_bad_time_subscript_is_refused_whatever_the_buffers(buffers):
         assert result.outcome == fz.REFUSED, (bad, result.outcome, result.source)
 
 
+def test_a_program_whose_own_run_traps_is_undefined_and_no_finding(monkeypatch):
+    """A wild program whose gcc build traps (an integer division by zero) is reported by
+    an5dpy as undefined behaviour (exit 2 at the scop): the fuzzer counts it, and it is
+    not a refused valid program."""
+    import an5dpy.check.verify as verify
+    from an5dpy.errors import UndefinedBehaviour
+
+    case = fz.examples(fz.valid_cases(wild=True), 1, seed=3)[0]
+
+    def trapping(*args, **kwargs):
+        raise UndefinedBehaviour("the loop nest ... was stopped by SIGFPE", None)
+
+    monkeypatch.setattr(verify, "verify_file", trapping)
+    result = fz.run_valid(case)
+    assert result.outcome == fz.UNDEFINED and not result.is_finding
+    assert "SIGFPE" in result.detail
+    assert fz.UNDEFINED in fz.OUTCOMES and fz.UNDEFINED not in fz.FINDINGS
+
+
 def test_a_finding_shrinks_to_a_small_program(monkeypatch):
     """A stand-in runner that 'fails' on 3 or more distinct reads: the shrunk finding has
     exactly 3, and is no longer than the case first found."""
