@@ -47,6 +47,7 @@ command and the last one's summary covers all of it.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import contextlib
 import io
 import json
@@ -2492,6 +2493,23 @@ def _run_config(config: StreamConfig) -> tuple[StreamConfig, StreamReport]:
     return config, _strip(run_stream(config))
 
 
+#: Chunks a campaign's worker runs before its pool ends (and gives its memory back).
+CHUNKS_PER_WORKER = 4
+
+
+def died(config: StreamConfig) -> StreamReport:
+    """The report of a chunk that a dead worker process took down (a signal no case's
+    code could catch, under this chunk or another of its pool's): a CRASH finding that
+    says how to run the chunk alone."""
+    result = Result(config.kind, CRASH, f"a worker process died while the pool ran "
+                    f"{config.kind} chunk seed {config.seed} ({config.count} cases): this "
+                    f"chunk or another of its batch", 0.0, "",
+                    (f"python scripts/fuzz.py: StreamConfig({config.kind!r}, {config.count}, "
+                     f"{config.seed}, wild={config.wild}, big={config.big}) through "
+                     f"run_campaign with one job",))
+    return StreamReport(results=[result], findings=[(result, result)])
+
+
 def chunk_key(config: StreamConfig) -> str:
     """What makes two chunks the same work (not their deadline)."""
     return json.dumps(asdict(replace(config, deadline=None)), sort_keys=True)
@@ -2553,9 +2571,17 @@ def run_campaign(configs: list[StreamConfig], jobs: int,
                 merge(*_run_config(config))
             return total
         ctx = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
-        with ctx.Pool(jobs, maxtasksperchild=4) as pool:
-            for config, report in pool.imap_unordered(_run_config, configs):
-                merge(config, report)
+        # a pool per batch of chunks: its workers' memory goes back at its end; a worker
+        # that dies (a signal) breaks the pool, which names the chunks it took down
+        batch = jobs * CHUNKS_PER_WORKER
+        for first in range(0, len(configs), batch):
+            with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
+                running = {pool.submit(_run_config, c): c for c in configs[first:first + batch]}
+                for future in concurrent.futures.as_completed(running):
+                    try:
+                        merge(*future.result())
+                    except concurrent.futures.process.BrokenProcessPool:
+                        merge(running[future], died(running[future]))
     except KeyboardInterrupt:
         print("interrupted: the summary covers the finished chunks", flush=True)
     return total

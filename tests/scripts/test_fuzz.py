@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 from collections import Counter
 
 import pytest
@@ -315,6 +316,29 @@ def test_wild_updates_read_no_nan_sign_and_tame_ones_do():
     (no NaN) have it."""
     assert "copysign" not in fz.BINARY_MATH and "copysign" in fz.TAME_BINARY
     assert {"pow", "atan2", "fmod"} <= set(fz.BINARY_MATH)
+
+
+def _stream_or_die(config):
+    """run_stream's stand-in for the campaign test below: the chunk of seed 2 kills its
+    worker process, the others report their cases passed."""
+    if config.seed == 2:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return fz.StreamReport(results=[fz.Result(config.kind, fz.PASS, "", 0.0, "")
+                                    for _ in range(config.count)])
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the campaign's workers are forked here")
+def test_a_worker_that_dies_is_a_crash_finding_and_the_campaign_goes_on(monkeypatch):
+    monkeypatch.setattr(fz, "run_stream", _stream_or_die)  # forked workers inherit it
+    configs = [fz.StreamConfig("valid", 3, seed) for seed in range(6)]
+    report = fz.run_campaign(configs, jobs=2)
+    crashes = [r for r in report.results if r.outcome == fz.CRASH]
+    assert len(crashes) >= 1 and all("chunk seed" in r.detail for r in crashes)
+    assert any("chunk seed 2 (" in r.detail for r in crashes)
+    assert [first.outcome for first, _ in report.findings] == [fz.CRASH] * len(crashes)
+    # the chunks the broken pool did not take down ran to the end
+    passed = sum(r.outcome == fz.PASS for r in report.results)
+    assert passed + 3 * len(crashes) == 18
 
 
 def test_bounded_campaign_finds_nothing(tmp_path, capsys, monkeypatch):
