@@ -735,6 +735,28 @@ def tame_factor(draw, reads: list[Read], dtype: str, depth: int = 0):
     return Bin("-", sub(), sub())  # diff: stays within [-2, 2]
 
 
+def integer_typed(expr) -> bool:
+    """Whether C gives ``expr`` an integer type: an ``(int)`` cast, an integer literal, or
+    an operation on nothing else."""
+    if isinstance(expr, Cast):
+        return expr.ctype == "int"
+    if isinstance(expr, Lit):
+        return re.fullmatch(r"-?\d+", expr.text) is not None
+    if isinstance(expr, Neg):
+        return integer_typed(expr.operand)
+    if isinstance(expr, Bin):
+        return integer_typed(expr.lhs) and integer_typed(expr.rhs)
+    return False
+
+
+def integer_divisor(expr) -> bool:
+    """Whether dividing by ``expr`` is an integer division that may divide by 0 (an
+    integer-typed expression but a non-zero literal)."""
+    if isinstance(expr, Lit) and integer_typed(expr):
+        return int(expr.text) == 0
+    return integer_typed(expr)
+
+
 @st.composite
 def wild_factor(draw, reads: list[Read], dtype: str, depth: int = 0):
     """Anything: products and quotients of reads, unguarded math calls (inf and NaN)."""
@@ -745,7 +767,12 @@ def wild_factor(draw, reads: list[Read], dtype: str, depth: int = 0):
     if kind == "read":
         return read()
     if kind == "bin":
-        return Bin(draw(st.sampled_from("+-*/")), sub(), sub())
+        op, lhs, rhs = draw(st.sampled_from("+-*/")), sub(), sub()
+        if op == "/" and integer_divisor(rhs):
+            # an integer divisor may be 0: undefined in C, and gcc folds x / x to 1 where
+            # the simulator divides; the division happens in the program's type instead
+            rhs = Cast(dtype, rhs)
+        return Bin(op, lhs, rhs)
     if kind == "unary":
         return Call(math_name(draw, draw(st.sampled_from(UNARY_MATH)), dtype), (sub(),))
     if kind == "binary":

@@ -272,6 +272,38 @@ def test_a_program_whose_own_run_traps_is_undefined_and_no_finding(monkeypatch):
     assert fz.UNDEFINED in fz.OUTCOMES and fz.UNDEFINED not in fz.FINDINGS
 
 
+def _nodes(expr):
+    yield expr
+    for name in ("operand", "lhs", "rhs"):
+        if hasattr(expr, name):
+            yield from _nodes(getattr(expr, name))
+    for arg in getattr(expr, "args", ()):
+        yield from _nodes(arg)
+
+
+def test_wild_updates_divide_by_no_integer():
+    """An integer divisor may be 0, undefined in C (found by the fuzzer: gcc folded
+    ``(int)x / (int)x`` to 1 where the simulator divided 0 by 0): a wild update's divisions
+    are in floating point."""
+    assert fz.integer_typed(fz.Cast("int", fz.Lit("0.5")))
+    assert fz.integer_typed(fz.Bin("-", fz.Cast("int", fz.Lit("0.5")), fz.Lit("2")))
+    assert not fz.integer_typed(fz.Bin("-", fz.Cast("int", fz.Lit("0.5")), fz.Lit("2.0")))
+    assert not fz.integer_typed(fz.Cast("double", fz.Cast("int", fz.Lit("0.5"))))
+    assert fz.integer_divisor(fz.Cast("int", fz.Lit("0.5"))) and fz.integer_divisor(fz.Lit("0"))
+    assert not fz.integer_divisor(fz.Lit("41"))  # an integer weights' sum
+    reads = [fz.Read((0, 0), 0), fz.Read((0, 1), 0)]
+    divisions = floating = 0
+    for dtype in ("float", "double"):
+        for expr in fz.examples(fz.wild_factor(reads, dtype), 300, seed=17):
+            for node in _nodes(expr):
+                if isinstance(node, fz.Bin) and node.op == "/":
+                    divisions += 1
+                    assert not fz.integer_divisor(node.rhs), expr
+                    # the divisor of an integer-typed expression's own, cast to the dtype
+                    floating += node.rhs == fz.Cast(dtype, getattr(node.rhs, "operand", None))
+    assert divisions > 50 and floating > 0
+
+
 def test_a_finding_shrinks_to_a_small_program(monkeypatch):
     """A stand-in runner that 'fails' on 3 or more distinct reads: the shrunk finding has
     exactly 3, and is no longer than the case first found."""
