@@ -303,7 +303,7 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
                          "registers": sconf_regs, "spills": sconf_spills, "final": True,
                          "sconf": True}
         naive_g, _, naive_steps, _, _ = stopwatch.timed(
-            "runs", lambda: bench.time(info, sconf, sconf_built, env, naive=True))
+            "runs", bench.time, info, sconf, sconf_built, env, naive=True)
         # the model's fields (the tuned plan: the best finalist or Sconf, both timed as
         # reported runs; predictions; the model's and the paper's terms' top 5, of the
         # space and the measured variant plans)

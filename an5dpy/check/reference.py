@@ -366,15 +366,18 @@ class ReferenceKernel:
         buffers = self._read_only_buffers(read_only, values)
         fields = self._field_arrays(grid, values)
         args = [CTYPES[p.ctype](values[p.name]) for p in self.program.params]
+
+        def run_on(arrays) -> None:
+            self._function(*(ctypes.c_void_p(a.ctypes.data) for a in arrays), *buffers, *args)
         if not hasattr(os, "fork"):
-            self._function(*(ctypes.c_void_p(a.ctypes.data) for a in fields), *buffers, *args)
+            run_on(fields)
             return
         shared = [_shared_copy(a) for a in fields]
-        stopped_by = _run_in_child(lambda: self._function(
-            *(ctypes.c_void_p(a.ctypes.data) for _, a in shared), *buffers, *args))
+        stopped_by = _run_in_child(lambda: run_on(copy for _, copy in shared))
         if stopped_by is not None:
             raise UndefinedBehaviour(
-                f"the loop nest, compiled by gcc and run with {describe_values(values)}, "
+                f"the loop nest, compiled by gcc and run with "
+                f"{describe_values(values) or 'no parameters'}, "
                 f"was stopped by {stopped_by}: its behaviour is undefined, so there is "
                 f"nothing to check against", self.program.scop.pragma_start)
         for array, (_, copy) in zip(fields, shared):
@@ -424,8 +427,8 @@ class ReferenceKernel:
 
 
 def describe_values(values: Mapping[str, int | float]) -> str:
-    """``T=5, N=64``: the parameters a run took."""
-    return ", ".join(f"{name}={value}" for name, value in values.items()) or "no parameters"
+    """``T=5, N=64``: the parameters a run took (empty for none)."""
+    return ", ".join(f"{name}={value}" for name, value in values.items())
 
 
 def _shared_copy(array: np.ndarray) -> tuple[mmap.mmap, np.ndarray]:

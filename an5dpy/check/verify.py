@@ -43,6 +43,7 @@ import numpy as np
 
 from an5dpy.errors import UsageError
 from an5dpy.check.evaluate import is_exact
+from an5dpy.check.reference import describe_values
 from an5dpy.ir import StencilInfo, WORD_BYTES, array_shape
 from an5dpy.blocking.plan import BlockingPlan, Mode
 
@@ -243,7 +244,7 @@ class VerifyReport:
         return self.comparison.passed
 
     def lines(self) -> list[str]:
-        sizes = ", ".join(f"{k}={v}" for k, v in self.env.items())
+        sizes = describe_values(self.env)
         config = [f"config: {self.plan.describe()}, backend {self.backend}"
                   + (f" on {self.device}" if self.device else "")
                   + (f" ({self.build})" if self.build else ""),
@@ -260,7 +261,7 @@ def _check_extents(info: StencilInfo, shape: tuple[int, ...], env) -> None:
     """Parameter values that give no grid to verify on are the user's (exit 2), not ours."""
     if any(n < 0 for n in shape):
         sizes = ", ".join(f"{d.var}: {n}" for d, n in zip(info.dims, shape[1:]))
-        given = ", ".join(f"{k}={v}" for k, v in env.items())
+        given = describe_values(env)
         raise UsageError(f"the parameters ({given}) give a negative array extent ({sizes})")
 
 
@@ -270,7 +271,7 @@ def _check_grid(info: StencilInfo, shape: tuple[int, ...], dtype: str, env) -> N
     nbytes = WORD_BYTES[dtype] * int(np.prod(shape, dtype=object))
     if nbytes > MAX_GRID_BYTES:
         sizes = ", ".join(f"{d.var}: {n}" for d, n in zip(info.dims, shape[1:]))
-        given = ", ".join(f"{k}={v}" for k, v in env.items())
+        given = describe_values(env)
         raise UsageError(f"the parameters ({given}) give a grid of {nbytes / 2 ** 30:.3g} GiB "
                          f"({sizes}, {shape[0]} time buffers); verification allocates at most "
                          f"{MAX_GRID_BYTES / 2 ** 30:.3g} GiB: give smaller sizes with -P")

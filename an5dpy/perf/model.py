@@ -139,6 +139,13 @@ def level_overhead(plan: BlockingPlan) -> float:
     return INTERIOR_LEVEL_OVERHEAD if plan.interior_phase else LEVEL_OVERHEAD[plan.ndim]
 
 
+def unbounded_ratio(plan: BlockingPlan, cells: int | None = None) -> float:
+    """:data:`UNBOUNDED_RATIO` of the plan's mode, dtype and dimensions, at its cells per
+    thread or ``cells`` (1 where the table has none)."""
+    key = (plan.mode.value, plan.dtype, plan.ndim, plan.coarsen if cells is None else cells)
+    return UNBOUNDED_RATIO.get(key, 1.0)
+
+
 def shared_stores(plan: BlockingPlan, work: LevelWork) -> int:
     """Shared-memory stores a thread issues per level op and cell: the planes the
     level's input shares (``work``, a :class:`~an5dpy.perf.counts.LevelWork`), none where
@@ -526,8 +533,7 @@ class Model:
         terms) the paper's estimate (None)."""
         if regs is not None or self.gpu.step_latency_cycles <= 0:
             return regs
-        key = (plan.mode.value, plan.dtype, plan.ndim, plan.coarsen)
-        return math.ceil(plan.register_estimate(degree) * UNBOUNDED_RATIO.get(key, 1.0))
+        return math.ceil(plan.register_estimate(degree) * unbounded_ratio(plan))
 
     def wave_efficiency(self, waves: float) -> float:
         """eff_SM: the paper's waves / ceil(waves); where the model weighs instruction
@@ -634,9 +640,7 @@ class Model:
             return 0
         need = spill_free_registers(plan, degree)
         if plan.coarsen >= SPILL_GROWTH_CELLS:
-            key = (plan.mode.value, plan.dtype, plan.ndim)
-            need = math.ceil(need * UNBOUNDED_RATIO.get((*key, plan.coarsen), 1.0)
-                             / UNBOUNDED_RATIO.get((*key, 1), 1.0))
+            need = math.ceil(need * unbounded_ratio(plan) / unbounded_ratio(plan, cells=1))
         return max(0, need - budget_register_limit(regs, plan.nthreads))
 
     def spill_free_instructions(self, plan: BlockingPlan, degree: int,

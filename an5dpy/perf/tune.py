@@ -564,11 +564,11 @@ class Stopwatch:
     def __init__(self):
         self.seconds: dict[str, float] = {}
 
-    def timed(self, kind: str, call: Callable, *args):
-        """``call(*args)``, its seconds added to ``kind``."""
+    def timed(self, kind: str, call: Callable, *args, **kwargs):
+        """``call(*args, **kwargs)``, its seconds added to ``kind``."""
         start = time.perf_counter()
         try:
-            return call(*args)
+            return call(*args, **kwargs)
         finally:
             self.seconds[kind] = self.seconds.get(kind, 0.0) + time.perf_counter() - start
 
