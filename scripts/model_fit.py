@@ -6,6 +6,7 @@
         --cross-validate                                       # and fit 20, score the 21st
     python scripts/model_fit.py artifact/H200 --no-fit         # score rows not fitted to
     python scripts/model_fit.py artifact/H200 --registers      # UNBOUNDED_RATIO's medians
+    python scripts/model_fit.py artifact/H200 --efficiency     # CELL_EFFICIENCY's medians
 
 The model's constants were fitted to artifact/H200/previous (the Table 5 run before plans had
 cells per thread and barrier modes) and artifact/H200/variants.jsonl; artifact/H200 holds the
@@ -139,6 +140,23 @@ class Dataset:
                                                               setting.latency))
         per_launch = self.counts * launch_seconds(terms, setting.constants)
         return np.bincount(self.option, weights=per_launch, minlength=len(self.option_plan))
+
+    def plan_cells(self) -> list[tuple[int, int]]:
+        """Each plan's (dimensions, cells per thread): CELL_EFFICIENCY's key."""
+        out = []
+        for _, describe, _ in self.plans:
+            words = dict(w.split("=", 1) for w in describe.split())
+            out.append((words["bs"].count("x") + 2, int(words.get("coarsen", 1))))
+        return out
+
+    def with_efficiency(self, table: dict) -> "Dataset":
+        """The dataset with each launch's efficiency taken from ``table`` by its plan's
+        (dimensions, cells per thread) (1 where the table has none): CELL_EFFICIENCY's
+        role."""
+        cells = self.plan_cells()
+        per_plan = np.array([table.get(key, 1.0) for key in cells])
+        efficiency = per_plan[self.option_plan[self.option]]
+        return replace(self, terms=replace(self.terms, efficiency=efficiency))
 
     def plan_seconds(self, seconds: np.ndarray) -> np.ndarray:
         """Each plan at its best ranked budget (inf: it fits at none)."""
@@ -382,6 +400,67 @@ def register_ratios(path: str) -> dict:
     return {key: float(np.median(values)) for key, values in sorted(ratios.items())}
 
 
+def cell_efficiencies(data: Dataset, setting: Setting, keep_rows=None) -> dict:
+    """Measured over predicted GFLOP/s of every measured plan (at its best ranked budget),
+    predicted with an efficiency of 1, median per (dimensions, cells per thread) over the
+    kept rows, over the median of one cell per thread of the same dimensions: the model's
+    CELL_EFFICIENCY."""
+    plain = data.with_efficiency({})
+    predicted = data.useful[[p[0] for p in data.plans]] / plain.plan_seconds(
+        plain.option_seconds(setting)) / 1e9
+    ratios: dict = {}
+    for i, ((row, _, gflops), key) in enumerate(zip(data.plans, data.plan_cells())):
+        if (keep_rows is None or keep_rows[row]) and np.isfinite(predicted[i]) \
+                and predicted[i] > 0:
+            ratios.setdefault(key, []).append(gflops / predicted[i])
+    medians = {key: float(np.median(v)) for key, v in sorted(ratios.items())}
+    return {key: m / medians.get((key[0], 1), m) for key, m in medians.items()}
+
+
+def cross_validate_efficiency(data: Dataset, setting: Setting) -> Scores:
+    """Leave one stencil out: the held-out rows scored with the efficiencies taken from
+    the other stencils' rows (the issue constants as they are)."""
+    hit = np.zeros(len(data.rows), bool)
+    near = np.zeros(len(data.rows), bool)
+    log_ratio = np.full(len(data.rows), math.nan)
+    for stencil in dict.fromkeys(r.stencil for r in data.rows):
+        held = np.array([r.stencil == stencil for r in data.rows])
+        s = score(data.with_efficiency(cell_efficiencies(data, setting, ~held)), setting)
+        hit[held], near[held], log_ratio[held] = s.hit[held], s.near[held], s.log_ratio[held]
+    return Scores(hit, near, log_ratio)
+
+
+def first_pick(data: Dataset, setting: Setting) -> float:
+    """Geomean over the rows of the measured speed of the plan the model ranks first
+    among the row's measured plans, over the row's fastest."""
+    per_plan = data.plan_seconds(data.option_seconds(setting))
+    ratios = []
+    for i, row in enumerate(data.rows):
+        span = data.row_plans[i]
+        j = span[int(np.argmin(per_plan[span.start:span.stop]))]
+        ratios.append(data.plans[j][2] / row.measured[row.best])
+    return float(np.exp(np.mean(np.log(ratios))))
+
+
+def print_efficiency(data: Dataset, setting: Setting) -> int:
+    """--efficiency: the table, then the ranking without it, with it and cross-validated."""
+    from an5dpy.perf.model_constants import CELL_EFFICIENCY
+    table = cell_efficiencies(data, setting)
+    for (ndim, cells), value in table.items():
+        print(f"{ndim}D {cells} cells/thread: {value:.2f} (CELL_EFFICIENCY "
+              f"{CELL_EFFICIENCY.get((ndim, cells), 1.0):.2f})")
+    n = len(data.rows)
+    for label, scored in (("without", data.with_efficiency({})),
+                          ("with CELL_EFFICIENCY", data.with_efficiency(CELL_EFFICIENCY))):
+        s = score(scored, setting)
+        print(f"{label}: top 5 {s.hit.sum()}/{n}, within 3% {s.near.sum()}/{n}, accuracy "
+              f"{geomean_ratio(s.log_ratio):.3f}, first pick {first_pick(scored, setting):.3f}")
+    held = cross_validate_efficiency(data, setting)
+    print(f"cross-validated (the table without the stencil): top 5 {held.hit.sum()}/{n}, "
+          f"within 3% {held.near.sum()}/{n}, accuracy {geomean_ratio(held.log_ratio):.3f}")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("artifact_dir", help="folder with rows.jsonl (e.g. artifact/H200)")
@@ -394,6 +473,9 @@ def main(argv=None) -> int:
     ap.add_argument("--folds", action="store_true", help="list each fold's constants")
     ap.add_argument("--registers", action="store_true", help="print the unbounded kernels' "
                     "registers over the estimate (UNBOUNDED_RATIO) and stop")
+    ap.add_argument("--efficiency", action="store_true", help="print the measured plans' "
+                    "efficiency by dimensions and cells per thread (CELL_EFFICIENCY), its "
+                    "scores and its leave-one-stencil-out scores, and stop")
     args = ap.parse_args(argv)
     path = os.path.join(args.artifact_dir, "rows.jsonl")
     with open(path) as f:
@@ -418,6 +500,8 @@ def main(argv=None) -> int:
                       score(carry, setting) if carry else None))
 
     current = model_setting(gpu)
+    if args.efficiency:
+        return print_efficiency(rows, current)
     print(f"{len(rows.rows)} rows of {gpu.name} ({len(rows.plans)} measured plans)"
           + (f", {len(variants.rows)} variant rows" if variants else ""))
     report("the model's constants", current)

@@ -110,8 +110,9 @@ from an5dpy.perf.counts import (CoefficientReads, LevelWork, Occupancy, OpMix, T
                                 holds_row_neighbours, level_work, occupancy, plane_dim_counts,
                                 spill_free_registers, stream_counts, sum_counts)
 from an5dpy.perf.gpus import GpuSpec, get_gpu
-from an5dpy.perf.model_constants import (BARRIER_STALL, BOTTLENECKS, COEF_READ_INSTRUCTIONS,
-                                         DEPENDENT_LATENCY, DOUBLE_DIVISION_INSTRUCTIONS,
+from an5dpy.perf.model_constants import (BARRIER_STALL, BOTTLENECKS, CELL_EFFICIENCY,
+                                         COEF_READ_INSTRUCTIONS, DEPENDENT_LATENCY,
+                                         DOUBLE_DIVISION_INSTRUCTIONS,
                                          DOUBLE_DIVISION_LATENCY, EXPOSED_ISSUE,
                                          FIELD_SELECT_INSTRUCTIONS, INTERIOR_LEVEL_OVERHEAD,
                                          LEVEL_OVERHEAD, NORM_EXPONENT, REGISTER_BUDGETS,
@@ -144,6 +145,13 @@ def unbounded_ratio(plan: BlockingPlan, cells: int | None = None) -> float:
     thread or ``cells`` (1 where the table has none)."""
     key = (plan.mode.value, plan.dtype, plan.ndim, plan.coarsen if cells is None else cells)
     return UNBOUNDED_RATIO.get(key, 1.0)
+
+
+def cell_efficiency(plan: BlockingPlan) -> float:
+    """:data:`CELL_EFFICIENCY` of the plan's dimensions at its cells per thread (the
+    table's largest cells per thread beyond it; 1 for dimensions it has no entry of)."""
+    cells = [c for (ndim, c) in CELL_EFFICIENCY if ndim == plan.ndim and c <= plan.coarsen]
+    return CELL_EFFICIENCY[(plan.ndim, max(cells))] if cells else 1.0
 
 
 def shared_stores(plan: BlockingPlan, work: LevelWork) -> int:
@@ -193,8 +201,9 @@ class LaunchTerms:
     ``spill`` instructions); ``barrier_warps``: per block and streaming step, barriers x
     warps of the block (each unit stalls ``barrier_stall`` cycles); ``block_warps``: the
     warps of a block, over which its instructions spread; ``chain_cycles``: the
-    dependency chains of a step's levels. The issue fields are 0 where the GPU has no step
-    latency.
+    dependency chains of a step's levels; ``efficiency``: the share of the modelled speed
+    kernels like the plan's reach (:func:`cell_efficiency`). The issue fields are 0 (the
+    efficiency 1) where the GPU has no step latency.
     """
 
     time_comp: float
@@ -212,6 +221,7 @@ class LaunchTerms:
     schedulers: float = 1.0
     sm_count: float = 1.0
     clock_hz: float = 1.0
+    efficiency: float = 1.0
 
     @staticmethod
     def stack(terms: "Iterable[LaunchTerms]") -> "LaunchTerms":
@@ -267,9 +277,11 @@ def combine_times(times, norm: float):
 
 
 def launch_seconds(t: LaunchTerms, k: IssueConstants):
-    """A launch's seconds: its times' combination (:func:`combine_times`) over eff_SM."""
+    """A launch's seconds: its times' combination (:func:`combine_times`) over eff_SM and
+    the plan's efficiency."""
     times = (t.time_comp, t.time_sm, t.time_gm, issue_seconds(t, k))
-    return combine_times(times, k.norm) / wave_efficiency(t.waves, k.wave_tail)
+    return combine_times(times, k.norm) / (wave_efficiency(t.waves, k.wave_tail)
+                                           * t.efficiency)
 
 
 @dataclass(frozen=True)
@@ -681,7 +693,8 @@ class Model:
         trip) + ``d`` x :meth:`level_latency` (each level's chain ends at a barrier) + the
         stalls of the step's barriers (:data:`BARRIER_STALL` x the block's warps each: a
         barrier waits for the block's slowest warp). Level T is sub-step ``(T - 1) % S``
-        of a time step: its instructions and chain are that sub-step's.
+        of a time step: its instructions and chain are that sub-step's. The launch's
+        efficiency is :func:`cell_efficiency`'s.
         """
         gpu = self.gpu
         substeps = len(self.work(plan))
@@ -705,7 +718,8 @@ class Model:
                        spill_warps=spill_warps, barrier_warps=barriers * block_warps,
                        block_warps=block_warps,
                        resident=occ.blocks_per_sm, schedulers=gpu.schedulers_per_sm,
-                       sm_count=gpu.sm_count, clock_hz=gpu.clock_mhz * 1e6)
+                       sm_count=gpu.sm_count, clock_hz=gpu.clock_mhz * 1e6,
+                       efficiency=cell_efficiency(plan))
 
     def launch_degrees(self, plan: BlockingPlan) -> dict[int, int]:
         """The kernels' degrees of the run's launch plan and how many launches each,

@@ -106,6 +106,22 @@ UNBOUNDED_RATIO = {
 #: same count ranks the measured plans' first picks lower (0.749 of the fastest against
 #: 0.760) and changes a default plan never timed, so it starts at 4.
 SPILL_GROWTH_CELLS = 4
+#: Where the model weighs instruction issue: the share of the model's speed that the
+#: kernels of a plan's cells per thread reach, against one cell per thread, by
+#: (dimensions, cells per thread): the median of measured over predicted GFLOP/s over
+#: every measured plan of artifact/H200/rows.jsonl (each at its best register budget),
+#: predicted without it, over the same median for one cell per thread (2D 0.97, 3D 0.81)
+#: (scripts/model_fit.py --efficiency). The issue term counts a coarsened kernel's
+#: instructions as its SASS issues them, yet such kernels run slower than the count says:
+#: ptxas gives 4 cells per thread 150-250 registers, and a block then keeps few warps per
+#: SM and stalls on latency the term only partly sees. Relative to one cell, so the tuned
+#: plans' accuracy stays (the fastest plans are the ones the model under-predicts, so an
+#: absolute factor would make it pessimistic); within a row of one cells per thread every
+#: plan takes the same share. Cells per thread beyond the table take the largest in it.
+CELL_EFFICIENCY = {
+    (2, 1): 1.0, (2, 2): 0.91, (2, 4): 0.59,
+    (3, 1): 1.0, (3, 2): 0.92, (3, 4): 0.80,
+}
 #: Where the model weighs instruction issue: the share of a wave of blocks a launch loses at
 #: its end because its blocks do not all take equally long (boundary blocks are shorter),
 #: so the last wave's SMs idle while its slowest blocks finish. eff_SM becomes

@@ -253,7 +253,8 @@ def test_several_gpus_rank_the_best_plans_with_the_exchange(name):
 
 
 @pytest.mark.parametrize("name, dtype", [("j2d5pt", "float"), ("star2d2r", "double"),
-                                         ("star2d1r", "float"), ("box2d1r", "float"),
+                                         ("star2d1r", "float"), ("star2d1r", "double"),
+                                         ("star2d3r", "float"), ("box2d1r", "float"),
                                          ("star3d1r", "float")])
 def test_the_default_plan_takes_two_cells_a_thread_where_cell_major_and_faster(name, dtype):
     """choice._with_cell_major_rows: the model's best one-cell plan, or the same block of
@@ -270,7 +271,9 @@ def test_the_default_plan_takes_two_cells_a_thread_where_cell_major_and_faster(n
     faster = coarse.cell_major and model.rank([coarse])[0].gflops > best.gflops
     assert chosen.plan == (coarse if faster else best.plan)
     # nondiag 2D (box2d1r is assoc); j2d5pt float's one-cell plan at a budget of 64
-    # registers is predicted faster than its two-cell twin
-    assert faster == (name in ("star2d2r", "star2d1r"))
+    # registers is predicted faster than its two-cell twin, and so are star2d2r double's and
+    # star2d1r float's since two cells a thread take CELL_EFFICIENCY's 0.91 of their modelled
+    # speed (timed: artifact/H200/default_plans.md)
+    assert faster == ((name, dtype) in (("star2d1r", "double"), ("star2d3r", "float")))
     one = driver.choose_plan(info, driver.Options(gpu="H200", coarsen=1))
     assert one.plan == best.plan

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -24,8 +25,9 @@ from an5dpy.errors import UsageError
 from an5dpy.perf.counts import ThreadCounts, spill_free_registers, stream_counts
 from an5dpy.perf.gpus import KNOWN_GPUS
 from an5dpy.perf.model import (FITTED, PAPER_TERMS, IssueConstants, LaunchTerms, Model,
-                               combine_times, launch_seconds, predict, step_cycles)
-from an5dpy.perf.model_constants import (BOTTLENECKS, DEPENDENT_LATENCY,
+                               cell_efficiency, combine_times, launch_seconds, predict,
+                               step_cycles)
+from an5dpy.perf.model_constants import (BOTTLENECKS, CELL_EFFICIENCY, DEPENDENT_LATENCY,
                                          FIELD_SELECT_INSTRUCTIONS, INTERIOR_LEVEL_OVERHEAD,
                                          LEVEL_OVERHEAD, SPILL_GROWTH_CELLS, STEP_OVERHEAD,
                                          UNBOUNDED_RATIO)
@@ -288,6 +290,28 @@ def test_a_budget_spills_four_cells_a_thread_as_ptxas_grows_their_registers(j2d5
     four = make_plan(j2d5pt, bt=4, bs=(512,), sl=256, coarsen=4)
     plain = spill_free_registers(four, 4) - budget_register_limit(64, four.nthreads)
     assert m.registers_short(four, 4, 64) > plain > 0
+
+
+def test_a_plans_cells_per_thread_take_their_share_of_the_modelled_speed(j2d5pt):
+    # CELL_EFFICIENCY by dimensions and cells per thread, relative to one cell; beyond the
+    # table the largest cells per thread in it; dimensions it lacks: 1
+    assert CELL_EFFICIENCY[(2, 1)] == CELL_EFFICIENCY[(3, 1)] == 1.0
+    assert CELL_EFFICIENCY[(2, 4)] < CELL_EFFICIENCY[(2, 2)] < 1.0
+    for cells in (1, 2, 4, 8):
+        plan = make_plan(j2d5pt, bt=4, bs=(512,), sl=256, coarsen=cells)
+        assert cell_efficiency(plan) == CELL_EFFICIENCY[(2, min(cells, 4))]
+    one_d = BlockingPlan(1, "float", (), 2, (), None, Mode.NONDIAG)
+    assert cell_efficiency(one_d) == 1.0
+    # a launch takes its plan's share where the issue term applies: the time over it
+    m = Model(j2d5pt, "H200", benchmark_grid(j2d5pt, 4096), 100)
+    plan = make_plan(j2d5pt, bt=4, bs=(512,), sl=256, coarsen=2)
+    cost = m.launch_cost(plan, 4)
+    assert cost.terms.efficiency == CELL_EFFICIENCY[(2, 2)]
+    plain = launch_seconds(replace(cost.terms, efficiency=1.0), cost.constants)
+    assert cost.seconds == pytest.approx(plain / CELL_EFFICIENCY[(2, 2)])
+    # the paper's terms (no step latency) know nothing of it
+    assert Model(j2d5pt, "P100", benchmark_grid(j2d5pt, 4096), 100).launch_cost(
+        plan, 4).terms.efficiency == 1.0
 
 
 def test_rank_weighs_register_budgets_where_issue_is_modelled(j2d5pt):
