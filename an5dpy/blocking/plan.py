@@ -934,12 +934,15 @@ def budget_min_blocks(budget: int, nthreads: int) -> int:
     return max(1, min(MAX_BLOCKS_PER_SM, REGISTERS_PER_SM // (budget * nthreads)))
 
 
-def budget_register_limit(budget: int, nthreads: int) -> int:
+def budget_register_limit(budget: int | None, nthreads: int) -> int:
     """Registers per thread ptxas may use under a budget's launch bounds: what
     :func:`budget_min_blocks` blocks leave each thread, down to the allocation granule.
     It can exceed the budget (a budget of 96 with 512 threads asks for 1 block, which may
-    use 128)."""
-    per_thread = REGISTERS_PER_SM // (budget_min_blocks(budget, nthreads) * nthreads)
+    use 128). Without a budget (None) the launch bounds name the block's threads alone:
+    one block must fit, so a block of 1024 threads gets 64 registers a thread, one of 512
+    gets 128, and ptxas spills what a kernel needs beyond that."""
+    blocks = 1 if budget is None else budget_min_blocks(budget, nthreads)
+    per_thread = REGISTERS_PER_SM // (blocks * nthreads)
     if per_thread >= MAX_REGISTERS_PER_THREAD:
         return MAX_REGISTERS_PER_THREAD
     return per_thread // REGISTER_GRANULE * REGISTER_GRANULE

@@ -357,11 +357,12 @@ def occupancy(plan: BlockingPlan, gpu: GpuSpec, degree: int | None = None,
     """Blocks per SM: min of the thread, shared-memory, register and block limits.
 
     ``regs`` (per thread) defaults to :meth:`BlockingPlan.register_estimate` of ``degree``;
-    either is rounded up to a multiple of 8 (the allocation granularity). 0 blocks per SM
-    means the plan cannot run on this GPU.
+    either is rounded up to a multiple of 8 (the allocation granularity; a thread of the
+    most registers, 255, takes 256). 0 blocks per SM means the plan cannot run on this GPU.
     """
     d = plan.depth if degree is None else degree
-    r = round_up(regs if regs is not None else plan.register_estimate(d), REGISTER_GRANULE)
+    count = regs if regs is not None else plan.register_estimate(d)
+    r = round_up(count, REGISTER_GRANULE)
     nthr = plan.nthreads
     smem = plan.smem_bytes
     limits = {
@@ -370,7 +371,8 @@ def occupancy(plan: BlockingPlan, gpu: GpuSpec, degree: int | None = None,
         **({"smem": gpu.smem_per_sm // smem if smem <= gpu.smem_per_block else 0}
            if smem else {}),
         "regs": (gpu.regs_per_sm // (r * nthr)
-                 if r <= gpu.max_regs_per_thread and r * nthr <= gpu.regs_per_block else 0),
+                 if count <= gpu.max_regs_per_thread and r * nthr <= gpu.regs_per_block
+                 else 0),
         "blocks": gpu.max_blocks_per_sm,
     }
     which = min(limits, key=lambda k: limits[k])

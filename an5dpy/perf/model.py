@@ -541,11 +541,13 @@ class Model:
                          regs: int | None) -> int | None:
         """Registers per thread that occupancy is taken at: the budget where one is given;
         without one, where the model weighs instruction issue, what ptxas gives an unbounded
-        kernel (:data:`UNBOUNDED_RATIO` times the paper's estimate), else (the paper's
-        terms) the paper's estimate (None)."""
+        kernel (:data:`UNBOUNDED_RATIO` times the paper's estimate, at most what the
+        kernel's launch bounds leave a thread: :func:`budget_register_limit`, which ptxas
+        holds to and spills beyond), else (the paper's terms) the paper's estimate (None)."""
         if regs is not None or self.gpu.step_latency_cycles <= 0:
             return regs
-        return math.ceil(plan.register_estimate(degree) * unbounded_ratio(plan))
+        return min(math.ceil(plan.register_estimate(degree) * unbounded_ratio(plan)),
+                   budget_register_limit(None, plan.nthreads))
 
     def wave_efficiency(self, waves: float) -> float:
         """eff_SM: the paper's waves / ceil(waves); where the model weighs instruction
@@ -647,8 +649,10 @@ class Model:
         """Registers a budget's limit falls short of what the kernel needs unspilled
         (:func:`spill_free_registers`; from :data:`SPILL_GROWTH_CELLS` cells per thread
         on, grown as ptxas grows an unbounded kernel's registers with its cells:
-        :data:`UNBOUNDED_RATIO` of the plan over that of one cell per thread)."""
-        if regs is None:
+        :data:`UNBOUNDED_RATIO` of the plan over that of one cell per thread). Without a
+        budget, where the model weighs instruction issue, the limit is the launch bounds'
+        (:func:`budget_register_limit` of None); under the paper's terms nothing spills."""
+        if regs is None and self.gpu.step_latency_cycles <= 0:
             return 0
         need = spill_free_registers(plan, degree)
         if plan.coarsen >= SPILL_GROWTH_CELLS:

@@ -162,6 +162,12 @@ def test_budget_register_limit_follows_launch_bounds():
     # a block of 32 threads (a coarsened plan) cannot ask for the 64 blocks a budget of
     # 32 would need: an SM holds 32, which leave each thread 64 registers
     assert budget_min_blocks(32, 32) == 32 and budget_register_limit(32, 32) == 64
+    # without a budget the launch bounds name the threads alone: one block must fit (the
+    # unbounded kernels of artifact/H200 never exceed 64 registers with 1024 threads, 128
+    # with 512)
+    assert budget_register_limit(None, 1024) == 64 and budget_register_limit(None, 512) == 128
+    assert budget_register_limit(None, 384) == 168  # 170 -> 168
+    assert budget_register_limit(None, 256) == budget_register_limit(None, 32) == 255
 
 
 def test_mode_is_settled_once_when_the_plan_is_made():

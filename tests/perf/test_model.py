@@ -26,7 +26,7 @@ from an5dpy.perf.counts import ThreadCounts, spill_free_registers, stream_counts
 from an5dpy.perf.gpus import KNOWN_GPUS
 from an5dpy.perf.model import (FITTED, PAPER_TERMS, IssueConstants, LaunchTerms, Model,
                                cell_efficiency, combine_times, launch_seconds, predict,
-                               step_cycles)
+                               step_cycles, unbounded_ratio)
 from an5dpy.perf.model_constants import (BOTTLENECKS, CELL_EFFICIENCY, DEPENDENT_LATENCY,
                                          FIELD_SELECT_INSTRUCTIONS, INTERIOR_LEVEL_OVERHEAD,
                                          LEVEL_OVERHEAD, SPILL_GROWTH_CELLS, STEP_OVERHEAD,
@@ -312,6 +312,32 @@ def test_a_plans_cells_per_thread_take_their_share_of_the_modelled_speed(j2d5pt)
     # the paper's terms (no step latency) know nothing of it
     assert Model(j2d5pt, "P100", benchmark_grid(j2d5pt, 4096), 100).launch_cost(
         plan, 4).terms.efficiency == 1.0
+
+
+def test_an_unbounded_kernel_takes_the_registers_its_launch_bounds_leave(j2d5pt):
+    # ptxas holds an unbounded kernel to what __launch_bounds__(threads) leaves a thread
+    # and spills the rest: the model takes occupancy at that limit and counts the spills,
+    # where it used to refuse such a plan (255 registers round to 256, which fits)
+    from an5dpy.perf.counts import occupancy
+    m = Model(j2d5pt, "H200", benchmark_grid(j2d5pt, 4096), 100)
+    deep = make_plan(j2d5pt, bt=14, bs=(512,), sl=256, coarsen=4)  # 128 threads
+    assert math.ceil(deep.register_estimate(14) * unbounded_ratio(deep)) > 255
+    assert m.thread_registers(deep, 14, None) == 255
+    assert m.occupancy(deep, 14, None).blocks_per_sm == 2  # 256 x 128 threads each
+    need = math.ceil(spill_free_registers(deep, 14) * unbounded_ratio(deep)
+                     / unbounded_ratio(deep, cells=1))
+    assert m.registers_short(deep, 14, None) == max(0, need - 255)
+    assert m.predict(deep).gflops > 0
+    # 1024 threads: 64 registers, and bT 16 needs more unspilled (3 x 16 + 20 = 68)
+    wide = make_plan(j2d5pt, bt=16, bs=(1024,), sl=256)
+    assert m.thread_registers(wide, 16, None) == 64
+    assert occupancy(wide, m.gpu, 16, 255).blocks_per_sm == 0  # 255 x 1024 > 64K
+    assert m.registers_short(wide, 16, None) == spill_free_registers(wide, 16) - 64 > 0
+    assert m.registers_short(wide, 16, None) == m.registers_short(wide, 16, 64)
+    # the paper's terms know no spills and take the estimate
+    paper = Model(j2d5pt, "P100", benchmark_grid(j2d5pt, 4096), 100)
+    assert paper.registers_short(deep, 14, None) == 0
+    assert paper.thread_registers(deep, 14, None) is None
 
 
 def test_rank_weighs_register_budgets_where_issue_is_modelled(j2d5pt):

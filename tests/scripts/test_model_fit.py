@@ -108,10 +108,12 @@ def test_the_fitted_constants_rank_and_predict_the_rows_they_were_fitted_to(mode
     # fitted to artifact/H200/previous: 32 of 42 rows, 34 within 3%, accuracy 1.077; with
     # the instruction counts of the kernels' SASS (LEVEL_OVERHEAD, STEP_OVERHEAD) and
     # ptxas's registers by cells per thread (UNBOUNDED_RATIO), the constants not refitted:
-    # 29 rows, 33 within 3%, accuracy 1.026
+    # 29 rows, 33 within 3%, accuracy 1.026; unbounded kernels held to their launch bounds
+    # (plans of 1024 threads the model had refused unbounded now rank, two of them above
+    # the fastest of box2d2r and box2d3r float): 27 rows, 31 within 3%
     gpu, data = model_fit.load(FITTED_ROWS)
     scores = model_fit.score(data, model_fit.model_setting(gpu))
-    assert scores.hit.sum() >= 29 and scores.near.sum() >= 32
+    assert scores.hit.sum() >= 27 and scores.near.sum() >= 31
     assert 0.87 <= model_fit.geomean_ratio(scores.log_ratio) <= 1.15
 
 
