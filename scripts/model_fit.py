@@ -151,10 +151,11 @@ class Dataset:
 
     def with_efficiency(self, table: dict) -> "Dataset":
         """The dataset with each launch's efficiency taken from ``table`` by its plan's
-        (dimensions, cells per thread) (1 where the table has none): CELL_EFFICIENCY's
-        role."""
-        cells = self.plan_cells()
-        per_plan = np.array([table.get(key, 1.0) for key in cells])
+        (dimensions, cells per thread), as the model takes CELL_EFFICIENCY's
+        (an5dpy.perf.model.efficiency_at)."""
+        from an5dpy.perf.model import efficiency_at
+        per_plan = np.array([efficiency_at(ndim, cells, table)
+                             for ndim, cells in self.plan_cells()])
         efficiency = per_plan[self.option_plan[self.option]]
         return replace(self, terms=replace(self.terms, efficiency=efficiency))
 

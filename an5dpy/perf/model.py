@@ -148,10 +148,17 @@ def unbounded_ratio(plan: BlockingPlan, cells: int | None = None) -> float:
 
 
 def cell_efficiency(plan: BlockingPlan) -> float:
-    """:data:`CELL_EFFICIENCY` of the plan's dimensions at its cells per thread (the
-    table's largest cells per thread beyond it; 1 for dimensions it has no entry of)."""
-    cells = [c for (ndim, c) in CELL_EFFICIENCY if ndim == plan.ndim and c <= plan.coarsen]
-    return CELL_EFFICIENCY[(plan.ndim, max(cells))] if cells else 1.0
+    """:data:`CELL_EFFICIENCY` of the plan's dimensions at its cells per thread
+    (:func:`efficiency_at`)."""
+    return efficiency_at(plan.ndim, plan.coarsen)
+
+
+def efficiency_at(ndim: int, cells: int, table: dict | None = None) -> float:
+    """``table`` (default :data:`CELL_EFFICIENCY`) at (``ndim``, ``cells``): beyond its
+    largest cells per thread the largest's, 1 for dimensions it has no entry of."""
+    table = CELL_EFFICIENCY if table is None else table
+    known = [c for (d, c) in table if d == ndim and c <= cells]
+    return table[(ndim, max(known))] if known else 1.0
 
 
 def shared_stores(plan: BlockingPlan, work: LevelWork) -> int:
