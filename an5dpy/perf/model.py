@@ -426,6 +426,13 @@ class Prediction:
     def launch_count(self) -> int:
         return sum(c.count for c in self.launches)
 
+    @property
+    def efficiency(self) -> float:
+        """The share of the modelled speed that kernels of the plan's cells per thread
+        reach (:func:`cell_efficiency`, in ``seconds`` already; 1 under the paper's
+        terms)."""
+        return next((c.terms.efficiency for c in self.launches if c.terms is not None), 1.0)
+
     def to_json(self) -> dict:
         return {
             "plan": self.plan.to_json(), "gpu": self.gpu, "steps": self.steps,
@@ -433,6 +440,7 @@ class Prediction:
             "gflops": self.gflops, "seconds": self.seconds, "bottleneck": self.bottleneck,
             "time_comp": self.time_comp, "time_sm": self.time_sm, "time_gm": self.time_gm,
             "time_issue": self.time_issue, "registers": self.registers,
+            "efficiency": self.efficiency,
             "eff_alu": self.eff_alu, "eff_sm": self.eff_sm,
             "blocks_per_sm": self.blocks_per_sm, "threads": self.threads.to_json(),
             "gm_bytes": self.gm_bytes, "sm_bytes": self.sm_bytes, "flops": self.flops,

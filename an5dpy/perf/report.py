@@ -59,6 +59,9 @@ def format_prediction(p: Prediction, gpu: GpuSpec | None = None) -> str:
         norm = p.launches[0].constants.norm
         lines.append(f"  (each launch takes the p-norm, p = {norm:g}, of its four times, not "
                      "the largest)")
+    if p.efficiency != 1.0:
+        lines.append(f"  (kernels of {plan.coarsen} cells per thread reach {p.efficiency:.2f} of "
+                     "the speed these times give, as measured: CELL_EFFICIENCY)")
     bw_sm = f" at {gpu.smem_gbs(plan.dtype):,.0f} GB/s" if gpu else ""
     bw_gm = f" at {gpu.gmem_gbs(plan.dtype):,.0f} GB/s" if gpu else ""
     peak = f" of {gpu.peak_gflops(plan.dtype):,.0f} GFLOP/s peak" if gpu else ""

@@ -550,6 +550,23 @@ def test_cli_model_text_and_sizes(capsys):
     assert code == 0 and json.loads(out)["steps"] == 8
 
 
+def test_cli_model_shows_the_share_of_cells_per_thread(capsys):
+    # CELL_EFFICIENCY is in the predicted time; the report and the JSON say so where it
+    # applies (Hopper, more than one cell per thread)
+    path = os.path.join(C_INPUTS, "star2d1r.c")
+    plan = ["--dtype", "float", "--bt", "7", "--bs", "512", "--sl", "256", "--regs", "96"]
+    code, out, _ = _run(["model", path, "--gpu", "H200", *plan, "--coarsen", "2"], capsys)
+    assert code == 0
+    assert (f"kernels of 2 cells per thread reach {CELL_EFFICIENCY[(2, 2)]:.2f} of the speed"
+            in out)
+    code, out, _ = _run(["model", path, "--gpu", "H200", *plan, "--coarsen", "2", "--json"],
+                        capsys)
+    assert json.loads(out)["efficiency"] == CELL_EFFICIENCY[(2, 2)]
+    for gpu, cells in (("H200", "1"), ("V100", "2")):
+        code, out, _ = _run(["model", path, "--gpu", gpu, *plan, "--coarsen", cells], capsys)
+        assert code == 0 and "cells per thread reach" not in out
+
+
 def test_cli_model_errors(capsys):
     j2d = os.path.join(C_INPUTS, "j2d5pt.c")
     code, _, err = _run(["model", j2d, "--gpu", "GTX480", "--dtype", "float"], capsys)
