@@ -12,8 +12,11 @@ and the fastest three timed again; the best is the "tuned" result. Sconf and the
 one-kernel-per-step baseline are timed too. Reported runs are timed with CUDA events
 (warm-up, then the median of the repeats), with the step count (at most 1000) that makes
 a run last about 0.2 s (it is in the table; GFLOP/s is a rate, and a 20-step probe picks
-it). Rows are appended to <out>/<gpu>/rows.jsonl as they finish, so a run cut short (or
-split over several sessions with --minutes) goes on with --resume.
+it). Every row's builds start with the run (nvcc on the CPUs while the GPU times earlier
+rows); a row's second round (the neighbours of its fastest plans) builds while the GPU
+times the next row's first round. Rows are appended to <out>/<gpu>/rows.jsonl as they
+finish, so a run cut short (or split over several sessions with --minutes) goes on with
+--resume.
 
 Outputs in <out>/<gpu>/: table5.csv, table5.md, fig8.png (GFLOP/s vs bT, radius-1
 stencils, float), fig9.png (star/box, orders 1-4), rows.jsonl, fig8.jsonl.
@@ -89,6 +92,10 @@ def measured_variants(row: dict) -> bool:
 # --------------------------------------------------------------------------- measuring
 
 
+#: Rows whose device grids the bench keeps: the row being finished and the next one.
+GRIDS_KEPT = 2
+
+
 class Bench:
     """Builds in a thread pool (nvcc runs on the CPUs while the GPU times earlier rows)."""
 
@@ -99,7 +106,7 @@ class Bench:
         # the neighbours of a row's fastest plans are built while the row waits for them:
         # a pool of their own, not behind the later rows' builds
         self.neighbour_pool = concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 4)
-        self._grid = (None, None, ())
+        self._grids: dict = {}
 
     def shutdown(self):
         """Stop building: the builds not started are dropped (rows past the deadline)."""
@@ -107,15 +114,17 @@ class Bench:
             pool.shutdown(wait=False, cancel_futures=True)
 
     def grid(self, info, env, dtype):
-        """The device grid of the current row and its read-only arrays (made once per row,
-        not per plan)."""
+        """The device grid of a row and its read-only arrays, made once per row, not per
+        plan (the same seeded values every time); the two rows in flight
+        (:func:`measure_rows`) keep theirs, an older row's are freed first."""
         from an5dpy.perf.bench import device_grid, device_read_only_values
         key = (id(info), dtype)
-        if self._grid[0] != key:
-            self._grid = (None, None, ())  # free the previous row's arrays first
-            self._grid = (key, device_grid(info, env, dtype),
-                          device_read_only_values(info, env))
-        return self._grid[1], self._grid[2]
+        if key not in self._grids:
+            while len(self._grids) >= GRIDS_KEPT:
+                del self._grids[next(iter(self._grids))]
+            self._grids[key] = (device_grid(info, env, dtype),
+                                device_read_only_values(info, env))
+        return self._grids[key]
 
     def time(self, info, plan, built, env, naive=False, repeats=2, min_run_s=MIN_RUN_S):
         """GFLOP/s, seconds per run, steps used, registers, spills."""
@@ -175,25 +184,32 @@ def neighbourhood(bench, info, stem):
                                                    bench.neighbour_pool))
 
 
-def screen_and_confirm(bench, info, env, jobs, label, finalists=None, neighbours=None,
-                       stopwatch=None):
-    """Screen every build with short runs (with ``neighbours``, a Neighbourhood, then
-    its jobs too), then time the finalists (default: the tuner's FINALISTS) as reported
-    runs (an5dpy.perf.tune.screen; ``stopwatch`` sums its waits for builds and its
-    timings). Returns the measured entries, fastest first (finalists carry their reported
-    numbers)."""
-    from an5dpy.perf.tune import FINALISTS, own_kernel, screen
+def start_screening(bench, info, env, jobs, label, finalists=None, neighbours=None,
+                    stopwatch=None):
+    """The first half of :func:`screen_and_confirm`: every build screened with a short run
+    and, with ``neighbours`` (a Neighbourhood), their builds submitted; the Screening
+    (an5dpy.perf.tune.Screening) goes on with :func:`confirmed`."""
+    from an5dpy.perf.tune import FINALISTS, Screening
 
     def failed(plan, cap, e):
         print(f"  {label} {plan.describe()} cap {cap}: {type(e).__name__}: {e}", flush=True)
 
-    screened = screen(
+    screening = Screening(
         jobs, lambda p, b: bench.time(info, p, b, env, repeats=1, min_run_s=SCREEN_S)[0],
         lambda p, b: bench.time(info, p, b, env),
         FINALISTS if finalists is None else finalists, on_error=failed,
         neighbourhood=neighbours, stopwatch=stopwatch)
+    screening.first_round()
+    return screening
+
+
+def confirmed(screening) -> list[dict]:
+    """The second half of :func:`screen_and_confirm`: the neighbours screened, then the
+    finalists timed as reported runs; the measured entries, fastest first (finalists carry
+    their reported numbers)."""
+    from an5dpy.perf.tune import own_kernel
     out = []
-    for s in screened:
+    for s in screening.finish():
         if s.final is not None:
             g, sec, steps, regs, spills = s.final
         else:
@@ -204,6 +220,17 @@ def screen_and_confirm(bench, info, env, jobs, label, finalists=None, neighbours
                     "steps": steps, "registers": regs, "spills": bool(spills),
                     "final": s.final is not None})
     return out
+
+
+def screen_and_confirm(bench, info, env, jobs, label, finalists=None, neighbours=None,
+                       stopwatch=None):
+    """Screen every build with short runs (with ``neighbours``, a Neighbourhood, then
+    its jobs too), then time the finalists (default: the tuner's FINALISTS) as reported
+    runs (an5dpy.perf.tune.screen; ``stopwatch`` sums its waits for builds and its
+    timings). Returns the measured entries, fastest first (finalists carry their reported
+    numbers)."""
+    return confirmed(start_screening(bench, info, env, jobs, label, finalists, neighbours,
+                                     stopwatch))
 
 
 def row_context(row, gpu):
@@ -242,7 +269,9 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
     """Measure each (stencil, dtype) row not in ``resume`` and put it in
     ``out_dir/rows_name`` (:func:`put_row`: in place of an earlier row of the pair);
     ``original_h200`` is the original tool's GFLOP/s where it has the stencil (the paper's
-    21), else None. ``previous``: the tuned plan (its JSON) of a
+    21), else None. Two rows are in flight: each row's first round is timed while the row
+    before it waits for its second round's builds, then that row is finished (rows are
+    written in order). ``previous``: the tuned plan (its JSON) of a
     row measured before (``--redo``), which is measured again among the candidates, so
     that a re-measurement after a change of the kernels or the model keeps the earlier
     best plan in the running."""
@@ -275,17 +304,11 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
                                       per_bt=not heavy and not narrow, per_bs=not narrow)
             jobs = submit_jobs(bench, info, plans, name.replace("-", "_"))
             rows.append((name, dtype, info, env, model, sconf, plans, jobs))
-    for name, dtype, info, env, model, sconf, plans, jobs in rows:
-        if time.time() > deadline:
-            print(f"deadline: skipping {name} {dtype}", flush=True)
-            continue
-        start = time.time()
-        stopwatch = Stopwatch()
+    def finish(name, dtype, info, env, model, sconf, plans, jobs, screening, around,
+               stopwatch):
+        """The row's second round, finalists, Sconf and naive runs; the row written."""
         measured = []
-        # the tuner's second round, but for --narrow (the model's top plans alone)
-        around = None if narrow else neighbourhood(bench, info, name.replace("-", "_"))
-        for m in screen_and_confirm(bench, info, env, jobs, f"{name} {dtype}",
-                                    neighbours=around, stopwatch=stopwatch):
+        for m in confirmed(screening):
             plan = m.pop("plan")
             measured.append({"plan": plan.to_json(), "describe": plan.describe(), **m,
                              "sconf": plan == sconf})
@@ -304,6 +327,11 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
                          "sconf": True}
         naive_g, _, naive_steps, _, _ = stopwatch.timed(
             "runs", bench.time, info, sconf, sconf_built, env, naive=True)
+        # the row's share of the run: its waits for builds not done (its first round's,
+        # its second round's and Sconf's: each row's builds start with the run's) and its
+        # timings on the GPU; the next row's first round, timed while this row's second
+        # round built, is that row's
+        wall = sum(stopwatch.seconds.values())
         # the model's fields (the tuned plan: the best finalist or Sconf, both timed as
         # reported runs; predictions; the model's and the paper's terms' top 5, of the
         # space and the measured variant plans)
@@ -316,10 +344,7 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
                "measured": measured,
                "plans_measured": len({m["describe"] for m in measured}
                                      | {p.describe() for p in plans}),
-               # the row's share of the run: its wait for builds not done, its timings
-               # and its second round's builds (each row's builds start with the run's),
-               # and of that the waits for builds and the timings on the GPU
-               "wall_s": round(time.time() - start, 1),
+               "wall_s": round(wall, 1),
                "wall_parts": {kind: round(seconds, 1)
                               for kind, seconds in sorted(stopwatch.seconds.items())}}
         space = space_with_measured(info, gpu, measured)
@@ -331,7 +356,26 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
                   else f"x{best['gflops'] / naive_g:.2f} naive")
         print(f"{name:10s} {dtype:6s} tuned {best['gflops']:9,.0f} ({best['describe']}, regs "
               f"{best['cap'] or '-'}) Sconf {sconf_run['gflops']:9,.0f} naive {naive_g:8,.0f} "
-              f"{versus} [{len(measured)} runs, {time.time() - start:.0f}s]", flush=True)
+              f"{versus} [{len(measured)} runs, {wall:.0f}s]", flush=True)
+
+    # two rows in flight: a row's first round is timed while the row before it waits for
+    # its second round's builds, so the GPU does not idle while nvcc builds them
+    pending = None
+    for name, dtype, info, env, model, sconf, plans, jobs in rows:
+        if time.time() > deadline:
+            print(f"deadline: skipping {name} {dtype}", flush=True)
+            continue
+        stopwatch = Stopwatch()
+        # the tuner's second round, but for --narrow (the model's top plans alone)
+        around = None if narrow else neighbourhood(bench, info, name.replace("-", "_"))
+        screening = start_screening(bench, info, env, jobs, f"{name} {dtype}",
+                                    neighbours=around, stopwatch=stopwatch)
+        if pending is not None:
+            finish(*pending)
+        pending = (name, dtype, info, env, model, sconf, plans, jobs, screening, around,
+                   stopwatch)
+    if pending is not None:
+        finish(*pending)
     bench.shutdown()  # builds of rows past the deadline
 
 

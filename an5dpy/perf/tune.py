@@ -543,18 +543,14 @@ class Neighbourhood:
     roots: int = NEIGHBOURHOOD_ROOTS
 
     def jobs(self, screened: Sequence[Screened], known: Iterable[BlockingPlan]) -> list:
-        """The jobs of the neighbours of the fastest of ``screened`` (fastest first), all
-        built: the plans of ``known`` are not submitted again."""
+        """The jobs of the neighbours of the fastest of ``screened`` (fastest first),
+        submitted (their builds may still run): the plans of ``known`` are not submitted
+        again."""
         roots = list(dict.fromkeys(s.plan for s in screened))[:self.roots]
         seen = set(known)
         new = [n for n in dict.fromkeys(n for r in roots for n in self.plans(r))
                if n not in seen]
-        if not new:
-            return []
-        jobs = self.submit(new)
-        # every build first, as in the first round: nvcc would delay the timed launches
-        concurrent.futures.wait([f for _, _, f in jobs])
-        return jobs
+        return self.submit(new) if new else []
 
 
 class Stopwatch:
@@ -573,6 +569,57 @@ class Stopwatch:
             self.seconds[kind] = self.seconds.get(kind, 0.0) + time.perf_counter() - start
 
 
+class Screening:
+    """:func:`screen` in two halves, so that a caller may time other work on the GPU
+    while the second round's builds run (``scripts/artifact.py``: the next row's first
+    round). :meth:`first_round` times every job once and submits the neighbourhood's
+    builds without waiting for them; :meth:`finish` waits for those builds, times them
+    and then the finalists."""
+
+    def __init__(self, jobs, time_once, time_final, finalists: int = FINALISTS,
+                 on_error=None, progress: bool = False,
+                 neighbourhood: Neighbourhood | None = None,
+                 stopwatch: Stopwatch | None = None):
+        self.jobs, self.time_once, self.time_final = jobs, time_once, time_final
+        self.finalists, self.on_error, self.progress = finalists, on_error, progress
+        self.neighbourhood = neighbourhood
+        self.clock = stopwatch or Stopwatch()
+        self.screened: list[Screened] = []
+        self.more: list = []
+
+    def _time_each(self, round_jobs, desc: str) -> list[Screened]:
+        from tqdm import tqdm
+        out = []
+        for plan, cap, fut in tqdm(round_jobs, desc=desc, disable=not self.progress):
+            try:
+                built = self.clock.timed("builds", fut.result)
+                if built is None:
+                    continue
+                out.append(Screened(plan, cap, built,
+                                    self.clock.timed("runs", self.time_once, plan, built)))
+            except Exception as e:  # noqa: BLE001 - reported by the caller's handler
+                if self.on_error is None:
+                    raise
+                self.on_error(plan, cap, e)
+        return out
+
+    def first_round(self) -> None:
+        """Time every job once and submit the neighbourhood's builds."""
+        self.screened = sorted(self._time_each(self.jobs, "time"), key=lambda s: -s.gflops)
+        if self.neighbourhood is not None:
+            self.more = self.neighbourhood.jobs(self.screened, (p for p, _, _ in self.jobs))
+
+    def finish(self) -> list[Screened]:
+        """The second round and the finalists (fastest first)."""
+        # every neighbour build first, as in the first round: nvcc would delay the launches
+        self.clock.timed("builds", concurrent.futures.wait, [f for _, _, f in self.more])
+        screened = sorted(self.screened + self._time_each(self.more, "time neighbours"),
+                          key=lambda s: -s.gflops)
+        for s in screened[:self.finalists]:
+            s.final = self.clock.timed("runs", self.time_final, s.plan, s.built)
+        return screened
+
+
 def screen(jobs, time_once, time_final, finalists: int = FINALISTS, on_error=None,
            progress: bool = False, neighbourhood: Neighbourhood | None = None,
            stopwatch: Stopwatch | None = None) -> list[Screened]:
@@ -581,33 +628,11 @@ def screen(jobs, time_once, time_final, finalists: int = FINALISTS, on_error=Non
     (``time_final(plan, built)``, kept as ``final``); fastest first. Builds that the budget
     does not change (None) are left out. A failed build or run raises, or with
     ``on_error(plan, cap, exception)`` is reported and left out. ``stopwatch`` sums the
-    waits for builds and the timings."""
-    from tqdm import tqdm
-    clock = stopwatch or Stopwatch()
-
-    def time_each(round_jobs, desc):
-        out = []
-        for plan, cap, fut in tqdm(round_jobs, desc=desc, disable=not progress):
-            try:
-                built = clock.timed("builds", fut.result)
-                if built is None:
-                    continue
-                out.append(Screened(plan, cap, built,
-                                    clock.timed("runs", time_once, plan, built)))
-            except Exception as e:  # noqa: BLE001 - reported by the caller's handler
-                if on_error is None:
-                    raise
-                on_error(plan, cap, e)
-        return sorted(out, key=lambda s: -s.gflops)
-
-    screened = time_each(jobs, "time")
-    if neighbourhood is not None:
-        more = clock.timed("builds", neighbourhood.jobs, screened, (p for p, _, _ in jobs))
-        screened = sorted(screened + time_each(more, "time neighbours"),
-                          key=lambda s: -s.gflops)
-    for s in screened[:finalists]:
-        s.final = clock.timed("runs", time_final, s.plan, s.built)
-    return screened
+    waits for builds and the timings. Both halves of :class:`Screening` in turn."""
+    screening = Screening(jobs, time_once, time_final, finalists, on_error, progress,
+                          neighbourhood, stopwatch)
+    screening.first_round()
+    return screening.finish()
 
 
 def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],

@@ -279,6 +279,39 @@ def test_screen_with_a_neighbourhood_times_the_neighbours_of_the_fastest_plans_t
     assert submitted == [["b"]] and [s.built for s in out] == ["A"]
 
 
+def test_a_screening_submits_its_second_round_and_waits_for_it_only_when_finished():
+    import concurrent.futures
+    import threading
+    from an5dpy.perf.tune import Neighbourhood, Screening, Stopwatch
+
+    def done(value):
+        f = concurrent.futures.Future()
+        f.set_result(value)
+        return f
+
+    pending = []
+
+    def submit(plans):  # builds that finish only when the test says so
+        jobs = [(p, None, concurrent.futures.Future()) for p in plans]
+        pending.extend(f for _, _, f in jobs)
+        return jobs
+
+    rates = {"a": 10.0, "b": 30.0, "b1": 40.0}
+    once = []
+    screening = Screening([("a", None, done("A")), ("b", None, done("B"))],
+                          lambda p, b: once.append(p) or rates[p], lambda p, b: b,
+                          finalists=1, stopwatch=Stopwatch(),
+                          neighbourhood=Neighbourhood(lambda p: [p + "1"], submit, roots=1))
+    screening.first_round()
+    # the first round is timed and the neighbour of the fastest submitted, not built yet
+    assert once == ["a", "b"] and len(pending) == 1 and not pending[0].done()
+    threading.Timer(0.05, pending[0].set_result, ("B1",)).start()
+    out = screening.finish()
+    assert once == ["a", "b", "b1"] and [s.built for s in out] == ["B1", "B", "A"]
+    assert out[0].final == "B1"
+    assert screening.clock.seconds["builds"] >= 0.04  # the wait for the neighbour's build
+
+
 @pytest.mark.parametrize("name, dtype, bt, bs, kw", [
     ("box3d1r", "float", 2, (16, 64), {"opt": "assoc"}),
     ("star2d1r", "float", 7, (512,), {"coarsen": 2, "barriers": "step"}),

@@ -234,6 +234,83 @@ def test_measure_rows_times_the_neighbours_of_the_fastest_plans_of_each_row(
     assert 0 <= sum(row["wall_parts"].values()) <= row["wall_s"] + 0.2
 
 
+def test_measure_rows_times_a_rows_first_round_while_the_row_before_builds_its_second(
+        artifact, tmp_path, monkeypatch):
+    """Two rows without a GPU (builds and runs faked): the GPU times row 2's first round
+    before row 1's neighbours, whose builds run meanwhile; each row is written as a row
+    measured alone would be, in order, its time the sum of its own waits and timings."""
+    import json
+    import threading
+
+    import an5dpy.cuda.runtime as runtime
+
+    timed, built = [], []
+    released = threading.Event()  # the neighbours' builds finish once row 2 was timed
+
+    def rate(plan):
+        return 1000.0 + 300 * (plan.coarsen == 2) - 20 * abs(plan.bt - 5)
+
+    def fake_time(self, info, plan, built_, env, naive=False, repeats=2, min_run_s=0.2):
+        timed.append((stems[id(info)], plan.describe(), naive))
+        return (100.0 if naive else rate(plan)), 0.2, 100, 40, False
+
+    def build(info, plan, stem, options, smem_wrap=True, directory=None, regs=None):
+        built.append((stem, plan.describe()))
+        return fake_build(info, plan, stem, options, smem_wrap, directory, regs)
+
+    first_round, stems = {}, {}
+    submit = artifact.submit_jobs
+
+    def submit_jobs(bench, info, plans, stem, pool=None):
+        if pool is None:  # a row's first round
+            first_round[stem], stems[id(info)] = {p.describe() for p in plans}, stem
+            return submit(bench, info, plans, stem, pool)
+        jobs = submit(bench, info, plans, stem, pool)
+        waiting = []
+        for plan, cap, fut in jobs:  # the second round's builds end when row 2 was timed
+            later = concurrent.futures.Future()
+
+            def done(f, later=later):
+                released.wait(5)
+                later.set_result(f.result())
+            threading.Thread(target=done, args=(fut,)).start()
+            waiting.append((plan, cap, later))
+        return waiting
+
+    import concurrent.futures
+    monkeypatch.setattr(runtime, "build_kernels", build)
+    monkeypatch.setattr(runtime, "device_name", lambda: "NVIDIA H200")
+    monkeypatch.setattr(runtime, "device_arch", lambda: "sm_90")
+    monkeypatch.setattr(artifact.Bench, "time", fake_time)
+    monkeypatch.setattr(artifact, "submit_jobs", submit_jobs)
+    original = artifact.start_screening
+
+    def start_screening(bench, info, env, jobs, label, *args, **kwargs):
+        screening = original(bench, info, env, jobs, label, *args, **kwargs)
+        if label.startswith("j2d5pt"):
+            released.set()
+        return screening
+
+    monkeypatch.setattr(artifact, "start_screening", start_screening)
+    artifact.measure_rows(str(tmp_path), ["star2d1r", "j2d5pt"], ["float"], 5, float("inf"),
+                          set())
+    rows = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
+    assert [r["stencil"] for r in rows] == ["star2d1r", "j2d5pt"]
+    names = [name for name, _, _ in timed]
+    # row 1's first round, row 2's first round, then row 1's neighbours and finalists
+    first_j2d = names.index("j2d5pt")
+    star_first = {d for n, d, _ in timed[:first_j2d] if n == "star2d1r"}
+    assert star_first == first_round["star2d1r"]
+    assert {d for n, d, _ in timed[first_j2d:] if n == "star2d1r"} - star_first
+    assert names[first_j2d:].count("star2d1r") > 0 and names[-1] == "j2d5pt"
+    for r in rows:
+        assert r["best"]["gflops"] == max(m["gflops"] for m in r["measured"] if m["final"])
+        assert r["neighbourhood"] == artifact.NEIGHBOURHOOD
+        assert r["wall_s"] == pytest.approx(sum(r["wall_parts"].values()), abs=0.15)
+        # the naive run last, once per row
+        assert sum(1 for n, _, naive in timed if naive and n == r["stencil"]) == 1
+
+
 def test_table5_sums_the_time_of_the_rows_that_recorded_it(artifact, tmp_path):
     """The full run's time is the sum of its rows' (``wall_s``); rows of earlier runs have
     none and are left out of it."""
