@@ -304,6 +304,7 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
                                       per_bt=not heavy and not narrow, per_bs=not narrow)
             jobs = submit_jobs(bench, info, plans, name.replace("-", "_"))
             rows.append((name, dtype, info, env, model, sconf, plans, jobs))
+
     def finish(name, dtype, info, env, model, sconf, plans, jobs, screening, around,
                stopwatch):
         """The row's second round, finalists, Sconf and naive runs; the row written."""
