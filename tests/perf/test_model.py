@@ -29,8 +29,8 @@ from an5dpy.perf.model import (FITTED, PAPER_TERMS, IssueConstants, LaunchTerms,
                                step_cycles, unbounded_ratio)
 from an5dpy.perf.model_constants import (BOTTLENECKS, CELL_EFFICIENCY, DEPENDENT_LATENCY,
                                          FIELD_SELECT_INSTRUCTIONS, INTERIOR_LEVEL_OVERHEAD,
-                                         LEVEL_OVERHEAD, SPILL_GROWTH_CELLS, STEP_OVERHEAD,
-                                         UNBOUNDED_RATIO)
+                                         LEVEL_OVERHEAD, REGISTER_BUDGETS, SPILL_GROWTH_CELLS,
+                                         STEP_OVERHEAD, UNBOUNDED_RATIO)
 
 from model_support import (benchmark_grid, load_benchmark, load_multi, predict_config,
                            star_fields, stream_counts_direct)
@@ -371,6 +371,32 @@ def test_hand_case_stream_division(star2d):
 
 
 # --------------------------------------------------------------------------- cross-checks
+
+
+@given(data=st.data())
+def test_no_unbounded_plan_is_refused_for_its_registers_on_hopper(data, j2d5pt):
+    """ptxas builds any plan within its launch bounds (spilling the rest), so where the
+    model weighs instruction issue an unbounded plan's registers never keep it off an SM:
+    at most the launch bounds' limit, and placed whenever its threads and shared memory
+    fit; the spills it is charged are those of a budget at that limit."""
+    from an5dpy.perf.counts import occupancy
+    bt = data.draw(st.integers(1, 16))
+    cells = data.draw(st.sampled_from((1, 2, 4)))
+    b = data.draw(st.sampled_from((64, 128, 256, 512, 1024, 2048)))
+    dtype = data.draw(st.sampled_from(("float", "double")))
+    try:
+        plan = make_plan(j2d5pt, bt=bt, bs=(b,), sl=256, coarsen=cells, dtype=dtype)
+    except UsageError:
+        return  # a plan make_plan refuses (too many registers by the estimate, or bs)
+    m = Model(j2d5pt, "H200", benchmark_grid(j2d5pt, 2048), 10)
+    limit = budget_register_limit(None, plan.nthreads)
+    regs = m.thread_registers(plan, bt, None)
+    assert regs <= limit
+    occ = occupancy(plan, m.gpu, bt, regs)
+    assert occ.blocks_per_sm > 0 or occ.limited_by != "regs"
+    for budget in REGISTER_BUDGETS:  # a budget of the same limit spills the same
+        if budget_register_limit(budget, plan.nthreads) == limit:
+            assert m.registers_short(plan, bt, None) == m.registers_short(plan, bt, budget)
 
 
 @given(data=st.data())
