@@ -134,6 +134,7 @@ class Dataset:
     ranked: np.ndarray
     tuned_option: np.ndarray  # per row (-1: the tuned plan cannot be placed)
     useful: np.ndarray  # per row: useful FLOPs of the run
+    plan_cells: list  # per plan: (dimensions, cells per thread), CELL_EFFICIENCY's key
 
     def option_seconds(self, setting: Setting) -> np.ndarray:
         terms = replace(self.terms, step_latency=np.full_like(self.terms.step_latency,
@@ -141,21 +142,13 @@ class Dataset:
         per_launch = self.counts * launch_seconds(terms, setting.constants)
         return np.bincount(self.option, weights=per_launch, minlength=len(self.option_plan))
 
-    def plan_cells(self) -> list[tuple[int, int]]:
-        """Each plan's (dimensions, cells per thread): CELL_EFFICIENCY's key."""
-        out = []
-        for _, describe, _ in self.plans:
-            words = dict(w.split("=", 1) for w in describe.split())
-            out.append((words["bs"].count("x") + 2, int(words.get("coarsen", 1))))
-        return out
-
     def with_efficiency(self, table: dict) -> "Dataset":
         """The dataset with each launch's efficiency taken from ``table`` by its plan's
         (dimensions, cells per thread), as the model takes CELL_EFFICIENCY's
         (an5dpy.perf.model.efficiency_at)."""
         from an5dpy.perf.model import efficiency_at
         per_plan = np.array([efficiency_at(ndim, cells, table)
-                             for ndim, cells in self.plan_cells()])
+                             for ndim, cells in self.plan_cells])
         efficiency = per_plan[self.option_plan[self.option]]
         return replace(self, terms=replace(self.terms, efficiency=efficiency))
 
@@ -205,7 +198,7 @@ def load(path: str, gpu=None) -> tuple[object, Dataset]:
         raw = [json.loads(line) for line in f if line.strip()]
     gpu = get_gpu(gpu or (raw[0]["gpu"] if raw else "H200"))
     rows, plans, row_plans, entries, counts = [], [], [], [], []
-    option, option_plan, ranked, tuned_option, useful = [], [], [], [], []
+    option, option_plan, ranked, tuned_option, useful, cells = [], [], [], [], [], []
     for r in raw:
         row = row_from_json(r)
         program, info = load_program(os.path.join(C_INPUTS, r["stencil"] + ".c"),
@@ -220,6 +213,7 @@ def load(path: str, gpu=None) -> tuple[object, Dataset]:
             assert plan.describe() == describe, (plan.describe(), describe)
             index = len(plans)
             plans.append((len(rows), describe, row.measured[describe]))
+            cells.append((plan.ndim, plan.coarsen))
             budgets = list(model.budgets(plan))
             own = describe == row.tuned[0] and row.tuned[1] not in budgets
             for budget in budgets + ([row.tuned[1]] if own else []):
@@ -242,7 +236,8 @@ def load(path: str, gpu=None) -> tuple[object, Dataset]:
         useful.append(model.cells * info.flops_per_cell * model.steps)
     return gpu, Dataset(rows, plans, row_plans, LaunchTerms.stack(entries),
                         np.array(counts, float), np.array(option), np.array(option_plan),
-                        np.array(ranked, bool), np.array(tuned_option), np.array(useful, float))
+                        np.array(ranked, bool), np.array(tuned_option), np.array(useful, float),
+                        cells)
 
 
 @dataclass(frozen=True)
@@ -410,7 +405,7 @@ def cell_efficiencies(data: Dataset, setting: Setting, keep_rows=None) -> dict:
     predicted = data.useful[[p[0] for p in data.plans]] / plain.plan_seconds(
         plain.option_seconds(setting)) / 1e9
     ratios: dict = {}
-    for i, ((row, _, gflops), key) in enumerate(zip(data.plans, data.plan_cells())):
+    for i, ((row, _, gflops), key) in enumerate(zip(data.plans, data.plan_cells)):
         if (keep_rows is None or keep_rows[row]) and np.isfinite(predicted[i]) \
                 and predicted[i] > 0:
             ratios.setdefault(key, []).append(gflops / predicted[i])

@@ -20,6 +20,16 @@ def fake_build(info, plan, stem, options, smem_wrap=True, directory=None, regs=N
     return "model", Cubin("k.cubin", parse_ptxas_report(log), log)
 
 
+def fake_gpu(monkeypatch, artifact, time):
+    """The artifact's GPU paths without a GPU: nvcc as :func:`fake_build`, an H200 (sm_90)
+    present, and ``time`` in place of Bench.time."""
+    import an5dpy.cuda.runtime as runtime
+    monkeypatch.setattr(runtime, "build_kernels", fake_build)
+    monkeypatch.setattr(runtime, "device_name", lambda: "NVIDIA H200")
+    monkeypatch.setattr(runtime, "device_arch", lambda: "sm_90")
+    monkeypatch.setattr(artifact.Bench, "time", time)
+
+
 def row(best, measured, top5):
     return {"best": {"describe": best, "gflops": dict(measured)[best]},
             "measured": [{"describe": d, "gflops": g} for d, g in measured],
@@ -193,7 +203,6 @@ def test_measure_rows_times_the_neighbours_of_the_fastest_plans_of_each_row(
     neighbours of the two fastest, the row's fastest plan among them all."""
     import json
 
-    import an5dpy.cuda.runtime as runtime
     import an5dpy.perf.tune as tune
 
     def rate(plan):  # favours 2 cells per thread, bT 5 and step barriers
@@ -203,10 +212,7 @@ def test_measure_rows_times_the_neighbours_of_the_fastest_plans_of_each_row(
     def fake_time(self, info, plan, built, env, naive=False, repeats=2, min_run_s=0.2):
         return (100.0 if naive else rate(plan)), 0.2, 100, 40, False
 
-    monkeypatch.setattr(runtime, "build_kernels", fake_build)
-    monkeypatch.setattr(runtime, "device_name", lambda: "NVIDIA H200")
-    monkeypatch.setattr(runtime, "device_arch", lambda: "sm_90")
-    monkeypatch.setattr(artifact.Bench, "time", fake_time)
+    fake_gpu(monkeypatch, artifact, fake_time)
     rounds, roots = [], []
     submit = artifact.submit_jobs
     monkeypatch.setattr(artifact, "submit_jobs", lambda bench, info, plans, stem, pool=None: (
@@ -239,12 +245,11 @@ def test_measure_rows_times_a_rows_first_round_while_the_row_before_builds_its_s
     """Two rows without a GPU (builds and runs faked): the GPU times row 2's first round
     before row 1's neighbours, whose builds run meanwhile; each row is written as a row
     measured alone would be, in order, its time the sum of its own waits and timings."""
+    import concurrent.futures
     import json
     import threading
 
-    import an5dpy.cuda.runtime as runtime
-
-    timed, built = [], []
+    timed = []
     released = threading.Event()  # the neighbours' builds finish once row 2 was timed
 
     def rate(plan):
@@ -253,10 +258,6 @@ def test_measure_rows_times_a_rows_first_round_while_the_row_before_builds_its_s
     def fake_time(self, info, plan, built_, env, naive=False, repeats=2, min_run_s=0.2):
         timed.append((stems[id(info)], plan.describe(), naive))
         return (100.0 if naive else rate(plan)), 0.2, 100, 40, False
-
-    def build(info, plan, stem, options, smem_wrap=True, directory=None, regs=None):
-        built.append((stem, plan.describe()))
-        return fake_build(info, plan, stem, options, smem_wrap, directory, regs)
 
     first_round, stems = {}, {}
     submit = artifact.submit_jobs
@@ -277,11 +278,7 @@ def test_measure_rows_times_a_rows_first_round_while_the_row_before_builds_its_s
             waiting.append((plan, cap, later))
         return waiting
 
-    import concurrent.futures
-    monkeypatch.setattr(runtime, "build_kernels", build)
-    monkeypatch.setattr(runtime, "device_name", lambda: "NVIDIA H200")
-    monkeypatch.setattr(runtime, "device_arch", lambda: "sm_90")
-    monkeypatch.setattr(artifact.Bench, "time", fake_time)
+    fake_gpu(monkeypatch, artifact, fake_time)
     monkeypatch.setattr(artifact, "submit_jobs", submit_jobs)
     original = artifact.start_screening
 
@@ -338,11 +335,7 @@ def test_measure_fig8_replaces_a_curve_only_after_its_whole_sweep(artifact, tmp_
     import json
     import types
 
-    import an5dpy.cuda.runtime as runtime
-
-    monkeypatch.setattr(runtime, "build_kernels", fake_build)
-    monkeypatch.setattr(runtime, "device_arch", lambda: "sm_90")
-    monkeypatch.setattr(artifact.Bench, "time", lambda self, info, plan, *a, **k: (
+    fake_gpu(monkeypatch, artifact, lambda self, info, plan, *a, **k: (
         1000.0 + plan.bt, 0.2, 100, 40, False))
     best = {"plan": {"bt": 4, "bs": [256], "sl": 256, "opt": "nondiag", "coarsen": 1,
                      "barriers": "level"}}
