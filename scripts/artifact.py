@@ -12,7 +12,10 @@ and the fastest three timed again; the best is the "tuned" result. Sconf and the
 one-kernel-per-step baseline are timed too. Reported runs are timed with CUDA events
 (warm-up, then the median of the repeats), with the step count (at most 1000) that makes
 a run last about 0.2 s (it is in the table; GFLOP/s is a rate, and a 20-step probe picks
-it). Every row's builds start with the run (nvcc on the CPUs while the GPU times earlier
+it). Both counts are made of launches of the plan's full degree alone
+(an5dpy.perf.tune.timing_steps), so every build is a timing build of that one kernel
+(an5dpy.perf.tune.timing_degrees): a plan of bT 16 compiles one kernel, not 16. Every row's
+builds start with the run (nvcc on the CPUs while the GPU times earlier
 rows); a row's second round (the neighbours of its fastest plans) builds while the GPU
 times the next row's first round. Rows are appended to <out>/<gpu>/rows.jsonl as they
 finish, so a run cut short (or split over several sessions with --minutes) goes on with
@@ -130,7 +133,7 @@ class Bench:
         """GFLOP/s, seconds per run, steps used, registers, spills."""
         from an5dpy.perf.bench import gflops, median, time_runs
         from an5dpy.cuda.runtime import CupyRunner
-        from an5dpy.perf.tune import own_kernel, with_steps
+        from an5dpy.perf.tune import own_kernel, timing_steps, with_steps
         model, cubin = built
         runner = CupyRunner(info, plan, cubin, model.prefix, model.signature)
         grid, read_only = self.grid(info, env, plan.dtype)
@@ -139,10 +142,13 @@ class Bench:
         def run(g, e):
             step(g, e, read_only)
 
-        probe_env = with_steps(info, env, min(20, info.time.steps(env)))
+        # runs of full launches only: a timing build holds that kernel alone
+        total = info.time.steps(env)
+        probe_env = with_steps(info, env, timing_steps(plan, min(20, total)))
         t = time_runs(lambda: run(grid, probe_env), 1, 1)[0]
         per_step = t / info.time.steps(probe_env)
-        steps = max(20, min(info.time.steps(env), math.ceil(min_run_s / max(per_step, 1e-9))))
+        wanted = max(20, min(total, math.ceil(min_run_s / max(per_step, 1e-9))))
+        steps = timing_steps(plan, wanted, at_most=max(total, 20))
         run_env = with_steps(info, env, steps)
         times = time_runs(lambda: run(grid, run_env), repeats, 1)
         seconds = median(times)
@@ -172,7 +178,8 @@ def submit_jobs(bench, info, plans, stem, pool=None):
     """(plan, budget, future build) for every plan and each of the tuner's budgets (CAPS)
     that binds, on the bench's pool or ``pool`` (an5dpy.perf.tune.submit_builds)."""
     from an5dpy.perf.tune import CAPS, submit_builds
-    return submit_builds(pool or bench.pool, info, plans, CAPS, stem, bench.options)
+    return submit_builds(pool or bench.pool, info, plans, CAPS, stem, bench.options,
+                         timing=True)
 
 
 def neighbourhood(bench, info, stem):
@@ -345,6 +352,8 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
                "measured": measured,
                "plans_measured": len({m["describe"] for m in measured}
                                      | {p.describe() for p in plans}),
+               # its timings launch the full degree alone (tune.timing_steps)
+               "full_launches": True,
                "wall_s": round(wall, 1),
                "wall_parts": {kind: round(seconds, 1)
                               for kind, seconds in sorted(stopwatch.seconds.items())}}
@@ -588,7 +597,9 @@ def render(out_dir: str) -> None:
              "(reference numbers of issue 5). GFLOP/s = interior cells x FLOP/cell x steps "
              "/ time (CUDA events, median of 2 after a warm-up, transfers excluded); sizes "
              "16384^2 / 512^3; each reported run has the step count (at most 1000) that "
-             "makes it last about 0.2 s (column `steps`; GFLOP/s is a rate). `best in "
+             "makes it last about 0.2 s (column `steps`; GFLOP/s is a rate; rows measured "
+             "since builds hold the full degree's kernel alone round it to launches of "
+             "that degree: `full_launches` in rows.jsonl). `best in "
              "model top 5`: whether the tuned plan is among the model's 5 highest-ranked "
              "plans (column `measured` in rows.jsonl lists every candidate); `top 5 / tuned`: "
              "the fastest measured plan of the model's top 5 over the tuned plan (what "

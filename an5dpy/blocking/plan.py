@@ -764,6 +764,26 @@ def degrees_needed(bt: int, levels: TimeLevels = TimeLevels()) -> tuple[int, ...
     return tuple(sorted(seen))
 
 
+def full_launch_steps(at_least: int, bt: int, levels: TimeLevels = TimeLevels()
+                      ) -> int | None:
+    """The fewest time steps, at least ``max(at_least, 1)``, whose launch plan is made of
+    launches of degree ``bt`` alone, or None where no step count is (a rotating program
+    whose last launch must be shorter than ``bt``: :func:`last_degree_limit`).
+
+    A run of such a count needs the kernel of the full degree and no other: timing runs
+    use it, so that their builds compile one kernel instead of one per degree (a plan of
+    bT 16 has 16, and the full one is the smallest share of the compile time). The
+    counts repeat with a period of at most ``2 bt`` (two launches keep the parity of the
+    two-buffer plan), so the search ends there."""
+    if bt < 1:
+        raise ValueError("bt must be >= 1")
+    start = max(at_least, 1)
+    for steps in range(start, start + 2 * bt):
+        if set(run_degrees(steps, bt, levels)) == {bt}:
+            return steps
+    return None
+
+
 # --------------------------------------------------------------------------- rotating levels
 
 

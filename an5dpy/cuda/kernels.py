@@ -17,10 +17,14 @@ from an5dpy.cuda.render_model import RenderModel, render_model
 from an5dpy.ir import StencilInfo
 
 
-def emitted_schedule(info: StencilInfo, plan: BlockingPlan) -> Schedule:
+def emitted_schedule(info: StencilInfo, plan: BlockingPlan,
+                     degrees: tuple[int, ...] | None = None) -> Schedule:
     """The schedule of the code an5dpy emits: unrolled heads only where they pay
-    (remainder degrees and very large expressions get compact kernels)."""
-    return build_schedule(plan, static_heads=static_head_degrees(plan, info.flops_per_cell))
+    (remainder degrees and very large expressions get compact kernels); the kernels of
+    ``degrees`` alone where given (a timing build: :func:`an5dpy.perf.tune.timing_degrees`),
+    each the same kernel as in the full schedule."""
+    return build_schedule(plan, degrees,
+                          static_heads=static_head_degrees(plan, info.flops_per_cell))
 
 
 @dataclass(frozen=True)
@@ -39,12 +43,14 @@ class Kernels:
 
 
 def generate(info: StencilInfo, plan: BlockingPlan, stem: str, smem_wrap: bool = True,
-             regs: int | None = None, plan_note: str = "") -> Kernels:
+             regs: int | None = None, plan_note: str = "",
+             degrees: tuple[int, ...] | None = None) -> Kernels:
     """Schedule and print the kernels of ``plan``; ``regs``: a register budget per thread
     (launch bounds), ``smem_wrap``: read shared memory through a device function,
     ``plan_note``: a line for the files' header comment saying how the plan was chosen
-    (empty where the user gave it)."""
-    schedule = emitted_schedule(info, plan)
+    (empty where the user gave it), ``degrees``: the kernels' degrees where not every
+    degree a launch plan can need (:func:`emitted_schedule`)."""
+    schedule = emitted_schedule(info, plan, degrees)
     model = render_model(info, plan, schedule, stem, smem_wrap=smem_wrap, max_registers=regs,
                          plan_note=plan_note)
     return Kernels(schedule, model, render_kernel(model), render_header(model))

@@ -440,11 +440,12 @@ def workdir(prefix: str = "an5dpy-") -> str:
 
 def build_kernels(info: StencilInfo, plan: BlockingPlan, stem: str,
                   options: BuildOptions = BuildOptions(), smem_wrap: bool = True,
-                  directory: str | None = None, regs: int | None = None):
+                  directory: str | None = None, regs: int | None = None,
+                  degrees: tuple[int, ...] | None = None):
     """Generate the kernels of ``plan`` (:func:`an5dpy.driver.generate`, as
-    ``an5d-translate`` does) and build them with nvcc (no GPU needed): returns the render
-    model and the cubin."""
-    kernels = generate(info, plan, stem, smem_wrap=smem_wrap, regs=regs)
+    ``an5d-translate`` does; only those of ``degrees`` where given) and build them with
+    nvcc (no GPU needed): returns the render model and the cubin."""
+    kernels = generate(info, plan, stem, smem_wrap=smem_wrap, regs=regs, degrees=degrees)
     directory = Path(directory or workdir())
     for name, text in kernels.files().items():
         (directory / name).write_text(text)

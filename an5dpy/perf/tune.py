@@ -48,7 +48,8 @@ from an5dpy.errors import UsageError
 from an5dpy.perf.gpus import GpuSpec
 from an5dpy.ir import StencilInfo
 from an5dpy.perf.model_constants import REGISTER_BUDGETS
-from an5dpy.blocking.plan import WARP_SIZE, Barriers, BlockingPlan, format_block_size
+from an5dpy.blocking.plan import (WARP_SIZE, Barriers, BlockingPlan, format_block_size,
+                                  full_launch_steps)
 from an5dpy.driver import blocking_plan
 # the search space is also where the commands' default plan is chosen from
 from an5dpy.perf.choice import SPACE, candidate_plans, default_plan  # noqa: F401
@@ -497,21 +498,57 @@ def budget_binds(uncapped_cubin, plan: BlockingPlan, cap: int) -> bool:
     return natural is None or natural > cap
 
 
+def timing_steps(plan: BlockingPlan, wanted: int, at_most: int | None = None) -> int:
+    """The step count of a timing run of ``plan`` that is to run about ``wanted`` steps:
+    the fewest from ``wanted`` on made of full launches alone
+    (:func:`an5dpy.blocking.plan.full_launch_steps`), or where that passes ``at_most``
+    the most up to it; such a run needs only the kernel of a timing build
+    (:func:`timing_degrees`). ``wanted`` itself where no count is (such a plan's timing
+    builds hold every degree)."""
+    steps = full_launch_steps(wanted, plan.bt, plan.levels)
+    if steps is None:
+        return wanted
+    if at_most is not None and steps > at_most:
+        # the counts repeat within 2 bt: the search from 2 bt below finds the last one
+        lower = full_launch_steps(at_most - 2 * plan.bt + 1, plan.bt, plan.levels)
+        if lower is not None and lower <= at_most:
+            return lower
+    return steps
+
+
+def timing_degrees(plan: BlockingPlan) -> tuple[int, ...] | None:
+    """The kernels a timing build of ``plan`` holds: the full degree's alone where runs of
+    full launches exist (:func:`timing_steps` gives their step counts), else None (every
+    degree). The other degrees' kernels are most of a build's compile time (measured
+    with nvcc 13, sm_90: box2d4r float at bT 16 builds in 12.5 s alone against 90 s with
+    all 16; star2d1r float at bT 14, 2 cells per thread: 3.7 s against 11.1 s) and a
+    timing run does not launch them."""
+    if full_launch_steps(1, plan.bt, plan.levels) is None:
+        return None
+    return (plan.depth,)
+
+
 def submit_builds(pool: concurrent.futures.Executor, info: StencilInfo,
                   plans: Sequence[BlockingPlan], caps: Sequence[int | None], stem: str,
-                  options) -> list[tuple[BlockingPlan, int | None, concurrent.futures.Future]]:
+                  options, timing: bool = False
+                  ) -> list[tuple[BlockingPlan, int | None, concurrent.futures.Future]]:
     """(plan, budget, future build) for every plan without a register budget, submitted
     first, then with each budget in ``caps``. A budgeted build waits for the plan's
     unbudgeted one and gives None where the budget does not bind (:func:`budget_binds`):
-    it would build the same kernel."""
+    it would build the same kernel. ``timing``: timing builds (:func:`timing_degrees`),
+    for runs of :func:`timing_steps` steps only."""
     from an5dpy.cuda.runtime import build_kernels
 
-    uncapped = {p: pool.submit(build_kernels, info, p, stem, options) for p in plans}
+    def build(plan, cap=None):
+        return build_kernels(info, plan, stem, options, regs=cap,
+                             degrees=timing_degrees(plan) if timing else None)
+
+    uncapped = {p: pool.submit(build, p) for p in plans}
 
     def build_capped(plan, cap):
         if not budget_binds(uncapped[plan].result()[1], plan, cap):
             return None
-        return build_kernels(info, plan, stem, options, regs=cap)
+        return build(plan, cap)
 
     jobs = [(p, None, uncapped[p]) for p in plans]
     jobs += [(p, c, pool.submit(build_capped, p, c)) for c in caps if c is not None

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from an5dpy.blocking.plan import (OlderRead, TimeLevels, degrees_needed, last_degree_limit,
-                                  level_launch_degrees, level_run, run_degrees)
+from an5dpy.blocking.plan import (OlderRead, TimeLevels, degrees_needed, full_launch_steps,
+                                  last_degree_limit, level_launch_degrees, level_run,
+                                  run_degrees)
 
 #: (k, history): double-buffered leapfrog, three and four levels read at most k-1 back,
 #: three levels read only one back, k levels with the written buffer read at the cell
@@ -89,3 +90,33 @@ def test_slots_hold_every_plane_an_older_read_needs():
     deep = TimeLevels(5, 4, (OlderRead(4, -2),))
     assert deep.slots(2, 6) == 4 * 2 + 1 + 2 and deep.slots(2, 2) == 7
     assert TimeLevels(5, 1).slots(1, 6) == 4  # stores levels d..d-3: 3r+1
+
+
+def full_only(steps: int, bt: int, levels: TimeLevels) -> bool:
+    return set(run_degrees(steps, bt, levels)) == {bt}
+
+
+@pytest.mark.parametrize("form", [(2, 1), *FORMS])
+@pytest.mark.parametrize("bt", range(1, 9))
+def test_full_launch_steps_is_the_fewest_count_of_full_launches_from_the_one_asked(form, bt):
+    levels = TimeLevels(*form)
+    limit = last_degree_limit(levels)
+    for at_least in range(0, 6 * bt + 3):
+        steps = full_launch_steps(at_least, bt, levels)
+        counts = [n for n in range(max(at_least, 1), max(at_least, 1) + 4 * bt)
+                  if full_only(n, bt, levels)]
+        if levels.rotating and limit is not None and bt > limit:
+            # the last launch of a rotating run is split below bt: no count qualifies
+            assert steps is None and counts == []
+            continue
+        assert steps == counts[0]
+        assert steps >= max(at_least, 1) and full_only(steps, bt, levels)
+
+
+def test_full_launch_steps_of_the_two_buffer_plan_are_even_launch_counts():
+    # 4 steps at bT 4 is launched as 3 + 1 (one launch would end in the wrong buffer)
+    assert full_launch_steps(4, 4) == 8
+    assert full_launch_steps(3, 3) == 3 and full_launch_steps(4, 3) == 6
+    assert full_launch_steps(1000, 14) == 1008 and full_launch_steps(0, 1) == 1
+    with pytest.raises(ValueError):
+        full_launch_steps(10, 0)

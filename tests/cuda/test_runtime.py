@@ -138,3 +138,54 @@ def test_launch_args_follow_the_kernels_parameters(tmp_path):
     assert params[6:] == ["const double *__restrict__ an5d_coef_cz", "int an5d_coefn0_cz",
                           "const float *__restrict__ an5d_coef_row", "int an5d_coefn0_row",
                           "const double *__restrict__ an5d_coef_c", "int an5d_coefn1_c"]
+
+
+def kernel_functions(text: str) -> dict[int, str]:
+    """Each ``..._kernel_d<degree>`` function of a kernel file, by degree: its text from
+    the section comment before it to the next one (the host launcher after the last)."""
+    import re
+    parts = re.split(r"(?=/\* ---- temporal degree )", text.split("/* ---- naive")[0])
+    out = {}
+    for part in parts[1:]:
+        degree = int(re.match(r"/\* ---- temporal degree (\d+)", part).group(1))
+        out[degree] = part.split("\nextern \"C\" cudaError_t")[0].split("\nstatic ")[0]
+    return out
+
+
+@pytest.mark.parametrize("case", [
+    ("j2d5pt", "float", dict(bt=6, bs=(256,), sl=128)),
+    ("star2d1r", "float", dict(bt=5, bs=(512,), sl=256, coarsen=2, barriers="step")),
+    ("box3d1r", "double", dict(bt=3, bs=(32, 32), sl=64, opt="assoc")),
+    ("star3d2r", "float", dict(bt=2, bs=(16, 32), sl=None)),
+])
+def test_a_timing_build_holds_the_full_kernel_of_the_whole_build_alone(case):
+    """The kernels of a timing build (an5dpy.perf.tune.timing_degrees): the full degree's
+    kernel, the same text as in the file an5d-translate writes, and no other degree."""
+    from an5dpy import driver
+    from an5dpy.cuda.kernels import generate
+    from an5dpy.perf.tune import timing_degrees
+
+    stencil, dtype, settings = case
+    _, info = driver.load(os.path.join(C_INPUTS, f"{stencil}.c"), (("SB_TYPE", dtype),))
+    plan = driver.blocking_plan(info, **settings)
+    whole = generate(info, plan, stencil, regs=64)
+    timing = generate(info, plan, stencil, regs=64, degrees=timing_degrees(plan))
+    every, alone = kernel_functions(whole.kernel_cu), kernel_functions(timing.kernel_cu)
+    assert sorted(every) == list(plan.kernel_degrees()) and sorted(alone) == [plan.depth]
+    assert alone[plan.depth] == every[plan.depth]
+    assert timing.kernel_hu == whole.kernel_hu
+    assert [k.degree for k in timing.schedule.kernels] == [plan.depth]
+
+
+@pytest.mark.skipif(nvcc_path() is None, reason="nvcc is not installed")
+def test_a_timing_build_compiles_to_the_full_kernel_and_the_baseline(tmp_path):
+    from an5dpy import driver
+    from an5dpy.cuda import runtime
+    from an5dpy.perf.tune import timing_degrees
+
+    _, info = driver.load(os.path.join(C_INPUTS, "j2d5pt.c"), (("SB_TYPE", "float"),))
+    plan = driver.blocking_plan(info, 4, bs=(128,))
+    _, cubin = runtime.build_kernels(info, plan, "j2d5pt", BuildOptions(arch="sm_90"),
+                                     directory=str(tmp_path), degrees=timing_degrees(plan))
+    assert sorted(r.name for r in cubin.resources) == ["an5d_j2d5pt_kernel_d4",
+                                                       "an5d_j2d5pt_naive"]

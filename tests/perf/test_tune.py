@@ -167,7 +167,9 @@ def test_budgeted_builds_are_submitted_after_the_unbudgeted_and_only_where_they_
     natural = {2: 40, 8: 100}  # registers ptxas gives each plan without a budget
     built = []
 
-    def fake_build(info_, plan, stem, options, smem_wrap=True, directory=None, regs=None):
+    def fake_build(info_, plan, stem, options, smem_wrap=True, directory=None, regs=None,
+                   degrees=None):
+        assert degrees is None  # not timing builds: every degree
         built.append((plan.bt, regs))
         return ("model", _cubin("j2d5pt", plan.bt, regs or natural[plan.bt]))
 
@@ -180,6 +182,52 @@ def test_budgeted_builds_are_submitted_after_the_unbudgeted_and_only_where_they_
     # bT 2 has 40 registers without a budget: only 32 binds; bT 8 (100): all three do
     assert {(bt, cap) for bt, cap, r in results if r is None} == {(2, 64), (2, 96)}
     assert built == [(2, None), (8, None), (2, 32), (8, 32), (8, 64), (8, 96)]
+
+
+def test_timing_builds_hold_the_full_degree_and_timing_runs_launch_only_it(monkeypatch):
+    import concurrent.futures
+
+    import an5dpy.cuda.runtime
+    from an5dpy.blocking.plan import make_plan, run_degrees
+    from an5dpy.perf.tune import submit_builds, timing_degrees, timing_steps
+    _, info, _ = bench("j2d5pt")
+    plans = [make_plan(info, bt=bt, bs=(256,), sl=256) for bt in (1, 3, 14)]
+    requested = []
+
+    def fake_build(info_, plan, stem, options, smem_wrap=True, directory=None, regs=None,
+                   degrees=None):
+        requested.append((plan.bt, regs, degrees))
+        return ("model", _cubin("j2d5pt", plan.bt, regs or 100))
+
+    monkeypatch.setattr(an5dpy.cuda.runtime, "build_kernels", fake_build)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        jobs = submit_builds(pool, info, plans, (None, 64), "j2d5pt", None, timing=True)
+        [f.result() for _, _, f in jobs]
+    assert requested == [(1, None, (1,)), (3, None, (3,)), (14, None, (14,)),
+                         (1, 64, (1,)), (3, 64, (3,)), (14, 64, (14,))]
+    for plan in plans:
+        assert timing_degrees(plan) == (plan.depth,)
+        for wanted in (1, 19, 20, 333, 999, 1000):
+            steps = timing_steps(plan, wanted, at_most=1000)
+            assert set(run_degrees(steps, plan.bt, plan.levels)) == {plan.bt}
+            assert steps <= 1000 and (steps >= wanted or steps > 1000 - 2 * plan.bt)
+            assert timing_steps(plan, wanted) >= wanted
+    # the fewest from the count wanted; the most up to at_most where that passes it
+    assert timing_steps(plans[2], 20) == 28 and timing_steps(plans[2], 1000) == 1008
+    assert timing_steps(plans[2], 1000, at_most=1000) == 980
+    assert timing_steps(plans[1], 1000, at_most=1000) == 996
+
+
+def test_a_rotating_plan_whose_last_launch_is_split_times_every_degree():
+    from types import SimpleNamespace
+
+    from an5dpy.blocking.plan import TimeLevels
+    from an5dpy.perf.tune import timing_degrees, timing_steps
+    # three time levels read one back: a last launch longer than 2 levels is split
+    plan = SimpleNamespace(bt=3, depth=3, levels=TimeLevels(3, 1))
+    assert timing_degrees(plan) is None and timing_steps(plan, 20) == 20
+    short = SimpleNamespace(bt=2, depth=2, levels=TimeLevels(3, 1))
+    assert timing_degrees(short) == (2,) and timing_steps(short, 21) == 22
 
 
 def test_screen_times_each_build_once_and_the_fastest_again():
