@@ -1,0 +1,538 @@
+#!/usr/bin/env python3
+"""Hand edits of the generated kernels, checked and timed against the unedited ones on the GPU.
+
+    # the cases' kernels and each edit's copy of them (no GPU needed)
+    python scripts/hand_edits.py --write DIR --edit prefetch-registers:1 \
+        --edit prefetch-l2:2 CASE...
+    # on the GPU: every case's kernels and their edits, checked bit for bit, timed in turn
+    python scripts/hand_edits.py --run DIR [--repeats 3] [--out FILE.jsonl]
+
+A kernel idea is tried here as an edit of the text the generator writes before it is
+built into the generator (an5dpy/cuda/, templates/kernel.cu.j2). A case is
+scripts/ab_compare.py's: a benchmark of c_inputs/, its element type and its plan with the
+register budget, ``"star3d1r float bt=4 bs=32x32 sl=128 regs=32"``. ``--write`` has this
+checkout's ``an5d-translate`` write each case's kernels into ``DIR/base/<slug>/`` (as
+``ab_compare.py --write`` does) and each edit's copy of them into
+``DIR/<edit folder>/<slug>/`` (``prefetch-registers:1`` -> ``prefetch-registers-1``); the
+cases and edits go to ``DIR/hand_edits.json``, which ``--run`` reads. ``--run`` builds
+every kernel file (the benchmarks' nvcc flags, scripts/artifact.py's build pool), runs
+the base and each edit once for 9 steps from the same seeded grid and compares the
+results bit for bit (an edit whose result differs is marked WRONG), then times them in
+turn ``--repeats`` times with scripts/artifact.py's harness (the paper's problem size,
+runs of about 0.2 s); the launches of every variant are the base's, from this checkout's
+render model. The table gives the base's best GFLOP/s and each edit's best over it, with
+the registers ptxas gave each (``s``: it spills).
+
+The edits (D: how many streaming steps ahead, an integer of at least 1) change every
+inner-phase loop (``for (; an5d_step + N <= an5d_plain_end; an5d_step += N) {``), the
+level-0 loads in it (``LOAD(an5d_reg_0_.., an5d_step + k)``, in ``AN5D_CELLm(...)`` for a
+coarsened plan), and nothing else:
+
+* ``prefetch-registers:D``: each cell's loads are served from a queue of D registers, filled
+  before the loop with the D planes from the loop's first load on; a load takes the
+  queue's head and loads plane k + D into its tail.
+* ``prefetch-l2:D``: each load is followed by a ``prefetch.global.L2`` of plane k + D.
+
+Both clamp the plane ahead with ``min(.., an5d_last_load)``: no load or prefetch goes past
+the planes the block may read (what is loaded past the loop's end is never used).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import sys
+from dataclasses import dataclass
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, REPO)
+sys.path.insert(0, HERE)
+
+import ab_compare  # noqa: E402 (a script beside this one: after the path above)
+
+#: What --write leaves in DIR for --run: the cases and the edits.
+MANIFEST = "hand_edits.json"
+#: The unedited kernels' folder and variant name.
+BASE = "base"
+#: Steps of the bit-for-bit check: odd, so that the launches of remainder degrees run too.
+CHECK_STEPS = 9
+
+
+class EditError(ValueError):
+    """A kernel text the edit cannot apply to."""
+
+
+# --------------------------------------------------------------------------- the kernel text
+
+#: The inner phase's loop (templates/kernel.cu.j2's ``plain_loop``): N steps an iteration,
+#: every op plain (no range checks).
+INNER_LOOP = re.compile(
+    r"for \(; an5d_step \+ (?P<stride>\d+) <= an5d_plain_end; an5d_step \+= (?P=stride)\) \{\n")
+#: A level-0 load, a statement of its own line, in the cell's macro on a coarsened plan.
+LEVEL0_LOAD = re.compile(
+    r"^(?P<indent>[ \t]*)(?:AN5D_CELL(?P<macro>\d+)\()?"
+    r"LOAD\((?P<reg>an5d_reg_0_\d+(?:_x(?P<cell>\d+))?), an5d_step \+ (?P<offset>\d+)\)"
+    r"(?(macro)\));[ \t]*$", re.M)
+#: Any level-0 load, to tell one of another shape (which the edits would miss) from none.
+ANY_LEVEL0_LOAD = re.compile(r"(?<!\w)LOAD\(an5d_reg_0_")
+#: A blocked kernel (the naive one has no inner phase).
+BLOCKED_KERNEL = re.compile(r"__global__ void (?:__launch_bounds__\([^)]*\) )?(\w+_kernel_d\d+)\(")
+
+
+@dataclass(frozen=True)
+class Load:
+    """One level-0 load of an inner loop: ``reg`` gets plane ``an5d_step + offset``."""
+
+    match: re.Match
+    cell: str | None  # the cell's index on a coarsened plan (the ``_x<cell>`` suffix)
+
+    @property
+    def reg(self) -> str:
+        return self.match.group("reg")
+
+    @property
+    def offset(self) -> int:
+        return int(self.match.group("offset"))
+
+    def wrap(self, statements: list[str]) -> str:
+        """``statements`` in the load's place: in its cell's macro where it was in one."""
+        text = "; ".join(statements)
+        if self.match.group("macro") is not None:
+            text = f"AN5D_CELL{self.cell}({text})"
+        return f"{self.match.group('indent')}{text};"
+
+
+@dataclass(frozen=True)
+class InnerLoop:
+    """An inner-phase loop: ``text[start:body]`` is its ``for`` line, ``text[body:end]``
+    its body and closing brace."""
+
+    start: int
+    body: int
+    end: int
+    stride: int
+    indent: str
+    loads: tuple[Load, ...]
+
+
+def inner_loops(text: str) -> list[InnerLoop]:
+    """The inner-phase loops of a kernel file, with their level-0 loads."""
+    loops = []
+    for m in INNER_LOOP.finditer(text):
+        depth, i = 1, m.end()
+        while depth:  # to the loop's closing brace (no brace of a body is in a string)
+            if i == len(text):
+                raise EditError(f"the inner loop at offset {m.start()} is not closed")
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        body = text[m.end():i]
+        loads = tuple(Load(lm, cell_of(lm)) for lm in LEVEL0_LOAD.finditer(body))
+        if len(ANY_LEVEL0_LOAD.findall(body)) != len(loads):
+            raise EditError(f"an inner loop at offset {m.start()} has a level-0 load of a "
+                            "shape the edits do not know (not a LOAD statement of its own line "
+                            "of plane an5d_step + k)")
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        loops.append(InnerLoop(m.start(), m.end(), i, int(m.group("stride")),
+                               text[line_start:m.start()], loads))
+    return loops
+
+
+def cell_of(load: re.Match) -> str | None:
+    """The cell a load is of; its macro and its register must name the same one."""
+    macro, cell = load.group("macro"), load.group("cell")
+    if macro is not None and macro != cell:
+        raise EditError(f"{load.group(0).strip()}: AN5D_CELL{macro} loads cell {cell}'s "
+                        "register")
+    return cell
+
+
+def element_type(text: str, before: int, reg: str) -> str:
+    """The C type of ``reg`` as its declaration before offset ``before`` gives it."""
+    decls = re.findall(rf"^[ \t]*(\w+) {re.escape(reg)}\b[^;\n]*;", text[:before], re.M)
+    if not decls:
+        raise EditError(f"no declaration of {reg} before its inner loop")
+    return decls[-1]
+
+
+def edit_inner_loops(text: str, edit_loop) -> str:
+    """``text`` with every inner loop that has level-0 loads replaced by what
+    ``edit_loop(text, loop)`` makes of it; every blocked kernel must have one."""
+    loops = [loop for loop in inner_loops(text) if loop.loads]
+    kernels = [(m.group(1), m.start()) for m in BLOCKED_KERNEL.finditer(text)]
+    if not loops:
+        raise EditError("no inner-phase loop with a level-0 load "
+                        "(for (; an5d_step + N <= an5d_plain_end; ...) { .. LOAD(an5d_reg_0_..")
+    starts = [start for _, start in kernels] + [len(text)]
+    bare = [name for (name, _), start, end in zip(kernels, starts, starts[1:])
+            if not any(start <= loop.start < end for loop in loops)]
+    if bare:
+        raise EditError(f"kernel {', '.join(bare)}: no inner-phase loop with a level-0 load")
+    out, pos = [], 0
+    for loop in loops:
+        out += [text[pos:loop.start], edit_loop(text, loop)]
+        pos = loop.end
+    return "".join(out + [text[pos:]])
+
+
+def by_cell(loop: InnerLoop) -> dict[str | None, list[Load]]:
+    cells: dict[str | None, list[Load]] = {}
+    for load in loop.loads:
+        cells.setdefault(load.cell, []).append(load)
+    return cells
+
+
+def rewritten(text: str, loop: InnerLoop, replace) -> str:
+    """The loop's text with each of its loads replaced by ``replace(load)``."""
+    body, out, pos = text[loop.body:loop.end], [text[loop.start:loop.body]], 0
+    for load in loop.loads:
+        out += [body[pos:load.match.start()], replace(load)]
+        pos = load.match.end()
+    return "".join(out + [body[pos:]])
+
+
+def ahead(offset: int) -> str:
+    """Plane ``an5d_step + offset``, never past the planes the block may read."""
+    return f"min(an5d_step + {offset}, an5d_last_load)"
+
+
+def prefetch_registers(text: str, depth: int) -> str:
+    """Every inner loop's level-0 loads served from a queue of ``depth`` registers per cell,
+    so that a load is issued ``depth`` steps before its plane is used, its latency hidden
+    behind that many steps of work."""
+    def edit_loop(text: str, loop: InnerLoop) -> str:
+        fill = [f"/* hand edit prefetch-registers:{depth}: level-0 loads {depth} planes "
+                "ahead */"]
+        queues = {}
+        for cell, loads in by_cell(loop).items():
+            offsets = [load.offset for load in loads]
+            first = offsets[0]
+            # the queue holds the next `depth` planes only if the loads take the planes in
+            # turn, one each, the next iteration going on where this one stops
+            if offsets != list(range(first, first + loop.stride)):
+                raise EditError(f"the inner loop at offset {loop.start} loads planes "
+                                f"an5d_step + {offsets} of cell {cell}, not {loop.stride} in "
+                                "turn: a queue of registers cannot serve them")
+            types = {element_type(text, loop.start, load.reg) for load in loads}
+            if len(types) != 1:
+                raise EditError(f"the level-0 registers of cell {cell} are of several types: "
+                                f"{', '.join(sorted(types))}")
+            (elem,) = types
+            queues[cell] = [f"an5d_prefetch_{d}{'' if cell is None else '_x' + cell}"
+                            for d in range(depth)]
+            for d, reg in enumerate(queues[cell]):
+                fill += [f"{elem} {reg};",
+                         loads[0].wrap([f"LOAD({reg}, {ahead(first + d)})"]).lstrip()]
+
+        def take(load: Load) -> str:
+            """The load's register from the queue's head; the plane ``depth`` ahead into
+            its tail."""
+            queue = queues[load.cell]
+            moves = [f"{load.reg} = {queue[0]}"]
+            moves += [f"{queue[d]} = {queue[d + 1]}" for d in range(depth - 1)]
+            return load.wrap(moves + [f"LOAD({queue[-1]}, {ahead(load.offset + depth)})"])
+
+        # the queues in a block of their own, so that no two loops' declarations meet
+        return ("{\n" + "".join(f"{loop.indent}{line}\n" for line in fill)
+                + f"{loop.indent}{rewritten(text, loop, take)}\n{loop.indent}}}")
+    return edit_inner_loops(text, edit_loop)
+
+
+def prefetch_l2(text: str, depth: int) -> str:
+    """Every inner loop's level-0 load followed by an L2 prefetch of the plane ``depth``
+    steps ahead, so that the load of that plane, when it comes, is served from L2."""
+    def edit_loop(text: str, loop: InnerLoop) -> str:
+        def prefetch(load: Load) -> str:
+            address = f"an5d_p_ld + AN5D_PLANE({ahead(load.offset + depth)})"
+            # within the cell's macro an5d_in_array and an5d_p_ld are the cell's
+            return load.wrap([
+                f"LOAD({load.reg}, an5d_step + {load.offset})",
+                f'if (an5d_in_array) asm volatile("prefetch.global.L2 [%0];" :: "l"({address}))'])
+        return rewritten(text, loop, prefetch)
+    return edit_inner_loops(text, edit_loop)
+
+
+# --------------------------------------------------------------------------- the edits
+
+#: The edits by kind: each makes an edited kernel file of a kernel file's text and D.
+EDITS = {"prefetch-registers": prefetch_registers, "prefetch-l2": prefetch_l2}
+
+
+@dataclass(frozen=True)
+class Edit:
+    """An edit of EDITS and its D, how many streaming steps ahead it loads."""
+
+    kind: str
+    depth: int
+
+    @classmethod
+    def parse(cls, text: str) -> Edit:
+        """``"prefetch-l2:2"`` -> Edit("prefetch-l2", 2)."""
+        kind, _, depth = text.partition(":")
+        if kind not in EDITS:
+            raise ValueError(f"unknown edit {text!r} (the edits: "
+                             f"{', '.join(f'{k}:D' for k in EDITS)})")
+        if not depth.isdigit() or int(depth) < 1:
+            raise ValueError(f"edit {text!r}: D, how many steps ahead it loads, must be an "
+                             f"integer of at least 1 ({kind}:D)")
+        return cls(kind, int(depth))
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}:{self.depth}"
+
+    @property
+    def folder(self) -> str:
+        """The edit's folder of DIR (no colon: the name is safe on every file system)."""
+        return f"{self.kind}-{self.depth}"
+
+    def apply(self, text: str) -> str:
+        return EDITS[self.kind](text, self.depth)
+
+
+# --------------------------------------------------------------------------- --write
+
+
+def kernel_file(folder: str, case: str) -> str:
+    """The case's kernel file in a variant's folder of DIR."""
+    stencil, _, _ = ab_compare.parse_case(case)
+    return os.path.join(folder, ab_compare.slug(case), f"{stencil}_kernel.cu")
+
+
+def write(out: str, cases: list[str], edits: list[Edit]) -> list[str]:
+    """Each case's kernels (this checkout's ``an5d-translate``) in ``out/base/<slug>`` and
+    each edit's copy in ``out/<edit folder>/<slug>``; the cases and edits in the manifest.
+    Returns the folders written."""
+    written = []
+    for case in cases:
+        base = ab_compare.write_case(case, os.path.join(out, BASE), REPO)
+        written.append(base)
+        for edit in edits:
+            folder = os.path.join(out, edit.folder, ab_compare.slug(case))
+            # an earlier --run's cubins stay behind in base; they are no copy's
+            shutil.copytree(base, folder, dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns("*.cubin"))
+            path = kernel_file(os.path.join(out, edit.folder), case)
+            with open(path) as f:
+                text = f.read()
+            try:
+                edited = edit.apply(text)
+            except EditError as e:
+                raise EditError(f"{edit.name} of {path}: {e}") from None
+            with open(path, "w") as f:
+                f.write(edited)
+            written.append(folder)
+    with open(os.path.join(out, MANIFEST), "w") as f:
+        json.dump({"cases": list(cases), "edits": [e.name for e in edits]}, f, indent=1)
+        f.write("\n")
+    return written
+
+
+def read_manifest(out: str) -> tuple[list[str], list[Edit]]:
+    path = os.path.join(out, MANIFEST)
+    if not os.path.exists(path):
+        raise SystemExit(f"{path} not found: write DIR with --write first")
+    with open(path) as f:
+        manifest = json.load(f)
+    return manifest["cases"], [Edit.parse(name) for name in manifest["edits"]]
+
+
+# --------------------------------------------------------------------------- --run
+
+
+def submit(bench, out: str, case: str, edits: list[Edit]) -> dict:
+    """Start building a case's base and edited kernels on the bench's pool; the launches
+    of them all are the base's, from this checkout's render model of the case."""
+    from an5dpy.cuda.runtime import compile_cubin
+    from an5dpy.driver import generate
+    from an5dpy.perf.bench import paper_env
+    program, info, plan, regs = ab_compare.plan_of(case)
+    stencil, _, _ = ab_compare.parse_case(case)
+    kernels = generate(info, plan, stencil, regs=regs)
+    base = kernel_file(os.path.join(out, BASE), case)
+    with open(base) as f:
+        if f.read() != kernels.files()[f"{stencil}_kernel.cu"]:
+            # the edits are of DIR's kernels; their launches, of this checkout's model
+            print(f"note: {base} is not what this checkout generates for {case!r} (written "
+                  "by another checkout?); the launches are this checkout's", file=sys.stderr)
+    sources = {BASE: base}
+    sources.update((e.name, kernel_file(os.path.join(out, e.folder), case)) for e in edits)
+    return {"case": case, "info": info, "plan": plan, "env": paper_env(program, info),
+            "model": kernels.model,
+            "builds": {name: bench.pool.submit(compile_cubin, path, bench.options)
+                       for name, path in sources.items()}}
+
+
+def same_bits(a, b) -> bool:
+    """Whether two arrays (cupy or numpy) hold the same bits: compared as unsigned integers,
+    so that NaNs of the same payload are equal and a different payload, or -0.0 against
+    0.0, is not."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    bits = f"u{a.dtype.itemsize}"
+    return bool((a.view(bits) == b.view(bits)).all())
+
+
+def measure(bench, job: dict, repeats: int) -> dict:
+    """One case: each variant's result after CHECK_STEPS steps against the base's, then the
+    variants timed in turn ``repeats`` times (GFLOP/s); a variant that does not build is
+    left out, with why, under ``failed``."""
+    from an5dpy.cuda.runtime import CupyRunner
+    from an5dpy.perf.tune import with_steps
+    info, plan, env, model = job["info"], job["plan"], job["env"], job["model"]
+    built, failed = {}, {}
+    for name, future in job["builds"].items():
+        try:
+            built[name] = (model, future.result())
+        except Exception as e:  # noqa: BLE001 - a variant that does not build is reported
+            print(f"{job['case']}: {name} does not build:\n{e}", file=sys.stderr, flush=True)
+            failed[name] = str(e).splitlines()[0]
+    row = {"case": job["case"], "gflops": {}, "same": {}, "registers": {}, "failed": failed}
+    if BASE not in built:
+        return row
+    # every variant from the same seeded grid (the bench's, before a timing run changes it)
+    check_env = with_steps(info, env, CHECK_STEPS)
+    grid, read_only = bench.grid(info, env, plan.dtype)
+
+    def result(name: str):
+        out = grid.copy()
+        CupyRunner(info, plan, built[name][1], model.prefix, model.signature).run(
+            out, check_env, read_only)
+        return out
+
+    expected = result(BASE)
+    for name in built:
+        if name != BASE:
+            row["same"][name] = same_bits(result(name), expected)
+    del expected
+    row["gflops"] = {name: [] for name in built}
+    for _ in range(repeats):
+        for name in built:
+            gflops, _, _, registers, spills = bench.time(info, plan, built[name], env)
+            row["gflops"][name].append(gflops)
+            row["registers"][name] = [registers, spills]
+    return row
+
+
+def registers(row: dict, name: str) -> str:
+    count, spills = row["registers"][name]
+    return f"{count}{'s' if spills else ''}"
+
+
+def render(rows: list[dict], edits: list[Edit]) -> str:
+    """The base's best GFLOP/s and each edit's best over it, with the registers of each
+    (``s``: spills); WRONG where an edit's result differs from the base's."""
+    names = [e.name for e in edits]
+    lines = ["| case | base GFLOP/s (registers) | "
+             + " | ".join(f"{name} / base (registers)" for name in names) + " |",
+             "|---|---|" + "---|" * len(names)]
+    for row in rows:
+        if BASE not in row["gflops"]:
+            lines.append(f"| {row['case']} | does not build | "
+                         + " | ".join("-" for _ in names) + " |")
+            continue
+        base = max(row["gflops"][BASE])
+        cells = []
+        for name in names:
+            if name not in row["gflops"]:
+                cells.append("does not build")
+                continue
+            wrong = "" if row["same"][name] else " WRONG"
+            cells.append(f"{max(row['gflops'][name]) / base:.3f}{wrong} "
+                         f"({registers(row, name)})")
+        lines.append(f"| {row['case']} | {base:,.0f} ({registers(row, BASE)}) | "
+                     + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def run(out: str, repeats: int, jsonl: str | None) -> int:
+    """--run: 0 where every edit builds and gives the base's result, else 1."""
+    cases, edits = read_manifest(out)
+    import artifact
+    from an5dpy.cuda.runtime import device_name
+    bench = artifact.Bench()
+    # every build queued first: nvcc works on the CPUs while the GPU checks and times
+    jobs = [submit(bench, out, case, edits) for case in cases]
+    rows = []
+    for job in jobs:
+        row = measure(bench, job, repeats)
+        rows.append(row)
+        if jsonl:
+            with open(jsonl, "a") as f:
+                f.write(json.dumps(row) + "\n")
+        print(json.dumps(row), flush=True)
+    print(f"\n{device_name()}\n")
+    print(render(rows, edits))
+    bad = any(row["failed"] or not all(row["same"].values()) for row in rows)
+    return 1 if bad else 0
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def edit_argument(text: str) -> Edit:
+    try:
+        return Edit.parse(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def case_argument(text: str) -> str:
+    """A case as scripts/ab_compare.py spells it, checked before anything is written."""
+    try:
+        ab_compare.parse_case(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"case {text!r} is not 'stencil dtype setting=value ...'") from None
+    except SystemExit as e:  # ab_compare's word on a setting it does not know
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
+def positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer of at least 1")
+    return int(text)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("cases", nargs="*", type=case_argument, metavar="CASE",
+                    help="with --write: 'stencil dtype bt=.. bs=.. [sl=..] ...'")
+    mode = ap.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--write", metavar="DIR",
+                      help="write the cases' kernels and each edit's copy of them into DIR")
+    mode.add_argument("--run", metavar="DIR",
+                      help="check and time DIR's kernels (as --write left them) on the GPU")
+    ap.add_argument("--edit", dest="edits", action="append", default=[], type=edit_argument,
+                    metavar="EDIT", help="with --write, once per edit: "
+                    + " or ".join(f"{kind}:D" for kind in EDITS) + " (D >= 1)")
+    ap.add_argument("--repeats", type=positive, default=3,
+                    help="with --run: how many times each kernel is timed (default 3)")
+    ap.add_argument("--out", metavar="FILE.jsonl",
+                    help="with --run: append each case's result to this JSON lines file")
+    args = ap.parse_args(argv)
+    if args.write:
+        if not args.cases:
+            ap.error("--write needs at least one CASE")
+        if not args.edits:
+            ap.error("--write needs at least one --edit")
+        names = [e.name for e in args.edits]
+        if len(set(names)) < len(names):
+            ap.error(f"an edit is given twice: {', '.join(names)}")
+        try:
+            for folder in write(args.write, args.cases, args.edits):
+                print(folder)
+        except EditError as e:
+            raise SystemExit(f"hand_edits.py: {e}") from None
+        return 0
+    if args.cases or args.edits:
+        ap.error(f"--run takes its cases and edits from DIR/{MANIFEST} (--write's)")
+    return run(args.run, args.repeats, args.out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,304 @@
+"""scripts/hand_edits.py without a GPU: its edits of real generated kernels (written through
+its --write, of a 3D case, a coarsened 2D one and a coarsened double one): every inner
+loop's level-0 loads and nothing else changed, the queues of the kernel's element type, the
+edited files built by nvcc; the refusal of texts the edits do not fit, the folders and
+manifest --write leaves, the bit-for-bit comparison, the table and the command line; on a
+GPU (marker gpu), a tiny --run."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import re
+
+import numpy as np
+import pytest
+
+from script_support import load_script
+
+hand_edits = load_script("hand_edits")
+ab_compare = load_script("ab_compare")
+
+CASE_3D = "star3d1r float bt=4 bs=32x32 sl=128"
+CASE_2D = "star2d1r float bt=4 bs=256 sl=64 coarsen=2"
+CASE_DOUBLE = "star3d1r double bt=2 bs=32x32 sl=64 coarsen=2 regs=64"
+CASES = (CASE_3D, CASE_2D, CASE_DOUBLE)
+EDITS = ("prefetch-registers:1", "prefetch-registers:3", "prefetch-l2:2")
+
+#: A level-0 load of the inner phase (the prologue's take constant planes, the head's and
+#: tail's are G_LOADs).
+PLAIN_LEVEL0_LOAD = re.compile(r"(?<!G_)LOAD\(an5d_reg_0_\w+, an5d_step \+ \d+\)")
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    """The cases' kernels and each edit's copy, as --write leaves them."""
+    out = str(tmp_path_factory.mktemp("hand_edits"))
+    assert hand_edits.main(["--write", out, *(a for e in EDITS for a in ("--edit", e)),
+                            *CASES]) == 0
+    return out
+
+
+def kernel_text(out: str, folder: str, case: str) -> str:
+    with open(hand_edits.kernel_file(os.path.join(out, folder), case)) as f:
+        return f.read()
+
+
+def undo_prefetch_registers(text: str, depth: int) -> tuple[str, int]:
+    """The edited text with every served load and every queue block taken back, and how
+    many loads were served (each from the queue's head, its tail loading ``depth`` ahead)."""
+    def load_again(m: re.Match) -> str:
+        assert m.group("moves").count(" = ") == depth - 1  # the queue shifts by one
+        plane = int(m.group("ahead")) - depth
+        load = f"LOAD({m.group('reg')}, an5d_step + {plane})"
+        return f"{m.group('macro') or ''}{load}{m.group('close')};"
+    served = re.compile(
+        r"(?P<macro>AN5D_CELL\d+\()?(?P<reg>an5d_reg_0_\w+) = an5d_prefetch_0\w*; "
+        r"(?P<moves>(?:an5d_prefetch_\w+ = an5d_prefetch_\w+; )*)"
+        rf"LOAD\(an5d_prefetch_{depth - 1}\w*, min\(an5d_step \+ (?P<ahead>\d+), "
+        r"an5d_last_load\)\)(?P<close>\)?);")
+    text, loads = served.subn(load_again, text)
+    block = re.compile(r"\{\n([ \t]*)/\* hand edit prefetch-registers:\d+: [^\n]*\*/\n"
+                       r"(?:\1[^\n]*an5d_prefetch_[^\n]*\n)+\1(for \(; an5d_step .*?\n\1\})\n\1\}",
+                       re.S)
+    return block.sub(r"\2", text), loads
+
+
+def undo_prefetch_l2(text: str, depth: int) -> tuple[str, int]:
+    """The edited text without its L2 prefetches, and how many there were (each of the plane
+    ``depth`` ahead of the load it follows)."""
+    def load_alone(m: re.Match) -> str:
+        assert int(m.group(3)) == int(m.group(2)) + depth
+        return f"LOAD({m.group(1)}, an5d_step + {m.group(2)})"
+    prefetched = re.compile(
+        r"LOAD\((an5d_reg_0_\w+), an5d_step \+ (\d+)\); if \(an5d_in_array\) asm volatile\("
+        r"\"prefetch\.global\.L2 \[%0\];\" :: \"l\"\(an5d_p_ld \+ AN5D_PLANE\("
+        r"min\(an5d_step \+ (\d+), an5d_last_load\)\)\)\)")
+    return prefetched.subn(load_alone, text)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_register_queues_serve_every_inner_loop_load_and_change_nothing_else(
+        written, case):
+    base = kernel_text(written, "base", case)
+    loads = len(PLAIN_LEVEL0_LOAD.findall(base))
+    loops = len(hand_edits.INNER_LOOP.findall(base))
+    assert loads > 0 and loops > 0
+    cells = 2 if "coarsen=2" in case else 1
+    element = "double" if " double " in case else "float"
+    for depth in (1, 3):
+        edited = kernel_text(written, f"prefetch-registers-{depth}", case)
+        assert PLAIN_LEVEL0_LOAD.findall(edited) == []  # none left unserved
+        undone, served = undo_prefetch_registers(edited, depth)
+        assert (served, undone) == (loads, base)
+        # a queue of `depth` registers per cell in every loop, of the kernel's element type,
+        # each filled before the loop (clamped, like every load ahead)
+        declared = re.findall(r"(\w+) an5d_prefetch_\d+(?:_x\d+)?;", edited)
+        assert declared == [element] * (depth * cells * loops)
+        fills = re.findall(
+            r"LOAD\(an5d_prefetch_\w+, min\(an5d_step \+ \d+, an5d_last_load\)\)\)?;\n", edited)
+        assert len(fills) == depth * cells * loops + loads
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_l2_prefetch_follows_every_inner_loop_load_and_changes_nothing_else(written, case):
+    base = kernel_text(written, "base", case)
+    edited = kernel_text(written, "prefetch-l2-2", case)
+    loads = len(PLAIN_LEVEL0_LOAD.findall(base))
+    assert len(PLAIN_LEVEL0_LOAD.findall(edited)) == loads
+    assert edited.count("prefetch.global.L2") == loads
+    assert undo_prefetch_l2(edited, 2) == (base, loads)
+
+
+def test_the_edited_kernels_build(written, tmp_path):
+    from an5dpy.cuda.runtime import BuildOptions, compile_cubin, nvcc_path
+    if nvcc_path() is None:
+        pytest.skip("nvcc is not installed")
+    paths = [hand_edits.kernel_file(os.path.join(written, hand_edits.Edit.parse(e).folder), c)
+             for e in EDITS for c in CASES]
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 4) as pool:
+        cubins = list(pool.map(lambda p: compile_cubin(p, BuildOptions(arch="sm_90"), tmp_path),
+                               paths))
+    for cubin in cubins:
+        assert os.path.exists(cubin.path)
+        assert cubin.kernels("_kernel_d")  # ptxas reported the blocked kernels
+
+
+def test_write_leaves_base_and_each_edit_in_folders_of_their_own_and_the_manifest(written):
+    slug = ab_compare.slug(CASE_DOUBLE)
+    assert slug == "star3d1r_double_bt_2_bs_32x32_sl_64_coarsen_2_regs_64"
+    for folder in ("base", "prefetch-registers-1", "prefetch-registers-3", "prefetch-l2-2"):
+        assert sorted(os.listdir(os.path.join(written, folder, slug))) == [
+            "star3d1r_host.cu", "star3d1r_kernel.cu", "star3d1r_kernel.hu"]
+    with open(os.path.join(written, hand_edits.MANIFEST)) as f:
+        assert json.load(f) == {"cases": list(CASES), "edits": list(EDITS)}
+    assert hand_edits.read_manifest(written) == (
+        list(CASES), [hand_edits.Edit.parse(e) for e in EDITS])
+    # the base is what this checkout's driver generates for the case (the launches --run
+    # makes are of its render model)
+    from an5dpy.driver import generate
+    _, info, plan, regs = ab_compare.plan_of(CASE_DOUBLE)
+    assert generate(info, plan, "star3d1r", regs=regs).files()["star3d1r_kernel.cu"] == (
+        kernel_text(written, "base", CASE_DOUBLE))
+
+
+def test_an_edit_is_named_by_its_kind_and_depth():
+    edit = hand_edits.Edit.parse("prefetch-registers:2")
+    assert (edit.kind, edit.depth, edit.name, edit.folder) == (
+        "prefetch-registers", 2, "prefetch-registers:2", "prefetch-registers-2")
+    assert hand_edits.Edit.parse("prefetch-l2:4").folder == "prefetch-l2-4"
+    for bad, why in (("prefetch-l3:1", "unknown edit"), ("prefetch-l2", "at least 1"),
+                     ("prefetch-l2:0", "at least 1"), ("prefetch-l2:-1", "at least 1"),
+                     ("prefetch-l2:x", "at least 1")):
+        with pytest.raises(ValueError, match=why):
+            hand_edits.Edit.parse(bad)
+
+
+def test_a_text_the_edits_do_not_fit_is_refused(written):
+    for name in ("prefetch-registers:1", "prefetch-l2:1"):
+        edit = hand_edits.Edit.parse(name)
+        with pytest.raises(hand_edits.EditError, match="no inner-phase loop"):
+            edit.apply('extern "C" __global__ void f(float *a) { a[0] = 1; }\n')
+    base = kernel_text(written, "base", CASE_3D)
+    # a blocked kernel without an inner loop, the others with theirs
+    first = base.index("an5d_plain_end; an5d_step += ")
+    no_loop = base[:first] + "an5d_other_end; an5d_step += " + base[first + 29:]
+    with pytest.raises(hand_edits.EditError,
+                       match="kernel an5d_star3d1r_kernel_d1: no inner-phase loop"):
+        hand_edits.Edit.parse("prefetch-l2:1").apply(no_loop)
+    # a level-0 load of a shape the edits do not know
+    inner_load = re.compile(r"(?<!G_)LOAD\(an5d_reg_0_1, an5d_step \+ 1\);")
+    odd = inner_load.sub("LOAD(an5d_reg_0_1, an5d_step);", base, count=1)
+    with pytest.raises(hand_edits.EditError, match="shape the edits do not know"):
+        hand_edits.Edit.parse("prefetch-l2:1").apply(odd)
+    # loads a queue cannot serve: not the planes in turn
+    swapped = inner_load.sub("LOAD(an5d_reg_0_1, an5d_step + 2);", base, count=1)
+    with pytest.raises(hand_edits.EditError, match="a queue of registers cannot serve them"):
+        hand_edits.Edit.parse("prefetch-registers:1").apply(swapped)
+
+
+def test_results_are_compared_bit_for_bit():
+    a = np.array([1.0, np.nan, -0.0], dtype=np.float32)
+    assert hand_edits.same_bits(a, a.copy())  # equal NaNs are equal
+    assert not hand_edits.same_bits(a, np.array([1.0, np.nan, 0.0], dtype=np.float32))
+    payload = a.copy()
+    payload.view(np.uint32)[1] += 1  # another NaN
+    assert np.isnan(payload[1]) and not hand_edits.same_bits(a, payload)
+    assert not hand_edits.same_bits(a, a.astype(np.float64))
+    assert not hand_edits.same_bits(a, a[:2])
+
+
+def test_the_table_gives_the_base_and_each_edit_over_it():
+    edits = [hand_edits.Edit.parse(e) for e in EDITS]
+    row = {"case": CASE_3D,
+           "gflops": {"base": [100.0, 200.0], "prefetch-registers:1": [210.0, 220.0],
+                      "prefetch-registers:3": [150.0, 190.0]},
+           "same": {"prefetch-registers:1": True, "prefetch-registers:3": False},
+           "registers": {"base": [32, False], "prefetch-registers:1": [40, False],
+                         "prefetch-registers:3": [64, True]},
+           "failed": {"prefetch-l2:2": "nvcc failed (exit 1)"}}
+    lines = hand_edits.render([row], edits).splitlines()
+    assert lines[0] == ("| case | base GFLOP/s (registers) "
+                        "| prefetch-registers:1 / base (registers) "
+                        "| prefetch-registers:3 / base (registers) "
+                        "| prefetch-l2:2 / base (registers) |")
+    assert lines[-1] == (f"| {CASE_3D} | 200 (32) | 1.100 (40) | 0.950 WRONG (64s) | "
+                         "does not build |")
+    unbuilt = {"case": CASE_2D, "gflops": {}, "same": {}, "registers": {},
+               "failed": {"base": "nvcc failed"}}
+    assert hand_edits.render([unbuilt], edits).splitlines()[-1] == (
+        f"| {CASE_2D} | does not build | - | - | - |")
+
+
+@pytest.mark.parametrize("argv, message", [
+    ([], "one of the arguments --write --run is required"),
+    (["--write", "D", "--run", "D"], "not allowed with"),
+    (["--write", "D", CASE_3D], "--write needs at least one --edit"),
+    (["--write", "D", "--edit", "prefetch-l2:1"], "--write needs at least one CASE"),
+    (["--write", "D", "--edit", "prefetch-l2:0", CASE_3D], "at least 1"),
+    (["--write", "D", "--edit", "prefetch-l9:1", CASE_3D], "unknown edit"),
+    (["--write", "D", "--edit", "prefetch-l2:1", "--edit", "prefetch-l2:1", CASE_3D],
+     "an edit is given twice"),
+    (["--write", "D", "--edit", "prefetch-l2:1", "star3d1r float cells=2"], "unknown settings"),
+    (["--write", "D", "--edit", "prefetch-l2:1", "star3d1r"], "case 'star3d1r'"),
+    (["--run", "D", CASE_3D], "--run takes its cases and edits from DIR/hand_edits.json"),
+    (["--run", "D", "--edit", "prefetch-l2:1"], "--run takes its cases"),
+    (["--run", "D", "--repeats", "0"], "is not an integer of at least 1"),
+])
+def test_the_command_line_refuses_what_it_cannot_do(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit:
+        hand_edits.main(argv)
+    assert exit.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_run_wants_a_folder_that_write_has_written(tmp_path):
+    with pytest.raises(SystemExit, match="hand_edits.json not found: write DIR with --write"):
+        hand_edits.main(["--run", str(tmp_path)])
+
+
+def test_run_builds_checks_and_times_every_variant_of_a_case_with_a_fake_gpu(
+        tmp_path, monkeypatch, capsys):
+    """--run's own work without a GPU: the kernels built by nvcc for real, the runner and
+    the timing faked (the L2 edit's result made to differ in one bit), the rows and table
+    it makes of them."""
+    import an5dpy.cuda.runtime as runtime
+    if runtime.nvcc_path() is None:
+        pytest.skip("nvcc is not installed")
+    artifact = load_script("artifact")  # the module --run imports
+
+    class FakeRunner:
+        def __init__(self, info, plan, cubin, prefix, signature):
+            self.cubin = cubin
+
+        def run(self, grid, env, read_only):
+            grid += 1
+            if "prefetch-l2" in self.cubin.path:
+                grid.view(np.uint32)[0, 0, 0] ^= 1
+
+    def fake_time(bench, info, plan, built, env):
+        return (110.0 if "prefetch" in built[1].path else 100.0), 0.1, 20, 32, False
+
+    monkeypatch.setattr(runtime, "CupyRunner", FakeRunner)
+    monkeypatch.setattr(runtime, "device_arch", lambda: "sm_90")
+    monkeypatch.setattr(runtime, "device_name", lambda: "NVIDIA H200")
+    monkeypatch.setattr(artifact.Bench, "grid",
+                        lambda bench, info, env, dtype: (np.ones((2, 4, 4), np.float32), ()))
+    monkeypatch.setattr(artifact.Bench, "time", fake_time)
+    out, jsonl = str(tmp_path / "kernels"), str(tmp_path / "rows.jsonl")
+    case = "star2d1r float bt=2 bs=256 sl=64"
+    assert hand_edits.main(["--write", out, "--edit", "prefetch-registers:1",
+                            "--edit", "prefetch-l2:1", case]) == 0
+    capsys.readouterr()
+    assert hand_edits.main(["--run", out, "--repeats", "2", "--out", jsonl]) == 1  # WRONG
+    printed = capsys.readouterr()
+    assert printed.err == ""  # DIR's base is what this checkout generates
+    with open(jsonl) as f:
+        (row,) = [json.loads(line) for line in f]
+    assert row == {"case": case,
+                   "gflops": {"base": [100.0] * 2, "prefetch-registers:1": [110.0] * 2,
+                              "prefetch-l2:1": [110.0] * 2},
+                   "same": {"prefetch-registers:1": True, "prefetch-l2:1": False},
+                   "registers": {name: [32, False]
+                                 for name in ("base", "prefetch-registers:1", "prefetch-l2:1")},
+                   "failed": {}}
+    assert printed.out.splitlines()[0] == json.dumps(row)
+    assert "NVIDIA H200" in printed.out
+    assert printed.out.rstrip().splitlines()[-1] == (
+        f"| {case} | 100 (32) | 1.100 (32) | 1.100 WRONG (32) |")
+
+
+@pytest.mark.gpu
+def test_run_checks_and_times_a_case_and_its_edit_on_the_gpu(tmp_path, capsys):
+    out, jsonl = str(tmp_path / "kernels"), str(tmp_path / "rows.jsonl")
+    case = "star2d1r float bt=2 bs=256 sl=64"
+    assert hand_edits.main(["--write", out, "--edit", "prefetch-registers:1", case]) == 0
+    assert hand_edits.main(["--run", out, "--repeats", "1", "--out", jsonl]) == 0
+    text = capsys.readouterr().out
+    assert "| case | base GFLOP/s (registers) | prefetch-registers:1 / base (registers) |" in text
+    assert f"| {case} | " in text and "WRONG" not in text
+    with open(jsonl) as f:
+        (row,) = [json.loads(line) for line in f]
+    assert row["same"] == {"prefetch-registers:1": True} and row["failed"] == {}
+    assert len(row["gflops"]["base"]) == len(row["gflops"]["prefetch-registers:1"]) == 1
