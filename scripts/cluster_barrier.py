@@ -217,23 +217,20 @@ def render(measured: dict, blocks: int, iterations: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def positive(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer of at least 1")
-    return int(text)
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--iterations", type=positive, default=4000,
+    ap.add_argument("--iterations", type=int, default=4000,
                     help="loop iterations of every thread (default 4000)")
-    ap.add_argument("--blocks-per-sm", type=positive, default=32,
+    ap.add_argument("--blocks-per-sm", type=int, default=32,
                     help="blocks of the grid per SM (default 32; rounded up to a multiple of 4)")
-    ap.add_argument("--repeats", type=positive, default=3,
+    ap.add_argument("--repeats", type=int, default=3,
                     help="timed runs of each kernel, the best kept (default 3)")
     ap.add_argument("--source", action="store_true",
                     help="print the CUDA source and stop (no GPU needed)")
     args = ap.parse_args(argv)
+    for name in ("iterations", "blocks_per_sm", "repeats"):
+        if getattr(args, name) < 1:
+            ap.error(f"--{name.replace('_', '-')} must be at least 1")
     if args.source:
         sys.stdout.write(SOURCE)
         return 0
