@@ -142,13 +142,14 @@ def test_launch_args_follow_the_kernels_parameters(tmp_path):
 
 def kernel_functions(text: str) -> dict[int, str]:
     """Each ``..._kernel_d<degree>`` function of a kernel file, by degree: its text from
-    the section comment before it to the next one (the host launcher after the last)."""
+    the section comment before it to the next one, the host launcher after the last one
+    left out (it names the file's degrees, not the kernel)."""
     import re
     parts = re.split(r"(?=/\* ---- temporal degree )", text.split("/* ---- naive")[0])
     out = {}
     for part in parts[1:]:
         degree = int(re.match(r"/\* ---- temporal degree (\d+)", part).group(1))
-        out[degree] = part.split("\nextern \"C\" cudaError_t")[0].split("\nstatic ")[0]
+        out[degree] = part.split("\nextern \"C\" cudaError_t")[0]
     return out
 
 
