@@ -3,6 +3,7 @@
 
     python scripts/artifact.py                      # measure everything, then render
     python scripts/artifact.py --render-only DIR    # tables and plots from DIR/rows.jsonl
+    python scripts/artifact.py --gpus 4             # the rows dealt to 4 GPUs of this host
 
 For each of the 21 benchmarks x float/double at the paper's sizes (16384^2 / 512^3, 1000
 steps): the tuner ranks the search space with the performance model; the model's top
@@ -22,7 +23,8 @@ finish, so a run cut short (or split over several sessions with --minutes) goes 
 --resume.
 
 Outputs in <out>/<gpu>/: table5.csv, table5.md, fig8.png (GFLOP/s vs bT, radius-1
-stencils, float), fig9.png (star/box, orders 1-4), rows.jsonl, fig8.jsonl.
+stencils, float), fig9.png (star/box, orders 1-4), rows.jsonl, fig8.jsonl; with --gpus,
+parts/<k>/ holds each GPU's own measurement and its log (:func:`run_parts`).
 """
 
 from __future__ import annotations
@@ -103,12 +105,12 @@ class Bench:
     """Builds in a thread pool (nvcc runs on the CPUs while the GPU times earlier rows)."""
 
     def __init__(self):
-        from an5dpy.cuda.runtime import BuildOptions, device_arch
+        from an5dpy.cuda.runtime import BuildOptions, build_workers, device_arch
         self.options = BuildOptions(arch=device_arch())
-        self.pool = concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 4)
+        self.pool = concurrent.futures.ThreadPoolExecutor(build_workers())
         # the neighbours of a row's fastest plans are built while the row waits for them:
         # a pool of their own, not behind the later rows' builds
-        self.neighbour_pool = concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 4)
+        self.neighbour_pool = concurrent.futures.ThreadPoolExecutor(build_workers())
         self._grids: dict = {}
 
     def shutdown(self):
@@ -531,6 +533,114 @@ def merge_fig8(earlier: list[dict], results: dict, cut: set) -> list[dict]:
                for (name, bt), g in sorted(results.items()) if name in fresh])
 
 
+# --------------------------------------------------------------------------- several GPUs
+
+
+#: A row's seconds where no earlier run of it says (its ``wall_s``): dealing rows to GPUs.
+ROW_SECONDS_GUESS = 90.0
+
+
+def deal_stencils(names, weight: dict, parts: int) -> list[list[str]]:
+    """``names`` dealt to ``parts`` GPUs, each stencil whole (its rows of both types stay
+    in flight together), heaviest first to the least loaded part (``weight``: seconds per
+    stencil); each part keeps the order of ``names``."""
+    loads = [0.0] * parts
+    dealt: list[list[str]] = [[] for _ in range(parts)]
+    for name in sorted(names, key=lambda n: -weight[n]):
+        k = loads.index(min(loads))
+        dealt[k].append(name)
+        loads[k] += weight[name]
+    order = {n: i for i, n in enumerate(names)}
+    return [sorted(d, key=order.get) for d in dealt if d]
+
+
+def stencil_weights(names, dtypes, rows: list[dict]) -> dict:
+    """Seconds each stencil's rows of ``dtypes`` took in ``rows`` (an earlier run), or
+    :data:`ROW_SECONDS_GUESS` per row it has none for."""
+    spent = {(r["stencil"], r["dtype"]): r.get("wall_s") for r in rows}
+    return {n: sum(spent.get((n, d)) or ROW_SECONDS_GUESS for d in dtypes) for n in names}
+
+
+def run_parts(args, out_dir: str, gpus: int) -> None:
+    """Measure on ``gpus`` GPUs of this host at once: the stencils are dealt to as many
+    processes of this script (:func:`deal_stencils`), each with one GPU
+    (``CUDA_VISIBLE_DEVICES``) and an equal share of the CPUs (its builds' nvcc processes,
+    :func:`an5dpy.cuda.runtime.build_workers`), each measuring into ``out_dir/parts/<k>``,
+    seeded with ``out_dir``'s rows and Fig. 8 points (so ``--resume`` and ``--redo`` mean
+    what they mean on one GPU). When all are done their rows and their stencils' Fig. 8
+    points are merged into ``out_dir``. Each part prints its wall time; their sum is about
+    what one GPU of such a host takes for the same rows (each part has the CPUs a one-GPU
+    machine of the same cores per GPU has)."""
+    import shutil
+    import subprocess
+
+    from an5dpy.cuda.runtime import device_count
+    have = device_count()
+    if gpus > have:
+        raise ScriptError(f"--gpus {gpus}: this host has {have} GPU(s)")
+    rows_file = os.path.join(out_dir, "rows.jsonl")
+    rows = list(map(json.loads, open(rows_file))) if os.path.exists(rows_file) else []
+    if not (args.resume or args.no_rows) and os.path.exists(rows_file):
+        os.remove(rows_file)  # a fresh run, as on one GPU
+        rows = []
+    names = args.stencils.split(",") if args.stencils else NAMES
+    dtypes = args.dtypes.split(",")
+    done, _ = split_redo(rows, set(args.redo.split(",")) if args.redo else set(), dtypes)
+    todo = [n for n in names if args.no_rows or any((n, d) not in done for d in dtypes)]
+    dealt = deal_stencils(todo, stencil_weights(todo, dtypes, rows), gpus)
+    cpus = sorted(os.sched_getaffinity(0))
+    share = max(1, len(cpus) // gpus)
+    procs = []
+    for k, part in enumerate(dealt):
+        part_out = os.path.join(out_dir, "parts", str(k))
+        part_dir = os.path.join(part_out, os.path.basename(out_dir))
+        shutil.rmtree(part_out, ignore_errors=True)
+        os.makedirs(part_dir)
+        write_rows(part_dir, rows)
+        if os.path.exists(os.path.join(out_dir, "fig8.jsonl")):
+            shutil.copy(os.path.join(out_dir, "fig8.jsonl"), part_dir)
+        fig8 = [n for n in part if n in (args.fig8_stencils.split(",") if args.fig8_stencils
+                                        else RAD1)]
+        argv = [sys.executable, os.path.abspath(__file__), "--out", part_out, "--resume",
+                "--stencils", ",".join(part), "--dtypes", args.dtypes,
+                "--top", str(args.top), "--minutes", str(args.minutes)]
+        argv += ["--redo", args.redo] if args.redo else []
+        argv += ["--narrow"] if args.narrow else []
+        argv += ["--no-rows"] if args.no_rows else []
+        argv += ["--fig8-stencils", ",".join(fig8)] if fig8 and not args.no_fig8 else [
+            "--no-fig8"]
+        mine = set(cpus[k * share:(k + 1) * share]) or set(cpus)
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(k))
+        log = open(os.path.join(part_out, "log.txt"), "w")
+        print(f"part {k} (GPU {k}, {len(mine)} CPUs): {' '.join(part)}", flush=True)
+        procs.append((k, part, part_dir, log, time.time(), subprocess.Popen(
+            argv, env=env, stdout=log, stderr=subprocess.STDOUT,
+            preexec_fn=lambda cpus=mine: os.sched_setaffinity(0, cpus))))
+    spent = []
+    for k, part, part_dir, log, started, proc in procs:
+        status = proc.wait()
+        log.close()
+        spent.append(time.time() - started)
+        print(f"part {k}: exit {status} after {spent[-1]:.0f} s "
+              f"(log: {os.path.join(os.path.dirname(part_dir), 'log.txt')})", flush=True)
+        for row in map(json.loads, open(os.path.join(part_dir, "rows.jsonl"))):
+            if row["stencil"] in part:
+                put_row(out_dir, row)
+        fig8_file = os.path.join(part_dir, "fig8.jsonl")
+        if os.path.exists(fig8_file):
+            points = list(map(json.loads, open(fig8_file)))
+            swept = {d["stencil"] for d in points} & set(part)
+            path = os.path.join(out_dir, "fig8.jsonl")
+            earlier = list(map(json.loads, open(path))) if os.path.exists(path) else []
+            write_rows(out_dir, [d for d in earlier if d["stencil"] not in swept]
+                       + [d for d in points if d["stencil"] in swept], "fig8.jsonl")
+    print(f"{len(procs)} parts: longest {max(spent, default=0):.0f} s, all together "
+          f"{sum(spent):.0f} s (about what one GPU would take)", flush=True)
+    failed = [k for k, *_, proc in procs if proc.returncode]
+    if failed:
+        raise ScriptError(f"part(s) {', '.join(map(str, failed))} failed; see their log.txt")
+
+
 # --------------------------------------------------------------------------- rendering
 
 
@@ -747,6 +857,8 @@ def run(argv=None) -> int:
     ap.add_argument("--no-fig8", action="store_true")
     ap.add_argument("--no-rows", action="store_true", help="only Fig. 8 (needs rows.jsonl)")
     ap.add_argument("--fig8-stencils", help="comma-separated subset of the radius-1 stencils")
+    ap.add_argument("--gpus", type=int, default=1, help="measure on this many GPUs of "
+                    "this host at once, the stencils dealt to one process per GPU")
     ap.add_argument("--redo", help="comma-separated stencils to measure again (with --resume; "
                     "their rows of --dtypes; each row's earlier tuned plan is among the "
                     "candidates again, and the row stays until its new one replaces it)")
@@ -762,6 +874,10 @@ def run(argv=None) -> int:
     from an5dpy.cuda.runtime import device_name
     out_dir = os.path.join(args.out, gpu_slug(device_name()))
     os.makedirs(out_dir, exist_ok=True)
+    if args.gpus > 1:
+        run_parts(args, out_dir, args.gpus)
+        render(out_dir)
+        return 0
     rows_file = os.path.join(out_dir, "rows.jsonl")
     done, previous = set(), {}
     if (args.resume or args.no_rows) and os.path.exists(rows_file):

@@ -174,11 +174,26 @@ def cupy_available() -> tuple[bool, str]:
     return True, ""
 
 
+def build_workers() -> int:
+    """nvcc processes to run at once: the CPUs this process may run on (its affinity, which
+    ``taskset`` or a scheduler's CPU share narrow; os.cpu_count() counts the whole host)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # no affinity on this platform
+        return max(1, os.cpu_count() or 2)
+
+
 def device_name() -> str:
     import cupy
     props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
     name = props["name"]
     return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def device_count() -> int:
+    """GPUs this process sees (``CUDA_VISIBLE_DEVICES`` narrows them)."""
+    import cupy
+    return cupy.cuda.runtime.getDeviceCount()
 
 
 def device_arch() -> str:

@@ -796,10 +796,10 @@ def _build_and_time(info: StencilInfo, plans: Sequence[BlockingPlan],
     from tqdm import tqdm
 
     from an5dpy.perf.bench import gflops
-    from an5dpy.cuda.runtime import BuildOptions, device_arch
+    from an5dpy.cuda.runtime import BuildOptions, build_workers, device_arch
 
     options = BuildOptions(arch=device_arch())
-    with concurrent.futures.ThreadPoolExecutor(max(1, os.cpu_count() or 2)) as pool:
+    with concurrent.futures.ThreadPoolExecutor(build_workers()) as pool:
         jobs = submit_builds(pool, info, plans, caps, stem, options)
         # every build first: timing while nvcc keeps the CPUs busy would delay launches
         for fut in tqdm(concurrent.futures.as_completed([f for _, _, f in jobs]),

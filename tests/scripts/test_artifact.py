@@ -410,3 +410,94 @@ def test_bench_times_runs_of_full_launches_only(artifact, monkeypatch):
         assert ran[-1] == steps and steps <= 1000
         for count in ran:
             assert set(run_degrees(count, bt, plan.levels)) == {bt}, (bt, count)
+
+
+def test_stencils_are_dealt_whole_heaviest_first_to_the_least_loaded_gpu(artifact):
+    weight = {"a": 300.0, "b": 200.0, "c": 150.0, "d": 100.0, "e": 60.0}
+    dealt = artifact.deal_stencils(list("abcde"), weight, 2)
+    # a to the first, b, c to the second (350 s), d to the first (400 s), e to the second
+    assert dealt == [["a", "d"], ["b", "c", "e"]]
+    assert sorted(sum(dealt, [])) == list("abcde")
+    # more GPUs than stencils: no empty part
+    assert artifact.deal_stencils(["a", "b"], weight, 4) == [["a"], ["b"]]
+
+
+def test_a_stencils_weight_is_its_rows_earlier_time_or_a_guess(artifact):
+    rows = [{"stencil": "a", "dtype": "float", "wall_s": 40.0},
+            {"stencil": "a", "dtype": "double"}]
+    weight = artifact.stencil_weights(["a", "b"], ["float", "double"], rows)
+    assert weight == {"a": 40.0 + artifact.ROW_SECONDS_GUESS,
+                      "b": 2 * artifact.ROW_SECONDS_GUESS}
+
+
+def test_run_parts_deals_gpus_and_cpus_and_merges_rows_and_fig8(artifact, tmp_path,
+                                                                monkeypatch, capsys):
+    """Several GPUs without a GPU (the processes faked): each part gets its own GPU and
+    CPUs and the rows already there; the parts' rows and their stencils' Fig. 8 points
+    are merged, the other rows and points stay."""
+    import argparse
+    import json
+    import os
+    import subprocess
+
+    import an5dpy.cuda.runtime as runtime
+    monkeypatch.setattr(runtime, "device_count", lambda: 2)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    out = tmp_path / "H200"
+    out.mkdir()
+    kept = {"stencil": "star3d1r", "dtype": "float", "best": {}, "wall_s": 10.0}
+    (out / "rows.jsonl").write_text(json.dumps(kept) + "\n")
+    (out / "fig8.jsonl").write_text(json.dumps({"stencil": "star3d1r", "bt": 1,
+                                                "gflops": 1.0}) + "\n")
+    started = []
+
+    class FakePart:
+        """A part: the rows of its stencils measured (float and double), a Fig. 8
+        point for each of its --fig8-stencils."""
+
+        def __init__(self, argv, env, stdout, stderr, preexec_fn):
+            def value(flag):
+                return argv[argv.index(flag) + 1] if flag in argv else None
+            part_dir = os.path.join(value("--out"), "H200")
+            seeded = [json.loads(line) for line in open(os.path.join(part_dir, "rows.jsonl"))]
+            assert seeded == [kept] and "--resume" in argv
+            started.append((value("--stencils"), env["CUDA_VISIBLE_DEVICES"],
+                            value("--fig8-stencils"), "--no-fig8" in argv, preexec_fn))
+            rows = seeded + [{"stencil": s, "dtype": d, "best": {}, "wall_s": 5.0}
+                             for s in value("--stencils").split(",")
+                             for d in ("float", "double")]
+            artifact.write_rows(part_dir, rows)
+            points = [{"stencil": s, "bt": 2, "gflops": 9.0}
+                      for s in (value("--fig8-stencils") or "").split(",") if s]
+            artifact.write_rows(part_dir, points, "fig8.jsonl")
+            self.returncode = 0
+
+        def wait(self):
+            return self.returncode
+
+    monkeypatch.setattr(subprocess, "Popen", FakePart)
+    args = argparse.Namespace(resume=True, no_rows=False, stencils="star2d1r,box2d1r,j2d5pt",
+                              dtypes="float,double", redo=None, fig8_stencils=None,
+                              no_fig8=False, top=5, minutes=30.0, narrow=False)
+    artifact.run_parts(args, str(out), 2)
+    # with no earlier times, 180 s each: the first two stencils to one GPU, the third alone
+    assert [(s, gpu, fig8, off) for s, gpu, fig8, off, _ in started] == [
+        ("star2d1r,j2d5pt", "0", "star2d1r,j2d5pt", False),
+        ("box2d1r", "1", "box2d1r", False)]
+    rows = [json.loads(line) for line in (out / "rows.jsonl").read_text().splitlines()]
+    assert [(r["stencil"], r["dtype"]) for r in rows] == [("star3d1r", "float")] + [
+        (s, d) for s in ("star2d1r", "j2d5pt", "box2d1r") for d in ("float", "double")]
+    points = [json.loads(line) for line in (out / "fig8.jsonl").read_text().splitlines()]
+    assert {p["stencil"]: p["bt"] for p in points} == {
+        "star3d1r": 1, "star2d1r": 2, "j2d5pt": 2, "box2d1r": 2}
+    assert "2 parts" in capsys.readouterr().out
+    # each part's CPUs: its half of the eight
+    shares = []
+    monkeypatch.setattr(os, "sched_setaffinity", lambda pid, cpus: shares.append(cpus),
+                        raising=False)
+    for *_, preexec_fn in started:
+        preexec_fn()
+    assert shares == [set(range(4)), set(range(4, 8))]
+    # a host of fewer GPUs: refused in a line
+    with pytest.raises(artifact.ScriptError, match="has 2 GPU"):
+        artifact.run_parts(args, str(out), 3)
