@@ -8,7 +8,8 @@
 For each of the 21 benchmarks x float/double at the paper's sizes (16384^2 / 512^3, 1000
 steps): the tuner ranks the search space with the performance model; the model's top
 plans, its best plan per bT and per bS (an5dpy.perf.tune.diverse_candidates) and the paper's
-Sconf plan are built with each register budget that binds, timed once with a short run,
+Sconf plan are built without a register budget and with the budget that binds and that
+the model predicts fastest (an5dpy.perf.tune.submit_builds), timed once with a short run,
 and the fastest three timed again; the best is the "tuned" result. Sconf and the naive
 one-kernel-per-step baseline are timed too. Reported runs are timed with CUDA events
 (warm-up, then the median of the repeats), with the step count (at most 1000) that makes
@@ -159,16 +160,6 @@ class Bench:
                 bool(own and own.spills))
 
 
-def predicted(model, plan, cap) -> float:
-    """The model's GFLOP/s for ``plan`` built with register budget ``cap`` (None: none),
-    as the tuner ranks it; 0 where the model cannot place it on an SM."""
-    from an5dpy.errors import UsageError
-    try:
-        return model.predict(plan, cap).gflops
-    except UsageError:
-        return 0.0
-
-
 #: Candidates are screened with runs this long (seconds); the tuner's FINALISTS are then
 #: timed again, as reported runs, with each of the tuner's register budgets (CAPS) that
 #: binds.
@@ -176,21 +167,26 @@ SCREEN_S = 0.05
 HEAVY_FLOPS = 200
 
 
-def submit_jobs(bench, info, plans, stem, pool=None):
-    """(plan, budget, future build) for every plan and each of the tuner's budgets (CAPS)
-    that binds, on the bench's pool or ``pool`` (an5dpy.perf.tune.submit_builds)."""
-    from an5dpy.perf.tune import CAPS, submit_builds
+def submit_jobs(bench, info, plans, stem, pool=None, model=None):
+    """(plan, budget, future build) for every plan without a budget and with the tuner's
+    budget (of CAPS) that binds and that ``model`` predicts fastest (every one that binds
+    without a model), on the bench's pool or ``pool`` (an5dpy.perf.tune.submit_builds)."""
+    from functools import partial
+
+    from an5dpy.perf.tune import CAPS, predicted_gflops, submit_builds
     return submit_builds(pool or bench.pool, info, plans, CAPS, stem, bench.options,
-                         timing=True)
+                         timing=True,
+                         budget_score=partial(predicted_gflops, model) if model else None)
 
 
-def neighbourhood(bench, info, stem):
+def neighbourhood(bench, info, stem, model=None):
     """The tuner's second round for a row (an5dpy.perf.tune.Neighbourhood): the neighbours
-    of its fastest plans, built on the bench's neighbour pool."""
+    of its fastest plans, built on the bench's neighbour pool (budgets as
+    :func:`submit_jobs`)."""
     from an5dpy.perf.tune import Neighbourhood, neighbour_plans
     return Neighbourhood(lambda plan: neighbour_plans(info, plan),
                          lambda plans: submit_jobs(bench, info, plans, stem,
-                                                   bench.neighbour_pool))
+                                                   bench.neighbour_pool, model))
 
 
 def start_screening(bench, info, env, jobs, label, finalists=None, neighbours=None,
@@ -311,7 +307,7 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
                 extra += (plan_from_json(info, previous[(name, dtype)]),)
             plans = tuning_candidates(ranking, paper, min(top, 3) if heavy else top, extra,
                                       per_bt=not heavy and not narrow, per_bs=not narrow)
-            jobs = submit_jobs(bench, info, plans, name.replace("-", "_"))
+            jobs = submit_jobs(bench, info, plans, name.replace("-", "_"), model=model)
             rows.append((name, dtype, info, env, model, sconf, plans, jobs))
 
     def finish(name, dtype, info, env, model, sconf, plans, jobs, screening, around,
@@ -356,6 +352,8 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
                                      | {p.describe() for p in plans}),
                # its timings launch the full degree alone (tune.timing_steps)
                "full_launches": True,
+               # the budgeted builds: the model's best budget that binds (submit_jobs)
+               "budgets": "model",
                "wall_s": round(wall, 1),
                "wall_parts": {kind: round(seconds, 1)
                               for kind, seconds in sorted(stopwatch.seconds.items())}}
@@ -379,7 +377,8 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
             continue
         stopwatch = Stopwatch()
         # the tuner's second round, but for --narrow (the model's top plans alone)
-        around = None if narrow else neighbourhood(bench, info, name.replace("-", "_"))
+        around = None if narrow else neighbourhood(bench, info, name.replace("-", "_"),
+                                                   model)
         screening = start_screening(bench, info, env, jobs, f"{name} {dtype}",
                                     neighbours=around, stopwatch=stopwatch)
         if pending is not None:
@@ -396,10 +395,10 @@ def rescore(row: dict, model, ranked, space=None, gpu=None, env=None) -> dict:
     measured entry's prediction, the tuned plan (the fastest reported run, Sconf's
     included), the model's top 5 and whether it holds the tuned plan; with ``space``,
     ``gpu`` and ``env`` also the paper's terms' top 5. The measurements stay as they are."""
-    from an5dpy.perf.tune import paper_ranking, plan_from_json
+    from an5dpy.perf.tune import paper_ranking, plan_from_json, predicted_gflops
 
     def predicted_for(entry, cap):
-        return predicted(model, plan_from_json(model.info, entry["plan"]), cap)
+        return predicted_gflops(model, plan_from_json(model.info, entry["plan"]), cap)
 
     out = dict(row)
     out["measured"] = [{**m, "predicted": predicted_for(m, m["cap"])} for m in row["measured"]]
@@ -699,8 +698,10 @@ def render(out_dir: str) -> None:
              "and Sconf; then the neighbours of the two fastest of these (their variants "
              "and their bT - 1, bT + 1 and 2 bT: `neighbour_plans`; `neighbourhood` in "
              "rows.jsonl, 1 where 2 bT was not among them); "
-             "each built with no register budget and with 32, 64 and 96 where the budget "
-             "binds (ptxas gave the plan more registers without it). Every build is timed "
+             "each built with no register budget and with those of 32, 64 and 96 that bind "
+             "(ptxas gave the plan more registers without it): the one the model predicts "
+             "fastest (`budgets: model` in rows.jsonl), or in rows measured before that "
+             "rule each one. Every build is timed "
              "once with a short run (about 0.05 s); the three fastest and Sconf are timed "
              "again as reported runs. Model: the performance model's prediction for the "
              "tuned plan at the register budget it was built with. Accuracy = tuned / model. Original AN5D: its kernels on an H200 "

@@ -37,7 +37,7 @@ import json
 import os
 import time
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -458,17 +458,20 @@ def tune(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], stem: 
         extra = (*extra, *variant_plans(info, ranking[0][0]))
     predicted = dict(ranking)
     run_env = with_steps(info, env, measure_steps) if measure_steps else dict(env)
+    from an5dpy.perf.model import Model
+    budget_score = partial(predicted_gflops, Model(info, gpu, env))  # one budget per plan
     if gpus > 1:
         chosen = diverse_candidates(ranking, top, extra, per_bt=diverse, per_bs=diverse)
         measured = measure_plans_multi(info, chosen, caps, run_env, stem, tuple(range(gpus)),
                                        predicted, repeats, progress,
-                                       overlaps(info, gpu, run_env, gpus, chosen))
+                                       overlaps(info, gpu, run_env, gpus, chosen),
+                                       budget_score=budget_score)
     else:
         paper = paper_ranking(info, gpu, env, plans, ranking) if diverse else ranking
         chosen = tuning_candidates(ranking, paper, top, extra, per_bt=diverse, per_bs=diverse)
         measured = measure_plans(info, chosen, caps, run_env, stem, predicted, repeats,
                                  progress, (lambda p: neighbour_plans(info, p)) if diverse
-                                 else None)
+                                 else None, budget_score)
     result = TuneResult(gpu.name, sizes, steps, result.ranking, tuple(measured),
                         len(plans), measure_steps, gpus)
     if use_cache:
@@ -528,15 +531,30 @@ def timing_degrees(plan: BlockingPlan) -> tuple[int, ...] | None:
     return (plan.depth,)
 
 
+def predicted_gflops(model, plan: BlockingPlan, cap: int | None) -> float:
+    """The model's GFLOP/s for ``plan`` built with register budget ``cap`` (None: none),
+    as the tuner ranks it; 0 where the model cannot place it on an SM."""
+    try:
+        return model.predict(plan, cap).gflops
+    except UsageError:
+        return 0.0
+
+
 def submit_builds(pool: concurrent.futures.Executor, info: StencilInfo,
                   plans: Sequence[BlockingPlan], caps: Sequence[int | None], stem: str,
-                  options, timing: bool = False
+                  options, timing: bool = False,
+                  budget_score: Callable[[BlockingPlan, int], float] | None = None
                   ) -> list[tuple[BlockingPlan, int | None, concurrent.futures.Future]]:
     """(plan, budget, future build) for every plan without a register budget, submitted
     first, then with each budget in ``caps``. A budgeted build waits for the plan's
     unbudgeted one and gives None where the budget does not bind (:func:`budget_binds`):
-    it would build the same kernel. ``timing``: timing builds (:func:`timing_degrees`),
-    for runs of :func:`timing_steps` steps only."""
+    it would build the same kernel. With ``budget_score`` (the model's GFLOP/s of a
+    plan at a budget, :func:`predicted_gflops`) only the budget it scores highest among
+    those that bind is built, the others give None too: in the three measured tables of
+    artifact/ (H200 twice, H100; 5,300 plans and budgets) the unbudgeted build and the
+    model's best budget that binds held every row's fastest build, with a third fewer
+    builds (``scripts/model_check.py --budgets``). ``timing``: timing builds
+    (:func:`timing_degrees`), for runs of :func:`timing_steps` steps only."""
     from an5dpy.cuda.runtime import build_kernels
 
     def build(plan, cap=None):
@@ -544,15 +562,20 @@ def submit_builds(pool: concurrent.futures.Executor, info: StencilInfo,
                              degrees=timing_degrees(plan) if timing else None)
 
     uncapped = {p: pool.submit(build, p) for p in plans}
+    budgets = [c for c in caps if c is not None]
+    # the budgets in the order they are preferred: the model's, where it scores them
+    preferred = {p: sorted(budgets, key=lambda c: -budget_score(p, c)) if budget_score
+                 else budgets for p in plans}
 
     def build_capped(plan, cap):
-        if not budget_binds(uncapped[plan].result()[1], plan, cap):
+        cubin = uncapped[plan].result()[1]
+        binding = [c for c in preferred[plan] if budget_binds(cubin, plan, c)]
+        if cap not in binding or (budget_score is not None and cap != binding[0]):
             return None
         return build(plan, cap)
 
     jobs = [(p, None, uncapped[p]) for p in plans]
-    jobs += [(p, c, pool.submit(build_capped, p, c)) for c in caps if c is not None
-             for p in plans]
+    jobs += [(p, c, pool.submit(build_capped, p, c)) for c in budgets for p in plans]
     return jobs
 
 
@@ -676,9 +699,11 @@ def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
                   caps: Sequence[int | None], env: Mapping[str, int | float], stem: str,
                   predicted: Mapping[BlockingPlan, float] | None = None, repeats: int = 3,
                   progress: bool = True,
-                  neighbours: Callable[[BlockingPlan], Sequence[BlockingPlan]] | None = None
+                  neighbours: Callable[[BlockingPlan], Sequence[BlockingPlan]] | None = None,
+                  budget_score: Callable[[BlockingPlan, int], float] | None = None
                   ) -> list[Measured]:
-    """Build every plan with each register budget that binds, in parallel with nvcc, and
+    """Build every plan with each register budget that binds (with ``budget_score``, the
+    best of them by it: :func:`submit_builds`), in parallel with nvcc, and
     time them (:func:`screen`): every build once after a warm-up, with ``neighbours`` (as
     :func:`neighbour_plans`) then the neighbours of the fastest (:class:`Neighbourhood`),
     and the ``FINALISTS`` fastest again ``repeats`` times (their median is reported)."""
@@ -701,7 +726,7 @@ def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
         return median(times)
 
     return _build_and_time(info, plans, caps, env, stem, predicted, repeats, progress,
-                           seconds, neighbours)
+                           seconds, neighbours, budget_score)
 
 
 def overlaps(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], gpus: int,
@@ -724,7 +749,9 @@ def measure_plans_multi(info: StencilInfo, plans: Sequence[BlockingPlan],
                         stem: str, devices: Sequence[int],
                         predicted: Mapping[BlockingPlan, float] | None = None,
                         repeats: int = 3, progress: bool = True,
-                        overlap: Mapping[BlockingPlan, bool] | None = None) -> list[Measured]:
+                        overlap: Mapping[BlockingPlan, bool] | None = None,
+                        budget_score: Callable[[BlockingPlan, int], float] | None = None
+                        ) -> list[Measured]:
     """:func:`measure_plans` on several GPUs: each build run by the NCCL runner over
     ``devices`` (:mod:`an5dpy.cuda.multi_gpu`; one process, communicators made once for
     every build), on random slabs made on their devices, timed from device 0 (its stream
@@ -769,7 +796,7 @@ def measure_plans_multi(info: StencilInfo, plans: Sequence[BlockingPlan],
             return median(time_runs(run, count))
 
     return _build_and_time(info, plans, caps, env, stem, predicted, repeats, progress,
-                           seconds)
+                           seconds, budget_score=budget_score)
 
 
 def random_slabs(devices: Sequence[int], shapes: Sequence[tuple[int, ...]], dtype: str
@@ -788,9 +815,11 @@ def _build_and_time(info: StencilInfo, plans: Sequence[BlockingPlan],
                     caps: Sequence[int | None], env: Mapping[str, int | float], stem: str,
                     predicted: Mapping[BlockingPlan, float] | None, repeats: int,
                     progress: bool, seconds,
-                    neighbours: Callable[[BlockingPlan], Sequence[BlockingPlan]] | None = None
+                    neighbours: Callable[[BlockingPlan], Sequence[BlockingPlan]] | None = None,
+                    budget_score: Callable[[BlockingPlan, int], float] | None = None
                     ) -> list[Measured]:
-    """Build every plan with each budget of ``caps`` that binds, then :func:`screen` the
+    """Build every plan with each budget of ``caps`` that binds (:func:`submit_builds`,
+    with ``budget_score``), then :func:`screen` the
     builds with ``seconds(plan, built, count)``, the median seconds of ``count`` runs (with
     ``neighbours``, the :class:`Neighbourhood` of the fastest too)."""
     from tqdm import tqdm
@@ -800,13 +829,15 @@ def _build_and_time(info: StencilInfo, plans: Sequence[BlockingPlan],
 
     options = BuildOptions(arch=device_arch())
     with concurrent.futures.ThreadPoolExecutor(build_workers()) as pool:
-        jobs = submit_builds(pool, info, plans, caps, stem, options)
+        jobs = submit_builds(pool, info, plans, caps, stem, options,
+                             budget_score=budget_score)
         # every build first: timing while nvcc keeps the CPUs busy would delay launches
         for fut in tqdm(concurrent.futures.as_completed([f for _, _, f in jobs]),
                         total=len(jobs), desc="build", disable=not progress):
             fut.result()
         neighbourhood = None if neighbours is None else Neighbourhood(
-            neighbours, lambda new: submit_builds(pool, info, new, caps, stem, options))
+            neighbours, lambda new: submit_builds(pool, info, new, caps, stem, options,
+                                                  budget_score=budget_score))
         screened = screen(jobs, lambda p, b: gflops(info, env, seconds(p, b, 1)),
                           lambda p, b: seconds(p, b, repeats), progress=progress,
                           neighbourhood=neighbourhood)

@@ -83,6 +83,33 @@ def test_tune_measures_the_diverse_candidates_and_caches_the_result(capsys):
     assert len(result.measured) > FINALISTS
 
 
+def test_tune_builds_each_plan_with_the_models_best_budget_that_binds_alone():
+    from an5dpy.driver import load
+    from an5dpy.perf.gpus import get_gpu
+    from an5dpy.perf.model import Model
+    from an5dpy.check.reference import resolve_params
+    from an5dpy.cuda.runtime import device_name
+    from an5dpy.perf.tune import CAPS, predicted_gflops, tune
+
+    program, info = load(os.path.join(C_INPUTS, "star2d2r.c"), (("SB_TYPE", "float"),))
+    env = resolve_params(program, {"compsize": 2000, "timestep": 40})
+    gpu = get_gpu(device_name())
+    result = tune(info, gpu, env, "star2d2r", top=4, caps=CAPS, measure_steps=12,
+                  repeats=1, progress=False, diverse=False, use_cache=False)
+    model = Model(info, gpu, env)
+    budgeted = 0
+    for plan in {m.plan for m in result.measured}:
+        natural = next(m.registers for m in result.measured
+                       if m.plan == plan and m.cap is None)
+        caps = [m.cap for m in result.measured if m.plan == plan and m.cap is not None]
+        binding = [c for c in CAPS if c is not None and natural > c]
+        assert len(caps) == (1 if binding else 0)
+        if binding:
+            budgeted += 1
+            assert caps[0] == max(binding, key=lambda c: predicted_gflops(model, plan, c))
+    assert budgeted  # some plan of star2d2r needs more than 32 registers without a budget
+
+
 def test_tune_command_reports_how_to_reproduce_the_best(capsys):
     j2d = os.path.join(C_INPUTS, "j2d5pt.c")
     assert main(["tune", j2d, "--dtype", "float", "--size", "1500", "--steps", "20",

@@ -184,6 +184,37 @@ def test_budgeted_builds_are_submitted_after_the_unbudgeted_and_only_where_they_
     assert built == [(2, None), (8, None), (2, 32), (8, 32), (8, 64), (8, 96)]
 
 
+def test_with_a_budget_score_only_the_best_scored_budget_that_binds_is_built(monkeypatch):
+    import concurrent.futures
+
+    import an5dpy.cuda.runtime
+    from an5dpy.blocking.plan import make_plan
+    from an5dpy.perf.tune import submit_builds
+    _, info, _ = bench("j2d5pt")
+    plans = [make_plan(info, bt=bt, bs=(256,), sl=256) for bt in (2, 8, 12)]
+    natural = {2: 40, 8: 100, 12: 70}  # registers ptxas gives each plan without a budget
+    # the model's GFLOP/s per budget: 96 is best for every plan, then 32, then 64
+    score = {32: 2.0, 64: 1.0, 96: 3.0}
+    built = []
+
+    def fake_build(info_, plan, stem, options, smem_wrap=True, directory=None, regs=None,
+                   degrees=None):
+        built.append((plan.bt, regs))
+        return ("model", _cubin("j2d5pt", plan.bt, regs or natural[plan.bt]))
+
+    monkeypatch.setattr(an5dpy.cuda.runtime, "build_kernels", fake_build)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        jobs = submit_builds(pool, info, plans, (None, 32, 64, 96), "j2d5pt", None,
+                             budget_score=lambda plan, cap: score[cap])
+        results = {(p.bt, cap): f.result() for p, cap, f in jobs}
+    # bT 2 (40 registers): only 32 binds; bT 8 (100): 96 binds and scores best;
+    # bT 12 (70): 96 does not bind, 32 scores above 64
+    assert set(built) == {(2, None), (2, 32), (8, None), (8, 96), (12, None), (12, 32)}
+    assert len(built) == 6
+    assert {k for k, r in results.items() if r is not None} == set(built)
+    assert len(results) == 12  # a job for every plan and budget, the skipped ones None
+
+
 def test_timing_builds_hold_the_full_degree_and_timing_runs_launch_only_it(monkeypatch):
     import concurrent.futures
 

@@ -224,16 +224,19 @@ def test_measure_rows_times_the_neighbours_of_the_fastest_plans_of_each_row(
     fake_gpu(monkeypatch, artifact, fake_time)
     rounds, roots = [], []
     submit = artifact.submit_jobs
-    monkeypatch.setattr(artifact, "submit_jobs", lambda bench, info, plans, stem, pool=None: (
-        rounds.append((pool is None, list(plans))) or submit(bench, info, plans, stem, pool)))
+    monkeypatch.setattr(artifact, "submit_jobs", lambda bench, info, plans, stem, pool=None,
+                        model=None: (rounds.append((pool is None, list(plans), model))
+                                     or submit(bench, info, plans, stem, pool, model)))
     neighbours = tune.neighbour_plans
     infos = []
     monkeypatch.setattr(tune, "neighbour_plans", lambda info, plan: (
         roots.append(plan) or infos.append(info) or neighbours(info, plan)))
     artifact.measure_rows(str(tmp_path), ["star2d1r"], ["float"], 5, float("inf"), set())
     row = json.loads((tmp_path / "rows.jsonl").read_text())
-    (first, candidates), (second, added) = rounds
+    (first, candidates, model), (second, added, model2) = rounds
     assert first and not second
+    # both rounds build the budget the row's model predicts fastest
+    assert model is not None and model2 is model and model.info.dtype == "float"
     # the roots are the two fastest candidates; their neighbours not measured yet were added
     assert roots == sorted(dict.fromkeys(candidates), key=rate, reverse=True)[:2]
     assert added == [n for n in dict.fromkeys(n for r in roots for n in neighbours(infos[0], r))
@@ -271,11 +274,11 @@ def test_measure_rows_times_a_rows_first_round_while_the_row_before_builds_its_s
     first_round, stems = {}, {}
     submit = artifact.submit_jobs
 
-    def submit_jobs(bench, info, plans, stem, pool=None):
+    def submit_jobs(bench, info, plans, stem, pool=None, model=None):
         if pool is None:  # a row's first round
             first_round[stem], stems[id(info)] = {p.describe() for p in plans}, stem
-            return submit(bench, info, plans, stem, pool)
-        jobs = submit(bench, info, plans, stem, pool)
+            return submit(bench, info, plans, stem, pool, model)
+        jobs = submit(bench, info, plans, stem, pool, model)
         waiting = []
         for plan, cap, fut in jobs:  # the second round's builds end when row 2 was timed
             later = concurrent.futures.Future()
