@@ -379,11 +379,13 @@ def model_setting(gpu) -> Setting:
     return Setting(gpu.step_latency_cycles, FITTED)
 
 
-def register_ratios(path: str) -> dict:
-    """ptxas's registers over the plan's estimate (BlockingPlan.register_estimate), median
-    per (mode, dtype, dimensions, cells per thread), over the kernels of DIR/rows.jsonl built
-    without a register budget in modes nondiag and assoc: the model's UNBOUNDED_RATIO."""
-    ratios: dict = {}
+def unbounded_kernels(path: str) -> dict:
+    """Per (mode, dtype, dimensions, cells per thread): (ptxas's registers over the plan's
+    estimate (BlockingPlan.register_estimate), whether ptxas held the kernel at its launch
+    bounds' limit) of each kernel of DIR/rows.jsonl built without a register budget, in
+    modes nondiag and assoc."""
+    from an5dpy.blocking.plan import budget_register_limit
+    kernels: dict = {}
     with open(path) as f:
         for line in f:
             for m in json.loads(line)["measured"]:
@@ -391,9 +393,26 @@ def register_ratios(path: str) -> dict:
                 if m["cap"] is None and m.get("registers") and plan["opt"] != "none":
                     key = (plan["opt"], plan["dtype"], len(plan["bs"]) + 1,
                            plan.get("coarsen", 1))
-                    ratios.setdefault(key, []).append(
-                        m["registers"] / plan["register_estimate"])
-    return {key: float(np.median(values)) for key, values in sorted(ratios.items())}
+                    held = m["registers"] >= budget_register_limit(None, plan["nthreads"])
+                    kernels.setdefault(key, []).append(
+                        (m["registers"] / plan["register_estimate"], held))
+    return dict(sorted(kernels.items()))
+
+
+def register_ratios(path: str) -> dict:
+    """The model's UNBOUNDED_RATIO: the median of :func:`unbounded_kernels`' ratios per
+    key."""
+    return {key: float(np.median([r for r, _ in values]))
+            for key, values in unbounded_kernels(path).items()}
+
+
+def held_shares(path: str) -> dict:
+    """Per key of :func:`register_ratios`: the share of its kernels that ptxas held at their
+    launch bounds' limit. Where it is most of them the median is the limit's, not what the
+    kernels need (a 2D kernel of 4 cells per thread and 512 threads gets 128 registers
+    whatever its estimate), and moves with the plans that happened to be measured."""
+    return {key: sum(h for _, h in values) / len(values)
+            for key, values in unbounded_kernels(path).items()}
 
 
 def cell_efficiencies(data: Dataset, setting: Setting, keep_rows=None) -> dict:
@@ -479,8 +498,11 @@ def main(argv=None) -> int:
             print("no rows", file=sys.stderr)
             return 2
     if args.registers:
+        held = held_shares(path)
         for (mode, dtype, ndim, cells), ratio in register_ratios(path).items():
-            print(f"{mode:8s} {dtype:7s} {ndim}D {cells} cells/thread: {ratio:.2f}")
+            share = held[(mode, dtype, ndim, cells)]
+            print(f"{mode:8s} {dtype:7s} {ndim}D {cells} cells/thread: {ratio:.2f}"
+                  + (f" ({share:.0%} held at the launch bounds' limit)" if share > 0.5 else ""))
         return 0
     gpu, rows = load(path, args.gpu)
     vpath = args.variants or os.path.join(args.artifact_dir, "variants.jsonl")
