@@ -3,6 +3,7 @@
 
     python scripts/model_check.py artifact/H200            # the model as it is now
     python scripts/model_check.py artifact/H200 --rows j2d5pt/float,star3d1r/double
+    python scripts/model_check.py artifact/H200 --budgets   # the builds the tuner keeps
 
 Reads an artifact's rows.jsonl (every candidate's measured GFLOP/s, see
 scripts/artifact.py) and ranks each row's search space, with the row's measured variant
@@ -16,6 +17,12 @@ total it reports:
 * ``measured top5``: the fastest plan is among the 5 measured plans the model ranks
   highest (how well it orders what was measured);
 * ``accuracy``: tuned / model for the tuned plan at the register budget it was built with.
+
+With ``--budgets`` it asks instead whether the tuner's rule for register budgets would
+have found each row's fastest build: a plan is built without a budget and with the one
+budget that binds that the model predicts fastest (an5dpy.perf.tune.submit_builds), where
+the rows were measured with every budget that binds (rows marked ``budgets: model`` were
+measured with the rule already and hold nothing else to compare).
 
 Use it to judge a model change against existing measurements before spending GPU time.
 """
@@ -71,6 +78,52 @@ def check_row(row: dict, gpu) -> dict:
     return out
 
 
+def check_budgets(row: dict, gpu) -> dict:
+    """The builds of a row that the tuner's budget rule keeps: per plan the unbudgeted one
+    and the budget (of those measured, which are those that bound) the model predicts
+    fastest. ``fastest_kept``: the row's fastest build is among them; ``kept`` and
+    ``builds``: how many builds there are; ``plan_ratios``: per plan, its best kept build
+    over its best build."""
+    from an5dpy.perf.bench import paper_env
+    from an5dpy.driver import load
+    from an5dpy.perf.model import Model
+    from an5dpy.perf.tune import plan_from_json, predicted_gflops
+
+    program, info = load(os.path.join(C_INPUTS, row["stencil"] + ".c"),
+                         (("SB_TYPE", row["dtype"]),))
+    model = Model(info, gpu, paper_env(program, info))
+    builds: dict[str, dict] = {}  # describe -> cap -> best GFLOP/s
+    plans = {}
+    for m in row["measured"]:
+        caps = builds.setdefault(m["describe"], {})
+        caps[m["cap"]] = max(caps.get(m["cap"], 0.0), m["gflops"])
+        plans.setdefault(m["describe"], m["plan"])
+    fastest = max(g for caps in builds.values() for g in caps.values())
+    kept_best, kept, ratios = 0.0, 0, []
+    for describe, caps in builds.items():
+        plan = plan_from_json(info, plans[describe])
+        budgets = sorted((c for c in caps if c is not None),
+                         key=lambda c: -predicted_gflops(model, plan, c))
+        chosen = ([None] if None in caps else []) + budgets[:1]
+        best_kept = max(caps[c] for c in chosen)
+        kept += len(chosen)
+        kept_best = max(kept_best, best_kept)
+        ratios.append(best_kept / max(caps.values()))
+    return {"row": f"{row['stencil']}/{row['dtype']}", "fastest_kept": kept_best >= fastest,
+            "kept_over_fastest": kept_best / fastest, "kept": kept,
+            "builds": sum(map(len, builds.values())), "plan_ratios": ratios}
+
+
+def budget_summary(results: list[dict]) -> str:
+    ratios = [r for result in results for r in result["plan_ratios"]]
+    return (f"the unbudgeted build and the model's best budget that binds hold the fastest "
+            f"build on {sum(r['fastest_kept'] for r in results)}/{len(results)} rows, with "
+            f"{sum(r['kept'] for r in results)} of {sum(r['builds'] for r in results)} "
+            f"builds; per plan, its best kept build over its best build: "
+            f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f} in geomean, "
+            f"{sum(r < 0.97 for r in ratios)} of {len(ratios)} plans below 0.97")
+
+
 def summary(results: list[dict]) -> list[str]:
     n = len(results)
     lines = []
@@ -94,6 +147,8 @@ def main(argv=None) -> int:
     ap.add_argument("artifact_dir", help="folder with rows.jsonl (e.g. artifact/H200)")
     ap.add_argument("--gpu", help="GPU of the model (default: the rows' GPU)")
     ap.add_argument("--rows", help="comma-separated stencil/dtype subset")
+    ap.add_argument("--budgets", action="store_true", help="whether the tuner's budget "
+                    "rule keeps each row's fastest build")
     args = ap.parse_args(argv)
     with open(os.path.join(args.artifact_dir, "rows.jsonl")) as f:
         rows = [json.loads(line) for line in f if line.strip()]
@@ -104,6 +159,14 @@ def main(argv=None) -> int:
         print("no rows", file=sys.stderr)
         return 2
     gpu = get_gpu(args.gpu or rows[0]["gpu"])
+    if args.budgets:
+        results = [check_budgets(r, gpu) for r in rows]
+        print(f"{'row':20s} {'fastest kept':>12s} {'kept / fastest':>14s} builds kept")
+        for r in results:
+            print(f"{r['row']:20s} {str(r['fastest_kept']):>12s} "
+                  f"{r['kept_over_fastest']:14.3f} {r['kept']} of {r['builds']}")
+        print(budget_summary(results))
+        return 0
     results = [check_row(r, gpu) for r in rows]
     print(f"{'row':20s} {'model top5':>10s} {'paper top5':>10s} {'measured':>9s} accuracy")
     for r in results:

@@ -58,3 +58,31 @@ def test_a_fastest_plan_the_model_ranks_last_is_a_miss(model_check, tmp_path, ca
     out = capsys.readouterr().out
     assert "model: fastest in its top 5 on 0/1 rows" in out
     assert model_check.main([str(tmp_path), "--rows", "star3d1r/float"]) == 2
+
+
+def test_budgets_keeps_the_unbudgeted_build_and_the_models_best_budget(model_check, tmp_path,
+                                                                       capsys):
+    from an5dpy.blocking.plan import make_plan
+    from an5dpy.perf.tune import predicted_gflops
+    gpu = get_gpu("H200")
+    program, info = load(os.path.join(REPO, "c_inputs", "j2d5pt.c"), (("SB_TYPE", "float"),))
+    model = Model(info, gpu, paper_env(program, info))
+    plan = make_plan(info, bt=8, bs=(512,), sl=256)
+    preferred = max((32, 64, 96), key=lambda c: predicted_gflops(model, plan, c))
+    other = next(c for c in (32, 64, 96) if c != preferred)
+
+    def row(fastest_cap):
+        measured = [{"describe": plan.describe(), "plan": plan.to_json(), "cap": cap,
+                     "gflops": 2000.0 if cap == fastest_cap else 1000.0}
+                    for cap in (None, 32, 64, 96)]
+        return {"stencil": "j2d5pt", "dtype": "float", "gpu": "H200", "measured": measured}
+
+    kept = model_check.check_budgets(row(preferred), gpu)
+    assert kept["fastest_kept"] and (kept["kept"], kept["builds"]) == (2, 4)
+    missed = model_check.check_budgets(row(other), gpu)
+    assert not missed["fastest_kept"] and missed["kept_over_fastest"] == 0.5
+    assert missed["plan_ratios"] == [0.5]
+    (tmp_path / "rows.jsonl").write_text(json.dumps(row(None)) + "\n")
+    assert model_check.main([str(tmp_path), "--budgets"]) == 0
+    assert ("hold the fastest build on 1/1 rows, with 2 of 4 builds"
+            in capsys.readouterr().out)
