@@ -22,7 +22,8 @@ def register(subparsers) -> None:
                     "plans over the GPU's limits or the register estimate, ranks the rest with "
                     "the performance model and, with --measure K, builds the top K plans and "
                     "a best plan per bT and per bS (on Hopper as the paper's terms alone rank "
-                    "them) with each register budget that binds, times each once on the "
+                    "them) without a register budget and with the budget that binds and that the "
+                    "model predicts fastest, times each once on the "
                     "present GPU, then the neighbours of the two fastest (their variants, "
                     "bT - 1, bT + 1 and 2 bT), and the fastest three of both again. "
                     "Results are cached.")
@@ -37,7 +38,9 @@ def register(subparsers) -> None:
                    help="measure only the model's top K plans (no sweep over bT and bS, "
                         "no variants, no neighbours)")
     p.add_argument("--caps", default="none,32,64,96",
-                   help="register budgets to try for each measured plan (default none,32,64,96)")
+                   help="register budgets for the measured plans (default none,32,64,96): "
+                        "each plan is built without one and with the one of these that "
+                        "binds and that the model predicts fastest")
     p.add_argument("--tune-steps", type=positive, metavar="N",
                    help="time candidates with N steps instead of the full count")
     p.add_argument("--gpus", type=positive, metavar="N", default=1,

@@ -13,10 +13,11 @@
    its best register budget, as the model's issue term sees it). The space and the top
    plan, which every command uses where the user leaves plan options open, are in
    :mod:`an5dpy.perf.choice`.
-4. Build the top K, and the model's best plan per bT and per bS, with each register
-   budget in ``caps`` (none, 32, 64, 96: launch bounds that play the part of nvcc
-   -maxrregcount) where it binds; time each once on the GPU, time the fastest again and
-   report the best.
+4. Build the top K, and the model's best plan per bT and per bS, without a register
+   budget and with the budget in ``caps`` (32, 64, 96: launch bounds that play the part
+   of nvcc -maxrregcount) that binds and that the model predicts fastest
+   (:func:`submit_builds`); time each once on the GPU, time the fastest again and report
+   the best.
 
 Over N GPUs (``gpus``, ``an5d tune --gpus N``) step 3 ranks the one-GPU ranking's best
 plans again with the model of a run over N GPUs (:func:`rank_over_gpus`, as
