@@ -553,11 +553,20 @@ def deal_stencils(names, weight: dict, parts: int) -> list[list[str]]:
     return [sorted(d, key=order.get) for d in dealt if d]
 
 
-def stencil_weights(names, dtypes, rows: list[dict]) -> dict:
-    """Seconds each stencil's rows of ``dtypes`` took in ``rows`` (an earlier run), or
-    :data:`ROW_SECONDS_GUESS` per row it has none for."""
-    spent = {(r["stencil"], r["dtype"]): r.get("wall_s") for r in rows}
+def stencil_weights(names, dtypes, rows: list[dict], reference: list[dict] = ()) -> dict:
+    """Seconds each stencil's rows of ``dtypes`` took in ``rows`` (an earlier run into the
+    same folder), else in ``reference`` (this repository's table of the same GPU), else
+    :data:`ROW_SECONDS_GUESS` per row."""
+    spent = {(r["stencil"], r["dtype"]): r.get("wall_s") for r in reference}
+    spent.update({(r["stencil"], r["dtype"]): r["wall_s"] for r in rows if r.get("wall_s")})
     return {n: sum(spent.get((n, d)) or ROW_SECONDS_GUESS for d in dtypes) for n in names}
+
+
+def reference_rows(out_dir: str) -> list[dict]:
+    """The rows of this repository's table of the GPU ``out_dir`` is named after
+    (artifact/<gpu>/rows.jsonl), or none."""
+    path = os.path.join(REPO, "artifact", os.path.basename(out_dir), "rows.jsonl")
+    return list(map(json.loads, open(path))) if os.path.exists(path) else []
 
 
 def run_parts(args, out_dir: str, gpus: int) -> None:
@@ -586,7 +595,8 @@ def run_parts(args, out_dir: str, gpus: int) -> None:
     dtypes = args.dtypes.split(",")
     done, _ = split_redo(rows, set(args.redo.split(",")) if args.redo else set(), dtypes)
     todo = [n for n in names if args.no_rows or any((n, d) not in done for d in dtypes)]
-    dealt = deal_stencils(todo, stencil_weights(todo, dtypes, rows), gpus)
+    dealt = deal_stencils(todo, stencil_weights(todo, dtypes, rows, reference_rows(out_dir)),
+                          gpus)
     cpus = sorted(os.sched_getaffinity(0))
     share = max(1, len(cpus) // gpus)
     procs = []

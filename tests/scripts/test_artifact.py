@@ -426,12 +426,19 @@ def test_stencils_are_dealt_whole_heaviest_first_to_the_least_loaded_gpu(artifac
     assert artifact.deal_stencils(["a", "b"], weight, 4) == [["a"], ["b"]]
 
 
-def test_a_stencils_weight_is_its_rows_earlier_time_or_a_guess(artifact):
+def test_a_stencils_weight_is_its_rows_earlier_time_or_the_tables_or_a_guess(artifact,
+                                                                             tmp_path):
     rows = [{"stencil": "a", "dtype": "float", "wall_s": 40.0},
             {"stencil": "a", "dtype": "double"}]
-    weight = artifact.stencil_weights(["a", "b"], ["float", "double"], rows)
+    reference = [{"stencil": "a", "dtype": "float", "wall_s": 10.0},
+                 {"stencil": "b", "dtype": "double", "wall_s": 300.0}]
+    weight = artifact.stencil_weights(["a", "b"], ["float", "double"], rows, reference)
     assert weight == {"a": 40.0 + artifact.ROW_SECONDS_GUESS,
-                      "b": 2 * artifact.ROW_SECONDS_GUESS}
+                      "b": artifact.ROW_SECONDS_GUESS + 300.0}
+    # the repository's table of the GPU a folder is named after
+    table = artifact.reference_rows(str(tmp_path / "H200"))
+    assert len(table) == 42 and all(r.get("wall_s") for r in table)
+    assert artifact.reference_rows(str(tmp_path / "Some-GPU")) == []
 
 
 def test_run_parts_deals_gpus_and_cpus_and_merges_rows_and_fig8(artifact, tmp_path,
@@ -480,6 +487,7 @@ def test_run_parts_deals_gpus_and_cpus_and_merges_rows_and_fig8(artifact, tmp_pa
             return self.returncode
 
     monkeypatch.setattr(subprocess, "Popen", FakePart)
+    monkeypatch.setattr(artifact, "reference_rows", lambda out_dir: [])  # the guess alone
     args = argparse.Namespace(resume=True, no_rows=False, stencils="star2d1r,box2d1r,j2d5pt",
                               dtypes="float,double", redo=None, fig8_stencils=None,
                               no_fig8=False, top=5, minutes=30.0, narrow=False)
