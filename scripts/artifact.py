@@ -160,9 +160,8 @@ class Bench:
                 bool(own and own.spills))
 
 
-#: Candidates are screened with runs this long (seconds); the tuner's FINALISTS are then
-#: timed again, as reported runs, with each of the tuner's register budgets (CAPS) that
-#: binds.
+#: Candidates are screened with runs this long (seconds); the tuner's FINALISTS (each a
+#: plan built with one register budget or none) are then timed again, as reported runs.
 SCREEN_S = 0.05
 HEAVY_FLOPS = 200
 
@@ -569,6 +568,20 @@ def reference_rows(out_dir: str) -> list[dict]:
     return list(map(json.loads, open(path))) if os.path.exists(path) else []
 
 
+def merge_parts_left(out_dir: str) -> None:
+    """Put the rows that an earlier run's parts measured but did not merge (the run was
+    stopped before its parts ended) into ``out_dir``: the rows of each part's rows.jsonl
+    that are not as its ``seed.jsonl`` (the rows it started with) has them."""
+    import glob
+    for path in sorted(glob.glob(os.path.join(out_dir, "parts", "*", "*", "rows.jsonl"))):
+        seed_file = os.path.join(os.path.dirname(os.path.dirname(path)), "seed.jsonl")
+        seed = ({(r["stencil"], r["dtype"]): r for r in map(json.loads, open(seed_file))}
+                if os.path.exists(seed_file) else {})
+        for row in map(json.loads, open(path)):
+            if seed.get((row["stencil"], row["dtype"])) != row:
+                put_row(out_dir, row)
+
+
 def run_parts(args, out_dir: str, gpus: int) -> None:
     """Measure on ``gpus`` GPUs of this host at once: the stencils are dealt to as many
     processes of this script (:func:`deal_stencils`), each with one GPU
@@ -576,7 +589,8 @@ def run_parts(args, out_dir: str, gpus: int) -> None:
     :func:`an5dpy.cuda.runtime.build_workers`), each measuring into ``out_dir/parts/<k>``,
     seeded with ``out_dir``'s rows and Fig. 8 points (so ``--resume`` and ``--redo`` mean
     what they mean on one GPU). When all are done their rows and their stencils' Fig. 8
-    points are merged into ``out_dir``. Each part prints its wall time; their sum is about
+    points are merged into ``out_dir``; rows of a run stopped before that are merged by
+    the next run with ``--resume`` (:func:`merge_parts_left`). Each part prints its wall time; their sum is about
     what one GPU of such a host takes for the same rows (each part has the CPUs a one-GPU
     machine of the same cores per GPU has)."""
     import shutil
@@ -587,10 +601,11 @@ def run_parts(args, out_dir: str, gpus: int) -> None:
     if gpus > have:
         raise ScriptError(f"--gpus {gpus}: this host has {have} GPU(s)")
     rows_file = os.path.join(out_dir, "rows.jsonl")
-    rows = list(map(json.loads, open(rows_file))) if os.path.exists(rows_file) else []
-    if not (args.resume or args.no_rows) and os.path.exists(rows_file):
+    if args.resume or args.no_rows:
+        merge_parts_left(out_dir)
+    elif os.path.exists(rows_file):
         os.remove(rows_file)  # a fresh run, as on one GPU
-        rows = []
+    rows = list(map(json.loads, open(rows_file))) if os.path.exists(rows_file) else []
     names = args.stencils.split(",") if args.stencils else NAMES
     dtypes = args.dtypes.split(",")
     done, _ = split_redo(rows, set(args.redo.split(",")) if args.redo else set(), dtypes)
@@ -606,6 +621,7 @@ def run_parts(args, out_dir: str, gpus: int) -> None:
         shutil.rmtree(part_out, ignore_errors=True)
         os.makedirs(part_dir)
         write_rows(part_dir, rows)
+        write_rows(part_out, rows, "seed.jsonl")  # what the part starts with
         if os.path.exists(os.path.join(out_dir, "fig8.jsonl")):
             shutil.copy(os.path.join(out_dir, "fig8.jsonl"), part_dir)
         fig8 = [n for n in part if n in (args.fig8_stencils.split(",") if args.fig8_stencils

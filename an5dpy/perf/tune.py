@@ -552,7 +552,7 @@ def submit_builds(pool: concurrent.futures.Executor, info: StencilInfo,
     it would build the same kernel. With ``budget_score`` (the model's GFLOP/s of a
     plan at a budget, :func:`predicted_gflops`) only the budget it scores highest among
     those that bind is built, the others give None too: in the three measured tables of
-    artifact/ (H200 twice, H100; 5,300 plans and budgets) the unbudgeted build and the
+    artifact/ (H200 twice, H100: 9,148 builds of 3,184 plans) the unbudgeted build and the
     model's best budget that binds held every row's fastest build, with a third fewer
     builds (``scripts/model_check.py --budgets``). ``timing``: timing builds
     (:func:`timing_degrees`), for runs of :func:`timing_steps` steps only."""

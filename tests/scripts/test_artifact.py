@@ -472,6 +472,8 @@ def test_run_parts_deals_gpus_and_cpus_and_merges_rows_and_fig8(artifact, tmp_pa
             part_dir = os.path.join(value("--out"), "H200")
             seeded = [json.loads(line) for line in open(os.path.join(part_dir, "rows.jsonl"))]
             assert seeded == [kept] and "--resume" in argv
+            with open(os.path.join(value("--out"), "seed.jsonl")) as f:
+                assert [json.loads(line) for line in f] == seeded
             started.append((value("--stencils"), env["CUDA_VISIBLE_DEVICES"],
                             value("--fig8-stencils"), "--no-fig8" in argv, preexec_fn))
             rows = seeded + [{"stencil": s, "dtype": d, "best": {}, "wall_s": 5.0}
@@ -513,3 +515,23 @@ def test_run_parts_deals_gpus_and_cpus_and_merges_rows_and_fig8(artifact, tmp_pa
     # a host of fewer GPUs: refused in a line
     with pytest.raises(artifact.ScriptError, match="has 2 GPU"):
         artifact.run_parts(args, str(out), 3)
+
+
+def test_rows_of_parts_a_stopped_run_left_are_merged_by_the_next(artifact, tmp_path):
+    """A part's rows that differ from those it started with are merged; its other rows are
+    not, though the folder's rows changed since (a later run measured them again)."""
+    import json
+    out = tmp_path / "H200"
+    out.mkdir()
+    seeded = {"stencil": "star2d1r", "dtype": "float", "best": {"gflops": 1.0}}
+    later = dict(seeded, best={"gflops": 4.0})  # measured since the parts started
+    artifact.write_rows(str(out), [later])
+    measured = {"stencil": "box2d1r", "dtype": "float", "best": {"gflops": 2.0}}
+    again = {"stencil": "j2d5pt", "dtype": "float", "best": {"gflops": 3.0}}
+    for k, part_rows in enumerate(([seeded, measured], [seeded, again])):
+        (out / "parts" / str(k) / "H200").mkdir(parents=True)
+        artifact.write_rows(str(out / "parts" / str(k)), [seeded], "seed.jsonl")
+        artifact.write_rows(str(out / "parts" / str(k) / "H200"), part_rows)
+    artifact.merge_parts_left(str(out))
+    rows = [json.loads(line) for line in (out / "rows.jsonl").read_text().splitlines()]
+    assert rows == [later, measured, again]
