@@ -424,11 +424,16 @@ def write_rows(out_dir: str, rows, name: str = "rows.jsonl") -> None:
     os.replace(path + ".tmp", path)
 
 
+def read_jsonl(path: str) -> list[dict]:
+    """The records of a .jsonl file, or none where there is no such file."""
+    return list(map(json.loads, open(path))) if os.path.exists(path) else []
+
+
 def put_row(out_dir: str, row: dict, name: str = "rows.jsonl") -> None:
     """DIR/``name`` with ``row`` in place of the row of its (stencil, dtype), or after the
     others where it has none (atomically)."""
     path = os.path.join(out_dir, name)
-    rows = list(map(json.loads, open(path))) if os.path.exists(path) else []
+    rows = read_jsonl(path)
     key = (row["stencil"], row["dtype"])
     at = next((k for k, r in enumerate(rows) if (r["stencil"], r["dtype"]) == key), None)
     if at is None:
@@ -517,7 +522,7 @@ def measure_fig8(out_dir: str, deadline: float, stencils=RAD1) -> None:
         print(f"fig8 {name}: the deadline cut its sweep; its earlier points are kept",
               flush=True)
     path = os.path.join(out_dir, "fig8.jsonl")
-    earlier = list(map(json.loads, open(path))) if os.path.exists(path) else []
+    earlier = read_jsonl(path)
     write_rows(out_dir, merge_fig8(earlier, results, left), "fig8.jsonl")
 
 
@@ -564,22 +569,48 @@ def stencil_weights(names, dtypes, rows: list[dict], reference: list[dict] = ())
 def reference_rows(out_dir: str) -> list[dict]:
     """The rows of this repository's table of the GPU ``out_dir`` is named after
     (artifact/<gpu>/rows.jsonl), or none."""
-    path = os.path.join(REPO, "artifact", os.path.basename(out_dir), "rows.jsonl")
-    return list(map(json.loads, open(path))) if os.path.exists(path) else []
+    return read_jsonl(os.path.join(REPO, "artifact", os.path.basename(out_dir), "rows.jsonl"))
+
+
+def merge_part(out_dir: str, part_out: str) -> None:
+    """Put what the part of :func:`run_parts` in ``part_out`` measured into ``out_dir``:
+    its rows that are not as its ``seed.jsonl`` (the rows it started with) has them, and
+    the Fig. 8 points of the stencils whose points are not as its ``seed_fig8.jsonl`` has
+    them (:func:`merge_fig8`). The seeds are removed then: a part is merged once, so a
+    later measurement in ``out_dir`` is never replaced by an older part's."""
+    seed_file = os.path.join(part_out, "seed.jsonl")
+    if not os.path.exists(seed_file):
+        return
+    part_dir = os.path.join(part_out, os.path.basename(out_dir))
+    seed = {(r["stencil"], r["dtype"]): r for r in read_jsonl(seed_file)}
+    for row in read_jsonl(os.path.join(part_dir, "rows.jsonl")):
+        if seed.get((row["stencil"], row["dtype"])) != row:
+            put_row(out_dir, row)
+    seed_fig8 = os.path.join(part_out, "seed_fig8.jsonl")
+    points = read_jsonl(os.path.join(part_dir, "fig8.jsonl"))
+    before = read_jsonl(seed_fig8)
+
+    def curve(records, name):
+        return [d for d in records if d["stencil"] == name]
+
+    swept = {d["stencil"] for d in points if curve(points, d["stencil"]) !=
+             curve(before, d["stencil"])}
+    if swept:
+        results = {(d["stencil"], d["bt"]): d["gflops"] for d in points
+                   if d["stencil"] in swept}
+        earlier = read_jsonl(os.path.join(out_dir, "fig8.jsonl"))
+        write_rows(out_dir, merge_fig8(earlier, results, set()), "fig8.jsonl")
+    os.remove(seed_file)
+    if os.path.exists(seed_fig8):
+        os.remove(seed_fig8)
 
 
 def merge_parts_left(out_dir: str) -> None:
-    """Put the rows that an earlier run's parts measured but did not merge (the run was
-    stopped before its parts ended) into ``out_dir``: the rows of each part's rows.jsonl
-    that are not as its ``seed.jsonl`` (the rows it started with) has them."""
+    """Merge the parts an earlier run left unmerged (it was stopped before its parts
+    ended) into ``out_dir`` (:func:`merge_part`)."""
     import glob
-    for path in sorted(glob.glob(os.path.join(out_dir, "parts", "*", "*", "rows.jsonl"))):
-        seed_file = os.path.join(os.path.dirname(os.path.dirname(path)), "seed.jsonl")
-        seed = ({(r["stencil"], r["dtype"]): r for r in map(json.loads, open(seed_file))}
-                if os.path.exists(seed_file) else {})
-        for row in map(json.loads, open(path)):
-            if seed.get((row["stencil"], row["dtype"])) != row:
-                put_row(out_dir, row)
+    for part_out in sorted(glob.glob(os.path.join(out_dir, "parts", "*"))):
+        merge_part(out_dir, part_out)
 
 
 def run_parts(args, out_dir: str, gpus: int) -> None:
@@ -588,11 +619,11 @@ def run_parts(args, out_dir: str, gpus: int) -> None:
     (``CUDA_VISIBLE_DEVICES``) and an equal share of the CPUs (its builds' nvcc processes,
     :func:`an5dpy.cuda.runtime.build_workers`), each measuring into ``out_dir/parts/<k>``,
     seeded with ``out_dir``'s rows and Fig. 8 points (so ``--resume`` and ``--redo`` mean
-    what they mean on one GPU). When all are done their rows and their stencils' Fig. 8
-    points are merged into ``out_dir``; rows of a run stopped before that are merged by
-    the next run with ``--resume`` (:func:`merge_parts_left`). Each part prints its wall time; their sum is about
-    what one GPU of such a host takes for the same rows (each part has the CPUs a one-GPU
-    machine of the same cores per GPU has)."""
+    what they mean on one GPU). Each part is merged into ``out_dir`` when it ends
+    (:func:`merge_part`); the parts of a run stopped before that are merged by the next
+    run with ``--resume`` (:func:`merge_parts_left`). Each part prints its wall time;
+    their sum is about what one GPU of such a host takes for the same rows (each part has
+    the CPUs a one-GPU machine of the same cores per GPU has)."""
     import shutil
     import subprocess
 
@@ -605,7 +636,7 @@ def run_parts(args, out_dir: str, gpus: int) -> None:
         merge_parts_left(out_dir)
     elif os.path.exists(rows_file):
         os.remove(rows_file)  # a fresh run, as on one GPU
-    rows = list(map(json.loads, open(rows_file))) if os.path.exists(rows_file) else []
+    rows = read_jsonl(rows_file)
     names = args.stencils.split(",") if args.stencils else NAMES
     dtypes = args.dtypes.split(",")
     done, _ = split_redo(rows, set(args.redo.split(",")) if args.redo else set(), dtypes)
@@ -620,10 +651,13 @@ def run_parts(args, out_dir: str, gpus: int) -> None:
         part_dir = os.path.join(part_out, os.path.basename(out_dir))
         shutil.rmtree(part_out, ignore_errors=True)
         os.makedirs(part_dir)
-        write_rows(part_dir, rows)
-        write_rows(part_out, rows, "seed.jsonl")  # what the part starts with
+        # what the part starts with, and what it measured is told from (merge_part)
+        for folder, name in ((part_dir, "rows.jsonl"), (part_out, "seed.jsonl")):
+            write_rows(folder, rows, name)
         if os.path.exists(os.path.join(out_dir, "fig8.jsonl")):
             shutil.copy(os.path.join(out_dir, "fig8.jsonl"), part_dir)
+            shutil.copy(os.path.join(out_dir, "fig8.jsonl"),
+                        os.path.join(part_out, "seed_fig8.jsonl"))
         fig8 = [n for n in part if n in (args.fig8_stencils.split(",") if args.fig8_stencils
                                         else RAD1)]
         argv = [sys.executable, os.path.abspath(__file__), "--out", part_out, "--resume",
@@ -638,27 +672,17 @@ def run_parts(args, out_dir: str, gpus: int) -> None:
         env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(k))
         log = open(os.path.join(part_out, "log.txt"), "w")
         print(f"part {k} (GPU {k}, {len(mine)} CPUs): {' '.join(part)}", flush=True)
-        procs.append((k, part, part_dir, log, time.time(), subprocess.Popen(
+        procs.append((k, part_out, log, time.time(), subprocess.Popen(
             argv, env=env, stdout=log, stderr=subprocess.STDOUT,
             preexec_fn=lambda cpus=mine: os.sched_setaffinity(0, cpus))))
     spent = []
-    for k, part, part_dir, log, started, proc in procs:
+    for k, part_out, log, started, proc in procs:
         status = proc.wait()
         log.close()
         spent.append(time.time() - started)
         print(f"part {k}: exit {status} after {spent[-1]:.0f} s "
-              f"(log: {os.path.join(os.path.dirname(part_dir), 'log.txt')})", flush=True)
-        for row in map(json.loads, open(os.path.join(part_dir, "rows.jsonl"))):
-            if row["stencil"] in part:
-                put_row(out_dir, row)
-        fig8_file = os.path.join(part_dir, "fig8.jsonl")
-        if os.path.exists(fig8_file):
-            points = list(map(json.loads, open(fig8_file)))
-            swept = {d["stencil"] for d in points} & set(part)
-            path = os.path.join(out_dir, "fig8.jsonl")
-            earlier = list(map(json.loads, open(path))) if os.path.exists(path) else []
-            write_rows(out_dir, [d for d in earlier if d["stencil"] not in swept]
-                       + [d for d in points if d["stencil"] in swept], "fig8.jsonl")
+              f"(log: {os.path.join(part_out, 'log.txt')})", flush=True)
+        merge_part(out_dir, part_out)
     print(f"{len(procs)} parts: longest {max(spent, default=0):.0f} s, all together "
           f"{sum(spent):.0f} s (about what one GPU would take)", flush=True)
     failed = [k for k, *_, proc in procs if proc.returncode]

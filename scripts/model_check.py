@@ -42,23 +42,29 @@ sys.path.insert(0, REPO)
 C_INPUTS = os.path.join(REPO, "c_inputs")
 
 
-def check_row(row: dict, gpu) -> dict:
-    """The model's and the paper's terms' view of one measured row."""
+def row_model(row: dict, gpu):
+    """The stencil of a measured row, its run's parameters and the model of it on ``gpu``."""
     from an5dpy.perf.bench import paper_env
     from an5dpy.driver import load
     from an5dpy.perf.model import Model
-    from an5dpy.perf.tune import paper_ranking, space_with_measured
 
     program, info = load(os.path.join(C_INPUTS, row["stencil"] + ".c"),
                          (("SB_TYPE", row["dtype"]),))
     env = paper_env(program, info)
+    return info, env, Model(info, gpu, env)
+
+
+def check_row(row: dict, gpu) -> dict:
+    """The model's and the paper's terms' view of one measured row."""
+    from an5dpy.perf.tune import paper_ranking, space_with_measured
+
+    info, env, model = row_model(row, gpu)
     space = space_with_measured(info, gpu, row["measured"])
     measured: dict[str, float] = {}
     for m in row["measured"]:
         measured[m["describe"]] = max(measured.get(m["describe"], 0.0), m["gflops"])
     best = row["best"]
     out = {"row": f"{row['stencil']}/{row['dtype']}", "best": best["describe"]}
-    model = Model(info, gpu, env)
     ranking = [(p.plan, p.gflops) for p in model.rank(space)]
     for label, ranked in (("model", ranking),
                           ("paper", paper_ranking(info, gpu, env, space, ranking))):
@@ -84,14 +90,9 @@ def check_budgets(row: dict, gpu) -> dict:
     fastest. ``fastest_kept``: the row's fastest build is among them; ``kept`` and
     ``builds``: how many builds there are; ``plan_ratios``: per plan, its best kept build
     over its best build."""
-    from an5dpy.perf.bench import paper_env
-    from an5dpy.driver import load
-    from an5dpy.perf.model import Model
     from an5dpy.perf.tune import plan_from_json, predicted_gflops
 
-    program, info = load(os.path.join(C_INPUTS, row["stencil"] + ".c"),
-                         (("SB_TYPE", row["dtype"]),))
-    model = Model(info, gpu, paper_env(program, info))
+    info, _, model = row_model(row, gpu)
     builds: dict[str, dict] = {}  # describe -> cap -> best GFLOP/s
     plans = {}
     for m in row["measured"]:

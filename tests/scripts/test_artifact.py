@@ -518,20 +518,36 @@ def test_run_parts_deals_gpus_and_cpus_and_merges_rows_and_fig8(artifact, tmp_pa
 
 
 def test_rows_of_parts_a_stopped_run_left_are_merged_by_the_next(artifact, tmp_path):
-    """A part's rows that differ from those it started with are merged; its other rows are
-    not, though the folder's rows changed since (a later run measured them again)."""
+    """A part's rows that differ from those it started with are merged, and its Fig. 8
+    curves that differ from those it started with; its other rows are not, though the
+    folder's rows changed since (a later run measured them again). A part is merged once."""
     import json
     out = tmp_path / "H200"
     out.mkdir()
     seeded = {"stencil": "star2d1r", "dtype": "float", "best": {"gflops": 1.0}}
     later = dict(seeded, best={"gflops": 4.0})  # measured since the parts started
     artifact.write_rows(str(out), [later])
+    curve = [{"stencil": "star2d1r", "bt": 1, "gflops": 5.0}]
+    artifact.write_rows(str(out), curve, "fig8.jsonl")
     measured = {"stencil": "box2d1r", "dtype": "float", "best": {"gflops": 2.0}}
     again = {"stencil": "j2d5pt", "dtype": "float", "best": {"gflops": 3.0}}
-    for k, part_rows in enumerate(([seeded, measured], [seeded, again])):
-        (out / "parts" / str(k) / "H200").mkdir(parents=True)
-        artifact.write_rows(str(out / "parts" / str(k)), [seeded], "seed.jsonl")
-        artifact.write_rows(str(out / "parts" / str(k) / "H200"), part_rows)
+    swept = [{"stencil": "j2d5pt", "bt": bt, "gflops": 6.0 + bt} for bt in (1, 2)]
+    for k, (part_rows, points) in enumerate((([seeded, measured], curve),
+                                             ([seeded, again], curve + swept))):
+        part = out / "parts" / str(k)
+        (part / "H200").mkdir(parents=True)
+        artifact.write_rows(str(part), [seeded], "seed.jsonl")
+        artifact.write_rows(str(part), curve, "seed_fig8.jsonl")
+        artifact.write_rows(str(part / "H200"), part_rows)
+        artifact.write_rows(str(part / "H200"), points, "fig8.jsonl")
+
+    def read(name):
+        return [json.loads(line) for line in (out / name).read_text().splitlines()]
+
     artifact.merge_parts_left(str(out))
-    rows = [json.loads(line) for line in (out / "rows.jsonl").read_text().splitlines()]
-    assert rows == [later, measured, again]
+    assert read("rows.jsonl") == [later, measured, again]
+    assert read("fig8.jsonl") == curve + swept
+    assert not list(out.glob("parts/*/seed*.jsonl"))
+    artifact.write_rows(str(out), [dict(later, best={"gflops": 7.0})])  # measured again
+    artifact.merge_parts_left(str(out))  # nothing left to merge
+    assert read("rows.jsonl") == [dict(later, best={"gflops": 7.0})]
