@@ -62,7 +62,8 @@ step of its ``B`` resident blocks (``W`` warp-instructions per block and step, `
 schedulers; ``latency`` = the step latency + bT x each level's dependency chain
 (:meth:`Model.level_latency`) + :data:`BARRIER_STALL` per barrier and warp of the block
 + :data:`WARP_CPI` x each warp's share of ``W`` (fewer, busier warps -- cells per thread --
-take longer); ``e`` = :data:`EXPOSED_ISSUE`). A launch then takes the p-norm
+take longer); ``e`` = :data:`EXPOSED_ISSUE`, or :data:`LONE_BLOCK_EXPOSED` for a block alone
+on its SM, whose barriers no other block's issue fills). A launch then takes the p-norm
 (:data:`NORM_EXPONENT`) of the four times rather than their maximum (the resources of one
 instruction stream do not overlap fully). :meth:`Model.rank` predicts each plan at its
 best register budget too (fewer registers: more resident blocks, but spills).
@@ -114,6 +115,7 @@ from an5dpy.perf.model_constants import (BARRIER_STALL, BOTTLENECKS, CELL_EFFICI
                                          COEF_READ_INSTRUCTIONS, DEPENDENT_LATENCY,
                                          DOUBLE_DIVISION_INSTRUCTIONS,
                                          DOUBLE_DIVISION_LATENCY, EXPOSED_ISSUE,
+                                         LONE_BLOCK_EXPOSED,
                                          FIELD_SELECT_INSTRUCTIONS, INTERIOR_LEVEL_OVERHEAD,
                                          LEVEL_OVERHEAD, NORM_EXPONENT, REGISTER_BUDGETS,
                                          SPILL_GROWTH_CELLS, SPILL_INSTRUCTIONS, STEP_OVERHEAD,
@@ -185,6 +187,7 @@ class IssueConstants:
     (:data:`FITTED`)."""
 
     exposed: float = EXPOSED_ISSUE
+    lone: float = LONE_BLOCK_EXPOSED
     spill: float = SPILL_INSTRUCTIONS
     wave_tail: float = WAVE_TAIL
     barrier_stall: float = BARRIER_STALL
@@ -249,12 +252,13 @@ def step_cycles(t: LaunchTerms, k: IssueConstants):
     schedulers; ``latency`` = the GPU's step latency + the levels' dependency chains +
     the barriers' stalls + each warp's own instructions at ``warp_cpi`` cycles each (a
     warp issues in order, so fewer warps per block, as with cells per thread, each take
-    longer); ``e`` = exposed issue share)."""
+    longer); ``e`` = exposed issue share, ``lone`` where ``B`` is 1)."""
     per_block = warp_instructions(t, k) / np.maximum(t.block_steps, 1)
     per_step = per_block / t.schedulers
     latency = (t.step_latency + t.chain_cycles + k.barrier_stall * t.barrier_warps
                + k.warp_cpi * per_block / t.block_warps)
-    return np.maximum(latency + k.exposed * per_step, t.resident * per_step)
+    exposed = np.where(t.resident <= 1, k.lone, k.exposed)
+    return np.maximum(latency + exposed * per_step, t.resident * per_step)
 
 
 def issue_seconds(t: LaunchTerms, k: IssueConstants):

@@ -25,12 +25,12 @@ from an5dpy.errors import UsageError
 from an5dpy.perf.counts import ThreadCounts, spill_free_registers, stream_counts
 from an5dpy.perf.gpus import KNOWN_GPUS
 from an5dpy.perf.model import (FITTED, PAPER_TERMS, IssueConstants, LaunchTerms, Model,
-                               cell_efficiency, combine_times, launch_seconds, predict,
-                               step_cycles, unbounded_ratio)
+                               cell_efficiency, combine_times, issue_seconds, launch_seconds,
+                               predict, step_cycles, unbounded_ratio)
 from an5dpy.perf.model_constants import (BOTTLENECKS, CELL_EFFICIENCY, DEPENDENT_LATENCY,
                                          FIELD_SELECT_INSTRUCTIONS, INTERIOR_LEVEL_OVERHEAD,
-                                         LEVEL_OVERHEAD, REGISTER_BUDGETS, SPILL_GROWTH_CELLS,
-                                         STEP_OVERHEAD, UNBOUNDED_RATIO)
+                                         LEVEL_OVERHEAD, LONE_BLOCK_EXPOSED, REGISTER_BUDGETS,
+                                         SPILL_GROWTH_CELLS, STEP_OVERHEAD, UNBOUNDED_RATIO)
 
 from model_support import (benchmark_grid, load_benchmark, load_multi, predict_config,
                            star_fields, stream_counts_direct)
@@ -183,6 +183,26 @@ def test_fitted_issue_term_charges_barriers_and_each_warps_issue(star2d):
     assert c.terms.barrier_warps == 2
     # a GPU without a step latency keeps the paper's terms
     assert Model(star2d, V100, dims, 4).constants == PAPER_TERMS
+
+
+def test_a_block_alone_on_its_sm_exposes_its_issue():
+    # per block and step: 400 warp-instructions over 4 schedulers = 100 cycles, latency
+    # 1000 + 0 chains + 2 x 8 barrier warps + 0.5 x 400 / 8 warps = 1041 cycles. Two
+    # resident blocks overlap one's issue with the other's latency in full
+    # (EXPOSED_ISSUE 0); one alone adds LONE_BLOCK_EXPOSED of its issue to its latency
+    k = replace(FITTED, exposed=0.0, lone=0.5, barrier_stall=2.0, warp_cpi=0.5)
+    terms = LaunchTerms(0, 0, 0, 1, step_latency=1000, block_steps=10,
+                        issue_instructions=4000, barrier_warps=8, block_warps=8,
+                        schedulers=4, sm_count=1, clock_hz=1e9)
+    assert step_cycles(replace(terms, resident=2), k) == pytest.approx(1041)
+    assert step_cycles(replace(terms, resident=1), k) == pytest.approx(1041 + 50)
+    # many resident blocks: their issue bounds the step, not the latency
+    assert step_cycles(replace(terms, resident=16), k) == pytest.approx(1600)
+    # per block, one alone takes longer than each of two
+    alone = issue_seconds(replace(terms, resident=1), k)
+    shared = issue_seconds(replace(terms, resident=2), k)
+    assert alone > shared
+    assert FITTED.lone == LONE_BLOCK_EXPOSED > FITTED.exposed
 
 
 def test_fewer_warps_per_block_issue_longer_steps(star2d):
