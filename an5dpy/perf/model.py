@@ -115,9 +115,9 @@ from an5dpy.perf.model_constants import (BARRIER_STALL, BOTTLENECKS, CELL_EFFICI
                                          COEF_READ_INSTRUCTIONS, DEPENDENT_LATENCY,
                                          DOUBLE_DIVISION_INSTRUCTIONS,
                                          DOUBLE_DIVISION_LATENCY, EXPOSED_ISSUE,
-                                         LONE_BLOCK_EXPOSED,
                                          FIELD_SELECT_INSTRUCTIONS, INTERIOR_LEVEL_OVERHEAD,
-                                         LEVEL_OVERHEAD, NORM_EXPONENT, REGISTER_BUDGETS,
+                                         LEVEL_OVERHEAD, LONE_BLOCK_EXPOSED, NORM_EXPONENT,
+                                         REGISTER_BUDGETS,
                                          SPILL_GROWTH_CELLS, SPILL_INSTRUCTIONS, STEP_OVERHEAD,
                                          UNBOUNDED_RATIO, WARP_CPI, WAVE_TAIL)
 from an5dpy.ir import StencilInfo

@@ -198,7 +198,7 @@ def test_a_block_alone_on_its_sm_exposes_its_issue():
     assert step_cycles(replace(terms, resident=1), k) == pytest.approx(1041 + 50)
     # many resident blocks: their issue bounds the step, not the latency
     assert step_cycles(replace(terms, resident=16), k) == pytest.approx(1600)
-    # per block, one alone takes longer than each of two
+    # a launch whose blocks sit one to an SM takes longer than with two to an SM
     alone = issue_seconds(replace(terms, resident=1), k)
     shared = issue_seconds(replace(terms, resident=2), k)
     assert alone > shared
