@@ -128,17 +128,23 @@ def result_from_json(info: StencilInfo, d: Mapping) -> TuneResult:
 # --------------------------------------------------------------------------- step counts
 
 
+def steps_can_vary(info: StencilInfo) -> bool:
+    """Whether a run's step count can be set (:func:`with_steps`): the time loop's upper
+    bound is one parameter plus a constant."""
+    names = info.time.upper.variables
+    return len(names) == 1 and info.time.upper.coeff(names[0]) == 1
+
+
 def with_steps(info: StencilInfo, env: Mapping[str, int | float], steps: int) -> dict:
     """``env`` with the parameter the time loop's upper bound depends on set so the loop
     runs ``steps`` times (for timing with fewer steps than the user's)."""
     env = dict(env)
-    names = info.time.upper.variables
-    if len(names) != 1 or info.time.upper.coeff(names[0]) != 1:
+    if not steps_can_vary(info):
         if info.time.steps(env) == steps:
             return env
         raise UsageError("cannot change the step count of this time loop: give its "
                          "parameters with -P")
-    name = names[0]
+    name = info.time.upper.variables[0]
     env[name] = env[name] + steps - info.time.steps(env)
     return env
 
@@ -707,12 +713,20 @@ def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
     best of them by it: :func:`submit_builds`), in parallel with nvcc, and
     time them (:func:`screen`): every build once after a warm-up, with ``neighbours`` (as
     :func:`neighbour_plans`) then the neighbours of the fastest (:class:`Neighbourhood`),
-    and the ``FINALISTS`` fastest again ``repeats`` times (their median is reported)."""
+    and the ``FINALISTS`` fastest again ``repeats`` times (their median is reported).
+
+    Where the run's step count can be set (:func:`steps_can_vary`) the builds are timing
+    builds (:func:`timing_degrees`: the full degree's kernel alone, a fraction of the
+    compile time) and each run is :func:`timing_steps` steps, the fewest from the run of
+    ``env`` on made of full launches; its seconds are reported for the run of ``env``, in
+    proportion to the steps (GFLOP/s is a rate)."""
     from an5dpy.perf.bench import device_grid, device_read_only_values, median, time_runs
     from an5dpy.cuda.runtime import CupyRunner
 
     grids: dict[str, object] = {}
     read_only: list[tuple] = []  # made once, on first use
+    steps = info.time.steps(env)
+    timing = steps > 0 and steps_can_vary(info)
 
     def seconds(plan, built, count):
         model, cubin = built
@@ -723,11 +737,13 @@ def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
         if not read_only:
             read_only.append(device_read_only_values(info, env))
         runner = CupyRunner(info, plan, cubin, model.prefix, model.signature)
-        times = time_runs(lambda: runner.run(grid, env, read_only[0]), count)
-        return median(times)
+        timed = timing_steps(plan, steps) if timing else steps
+        run_env = with_steps(info, env, timed) if timed != steps else env
+        times = time_runs(lambda: runner.run(grid, run_env, read_only[0]), count)
+        return median(times) * steps / timed if timed != steps else median(times)
 
     return _build_and_time(info, plans, caps, env, stem, predicted, repeats, progress,
-                           seconds, neighbours, budget_score)
+                           seconds, neighbours, budget_score, timing)
 
 
 def overlaps(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], gpus: int,
@@ -817,10 +833,11 @@ def _build_and_time(info: StencilInfo, plans: Sequence[BlockingPlan],
                     predicted: Mapping[BlockingPlan, float] | None, repeats: int,
                     progress: bool, seconds,
                     neighbours: Callable[[BlockingPlan], Sequence[BlockingPlan]] | None = None,
-                    budget_score: Callable[[BlockingPlan, int], float] | None = None
-                    ) -> list[Measured]:
+                    budget_score: Callable[[BlockingPlan, int], float] | None = None,
+                    timing: bool = False) -> list[Measured]:
     """Build every plan with each budget of ``caps`` that binds (:func:`submit_builds`,
-    with ``budget_score``), then :func:`screen` the
+    with ``budget_score``; ``timing``: timing builds, whose ``seconds`` must run
+    :func:`timing_steps` steps), then :func:`screen` the
     builds with ``seconds(plan, built, count)``, the median seconds of ``count`` runs (with
     ``neighbours``, the :class:`Neighbourhood` of the fastest too)."""
     from tqdm import tqdm
@@ -830,7 +847,7 @@ def _build_and_time(info: StencilInfo, plans: Sequence[BlockingPlan],
 
     options = BuildOptions(arch=device_arch())
     with concurrent.futures.ThreadPoolExecutor(build_workers()) as pool:
-        jobs = submit_builds(pool, info, plans, caps, stem, options,
+        jobs = submit_builds(pool, info, plans, caps, stem, options, timing=timing,
                              budget_score=budget_score)
         # every build first: timing while nvcc keeps the CPUs busy would delay launches
         for fut in tqdm(concurrent.futures.as_completed([f for _, _, f in jobs]),
@@ -838,7 +855,7 @@ def _build_and_time(info: StencilInfo, plans: Sequence[BlockingPlan],
             fut.result()
         neighbourhood = None if neighbours is None else Neighbourhood(
             neighbours, lambda new: submit_builds(pool, info, new, caps, stem, options,
-                                                  budget_score=budget_score))
+                                                  timing=timing, budget_score=budget_score))
         screened = screen(jobs, lambda p, b: gflops(info, env, seconds(p, b, 1)),
                           lambda p, b: seconds(p, b, repeats), progress=progress,
                           neighbourhood=neighbourhood)

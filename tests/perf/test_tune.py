@@ -523,3 +523,54 @@ def test_shuffle_plans_are_2d_nondiag_one_warp_blocks_and_not_among_the_variants
     for name in ("star3d1r", "box2d1r"):  # 3D, mode assoc: none
         _, other, _ = bench(name)
         assert shuffle_plans(other, candidate_plans(other, H200)[0]) == []
+
+
+def test_the_tuner_times_timing_builds_in_runs_of_full_launches(monkeypatch):
+    # an5d tune --measure builds each plan's full degree alone and runs it for the fewest
+    # steps from the run's own count on that are full launches; the seconds it reports are
+    # the run's own, in proportion (here every step takes 1e-4 s)
+    from types import SimpleNamespace
+
+    import an5dpy.cuda.runtime as runtime
+    import an5dpy.perf.bench as bench_module
+    from an5dpy.blocking.plan import make_plan, run_degrees
+    from an5dpy.perf.bench import gflops
+    from an5dpy.perf.tune import measure_plans, timing_steps
+    _, info, env = bench("j2d5pt")
+    env = with_steps(info, env, 37)
+    plans = [make_plan(info, bt=bt, bs=(256,), sl=256) for bt in (3, 5)]
+    built, ran = [], []
+
+    def fake_build(info_, plan, stem, options, smem_wrap=True, directory=None, regs=None,
+                   degrees=None):
+        built.append((plan.bt, regs, degrees))
+        return (SimpleNamespace(prefix="an5d_j2d5pt", signature=None),
+                _cubin("j2d5pt", plan.bt, 40))
+
+    class FakeRunner:
+        def __init__(self, info_, plan, cubin, prefix, signature):
+            self.plan = plan
+
+        def run(self, grid, run_env, read_only):
+            ran.append((self.plan.bt, info.time.steps(run_env)))
+
+    def fake_time_runs(run, count, warmup=1):
+        run()
+        return [ran[-1][1] * 1e-4] * count
+
+    monkeypatch.setattr(runtime, "build_kernels", fake_build)
+    monkeypatch.setattr(runtime, "device_arch", lambda: "sm_90")
+    monkeypatch.setattr(runtime, "CupyRunner", FakeRunner)
+    monkeypatch.setattr(bench_module, "device_grid", lambda info_, env_, dtype: "grid")
+    monkeypatch.setattr(bench_module, "device_read_only_values", lambda info_, env_: ())
+    monkeypatch.setattr(bench_module, "time_runs", fake_time_runs)
+    measured = measure_plans(info, plans, (None,), env, "j2d5pt", repeats=3, progress=False)
+    assert sorted(built) == [(3, None, (3,)), (5, None, (5,))]
+    by_bt = {p.bt: p for p in plans}
+    for bt, steps in ran:
+        assert steps == timing_steps(by_bt[bt], 37) >= 37
+        assert set(run_degrees(steps, bt, by_bt[bt].levels)) == {bt}
+    assert {steps for _, steps in ran} == {39, 40}  # 13 launches of 3 steps, 8 of 5
+    for m in measured:
+        assert m.seconds == pytest.approx(37e-4)
+        assert m.gflops == pytest.approx(gflops(info, env, 37e-4))
