@@ -484,11 +484,16 @@ def measure_fig8(out_dir: str, deadline: float, stencils=RAD1) -> None:
     """GFLOP/s vs bT for radius-1 stencils (float), the tuned plan's other options fixed
     (bS, sl, mode, cells per thread, barriers), the register budget tuned per bT (paper
     section 7.3). A stencil's points in fig8.jsonl give way to new ones only where this
-    run swept all its degrees (:func:`merge_fig8`): a curve is of one run."""
+    run swept all its degrees (:func:`merge_fig8`): a curve is of one run. Nothing is built
+    where the deadline has passed already, and the builds of points the deadline cuts are
+    dropped (a call of a run split with --resume ends without waiting for them)."""
     from an5dpy.perf.bench import paper_env
     from an5dpy.driver import blocking_plan, load
     from an5dpy.errors import UsageError
 
+    if time.time() > deadline:
+        print("fig8: the deadline has passed; no point swept", flush=True)
+        return
     rows = [json.loads(line) for line in open(os.path.join(out_dir, "rows.jsonl"))]
     tuned = {(r["stencil"], r["dtype"]): r["best"] for r in rows}
     bench = Bench()
@@ -517,6 +522,7 @@ def measure_fig8(out_dir: str, deadline: float, stencils=RAD1) -> None:
         measured = screen_and_confirm(bench, info, env, jobs, f"fig8 {name}", finalists=1)
         if measured:
             results[(name, plan.bt)] = measured[0]["gflops"]
+    bench.shutdown()  # builds of points past the deadline
     left = {name for name, *_ in work[stop:]}  # stencils with a point not swept
     for name in sorted(left & {name for name, _ in results}):
         print(f"fig8 {name}: the deadline cut its sweep; its earlier points are kept",

@@ -373,6 +373,40 @@ def test_measure_fig8_replaces_a_curve_only_after_its_whole_sweep(artifact, tmp_
                                        for bt in sorted(degrees)]
 
 
+def test_measure_fig8_builds_nothing_past_its_deadline_and_drops_what_it_cut(
+        artifact, tmp_path, monkeypatch, capsys):
+    """A call of a split run (--resume) that reaches Fig. 8 after its deadline builds no
+    point, and one whose deadline cuts the sweep drops the builds of the points left."""
+    import json
+    import types
+
+    built, shutdowns = [], []
+
+    def counting_build(info, plan, *a, **k):
+        built.append(plan.bt)
+        return fake_build(info, plan, *a, **k)
+
+    fake_gpu(monkeypatch, artifact, lambda self, info, plan, *a, **k: (
+        1000.0 + plan.bt, 0.2, 100, 40, False))
+    import an5dpy.cuda.runtime as runtime
+    monkeypatch.setattr(runtime, "build_kernels", counting_build)
+    shutdown = artifact.Bench.shutdown
+    monkeypatch.setattr(artifact.Bench, "shutdown",
+                        lambda self: (shutdowns.append(1), shutdown(self)))
+    best = {"plan": {"bt": 4, "bs": [256], "sl": 256, "opt": "nondiag", "coarsen": 1,
+                     "barriers": "level"}}
+    (tmp_path / "rows.jsonl").write_text(json.dumps(
+        {"stencil": "j2d5pt", "dtype": "float", "best": best}) + "\n")
+    clock = iter(range(10, 10 ** 6))
+    monkeypatch.setattr(artifact, "time", types.SimpleNamespace(time=lambda: next(clock)))
+    artifact.measure_fig8(str(tmp_path), 5, ["j2d5pt"])
+    assert built == [] and shutdowns == [] and not (tmp_path / "fig8.jsonl").exists()
+    assert "the deadline has passed" in capsys.readouterr().out
+    clock = iter(range(10 ** 6))
+    artifact.measure_fig8(str(tmp_path), 3, ["j2d5pt"])
+    assert shutdowns == [1] and "cut its sweep" in capsys.readouterr().out
+
+
 def test_bench_times_runs_of_full_launches_only(artifact, monkeypatch):
     """Bench.time without a GPU (the runner and the clock stand in): the probe and the
     reported run are of step counts whose launches are all of the plan's full degree, the
