@@ -90,7 +90,7 @@ def check_budgets(row: dict, gpu) -> dict:
     fastest. ``fastest_kept``: the row's fastest build is among them; ``kept`` and
     ``builds``: how many builds there are; ``plan_ratios``: per plan, its best kept build
     over its best build."""
-    from an5dpy.perf.tune import plan_from_json, predicted_gflops
+    from an5dpy.perf.tune import model_budget, plan_from_json, predicted_gflops
 
     info, _, model = row_model(row, gpu)
     builds: dict[str, dict] = {}  # describe -> cap -> best GFLOP/s
@@ -103,9 +103,9 @@ def check_budgets(row: dict, gpu) -> dict:
     kept_best, kept, ratios = 0.0, 0, []
     for describe, caps in builds.items():
         plan = plan_from_json(info, plans[describe])
-        budgets = sorted((c for c in caps if c is not None),
-                         key=lambda c: -predicted_gflops(model, plan, c))
-        chosen = ([None] if None in caps else []) + budgets[:1]
+        budget = model_budget([c for c in caps if c is not None],
+                              lambda c: predicted_gflops(model, plan, c))
+        chosen = ([None] if None in caps else []) + ([budget] if budget is not None else [])
         best_kept = max(caps[c] for c in chosen)
         kept += len(chosen)
         kept_best = max(kept_best, best_kept)

@@ -547,6 +547,15 @@ def predicted_gflops(model, plan: BlockingPlan, cap: int | None) -> float:
         return 0.0
 
 
+def model_budget(binding: Sequence[int], score: Callable[[int], float]) -> int | None:
+    """The register budget a plan is built with besides none: of the budgets that bind
+    (``binding``, in the order of ``caps``), the one ``score`` (the model's GFLOP/s at a
+    budget, :func:`predicted_gflops`) rates highest, the first of equals; None where none
+    binds. :func:`submit_builds` builds it, ``scripts/model_check.py --budgets`` checks it
+    against the measured tables."""
+    return max(binding, key=score, default=None)
+
+
 def submit_builds(pool: concurrent.futures.Executor, info: StencilInfo,
                   plans: Sequence[BlockingPlan], caps: Sequence[int | None], stem: str,
                   options, timing: bool = False,
@@ -557,10 +566,10 @@ def submit_builds(pool: concurrent.futures.Executor, info: StencilInfo,
     unbudgeted one and gives None where the budget does not bind (:func:`budget_binds`):
     it would build the same kernel. With ``budget_score`` (the model's GFLOP/s of a
     plan at a budget, :func:`predicted_gflops`) only the budget it scores highest among
-    those that bind is built, the others give None too: in the three measured tables of
-    artifact/ (H200 twice, H100: 9,148 builds of 3,184 plans) the unbudgeted build and the
-    model's best budget that binds held every row's fastest build, with a third fewer
-    builds (``scripts/model_check.py --budgets``). ``timing``: timing builds
+    those that bind is built (:func:`model_budget`), the others give None too: in the
+    three measured tables of artifact/ (H200 twice, H100: 9,148 builds of 3,184 plans) the
+    unbudgeted build and the model's best budget that binds held every row's fastest
+    build, with a third fewer builds (``scripts/model_check.py --budgets``). ``timing``: timing builds
     (:func:`timing_degrees`), for runs of :func:`timing_steps` steps only."""
     from an5dpy.cuda.runtime import build_kernels
 
@@ -570,16 +579,15 @@ def submit_builds(pool: concurrent.futures.Executor, info: StencilInfo,
 
     uncapped = {p: pool.submit(build, p) for p in plans}
     budgets = [c for c in caps if c is not None]
-    # the budgets in the order they are preferred: the model's, where it scores them
-    preferred = {p: sorted(budgets, key=lambda c: -budget_score(p, c)) if budget_score
-                 else budgets for p in plans}
+    # the model's scores, taken here rather than in the build threads
+    scores = ({p: {c: budget_score(p, c) for c in budgets} for p in plans}
+              if budget_score else None)
 
     def build_capped(plan, cap):
         cubin = uncapped[plan].result()[1]
-        binding = [c for c in preferred[plan] if budget_binds(cubin, plan, c)]
-        if cap not in binding or (budget_score is not None and cap != binding[0]):
-            return None
-        return build(plan, cap)
+        binding = [c for c in budgets if budget_binds(cubin, plan, c)]
+        wanted = binding if scores is None else [model_budget(binding, scores[plan].get)]
+        return build(plan, cap) if cap in wanted else None
 
     jobs = [(p, None, uncapped[p]) for p in plans]
     jobs += [(p, c, pool.submit(build_capped, p, c)) for c in budgets for p in plans]

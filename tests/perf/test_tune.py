@@ -184,6 +184,14 @@ def test_budgeted_builds_are_submitted_after_the_unbudgeted_and_only_where_they_
     assert built == [(2, None), (8, None), (2, 32), (8, 32), (8, 64), (8, 96)]
 
 
+def test_the_model_budget_is_the_best_scored_of_those_that_bind_the_first_of_equals():
+    from an5dpy.perf.tune import model_budget
+    assert model_budget([32, 64, 96], {32: 2.0, 64: 1.0, 96: 3.0}.get) == 96
+    assert model_budget([32, 64], {32: 1.0, 64: 1.0}.get) == 32
+    assert model_budget([64, 32], {32: 1.0, 64: 1.0}.get) == 64
+    assert model_budget([], {}.get) is None
+
+
 def test_with_a_budget_score_only_the_best_scored_budget_that_binds_is_built(monkeypatch):
     import concurrent.futures
 
