@@ -67,8 +67,9 @@ MIN_RUN_S = 0.2
 KERNELS = 2
 #: The tuner's second round a row is measured with (its field ``neighbourhood``; 0 or none:
 #: no second round): 1 timed the variants of the two fastest plans and the same plans at
-#: bT - 1 and bT + 1; 2 also at twice their bT (an5dpy.perf.tune.neighbour_plans).
-NEIGHBOURHOOD = 2
+#: bT - 1 and bT + 1; 2 also at twice their bT; 3 also with each block side halved and
+#: doubled (an5dpy.perf.tune.neighbour_plans).
+NEIGHBOURHOOD = 3
 
 
 def gpu_slug(name: str) -> str:
@@ -752,8 +753,9 @@ def render(out_dir: str) -> None:
              "FLOP/cell), the model's best plan with 2 and 4 cells per thread and, in mode "
              "nondiag, with one barrier per step (`an5dpy/perf/tune.py`, `variant_plans`), "
              "and Sconf; then the neighbours of the two fastest of these (their variants "
-             "and their bT - 1, bT + 1 and 2 bT: `neighbour_plans`; `neighbourhood` in "
-             "rows.jsonl, 1 where 2 bT was not among them); "
+             "and their bT - 1, bT + 1 and 2 bT, and their blocks with one side halved or "
+             "doubled: `neighbour_plans`; `neighbourhood` in rows.jsonl: 2 where the "
+             "blocks were not among them, 1 where 2 bT was not either); "
              "each built with no register budget and with those of 32, 64 and 96 that bind "
              "(ptxas gave the plan more registers without it): the one the model predicts "
              "fastest (`budgets: model` in rows.jsonl), or in rows measured before that "
@@ -812,12 +814,14 @@ def render(out_dir: str) -> None:
     if alone:
         lines.append(f"- measured without the neighbours of the fastest plans (before the "
                      f"tuner's second round): {', '.join(alone)}")
-    near = [f"{r['stencil']} {r['dtype']}" for r in rows
-            if 0 < r.get("neighbourhood", 0) < NEIGHBOURHOOD]
-    if near:
-        lines.append(f"- measured with a second round of bT - 1 and bT + 1 only (before "
-                     f"NEIGHBOURHOOD {NEIGHBOURHOOD} in scripts/artifact.py): "
-                     f"{', '.join(near)}")
+    for level, lacks in ((1, "2 bT and the halved and doubled blocks"),
+                         (2, "the halved and doubled blocks")):
+        near = [f"{r['stencil']} {r['dtype']}" for r in rows
+                if r.get("neighbourhood", 0) == level]
+        if near:
+            lines.append(f"- measured with a second round without {lacks} (before "
+                         f"NEIGHBOURHOOD {NEIGHBOURHOOD} in scripts/artifact.py): "
+                         f"{', '.join(near)}")
     timed = [r["wall_s"] for r in rows if "wall_s" in r]
     if timed:
         lines.append(f"- time of the rows that recorded it (builds they waited for, timings, "

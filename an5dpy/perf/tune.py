@@ -370,8 +370,10 @@ NEIGHBOURHOOD_ROOTS = 2
 
 def neighbour_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
     """The plans next to a measured ``plan`` that the search measures too: its variants
-    (:func:`variant_plans`) and ``plan`` one temporal degree shallower and deeper and at
-    twice its degree, with the same block, stream length, cells per thread and barriers.
+    (:func:`variant_plans`), ``plan`` one temporal degree shallower and deeper and at
+    twice its degree, with the same block, stream length, cells per thread and barriers,
+    and ``plan`` with each in-plane block side halved and doubled (:func:`block_sides`),
+    with the same degree and all else.
 
     The tuner's candidates come from the model's ranking, and the variants of its best
     plan only; where the model's best plan is not the fastest measured one (on the H200,
@@ -379,15 +381,32 @@ def neighbour_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]
     that pay are those of the plan that measured fastest. Twice the degree: in 2D the
     model prefers bT 6-7 where the measured GFLOP/s still rise to bT 14 (artifact/H200's
     fig8, each radius-1 stencil's tuned plan swept over bT: star2d1r float 19,079 GFLOP/s
-    at bT 14 against 17,260 for its tuned bT 7, j2d5pt float 20,453 against 18,651)."""
+    at bT 14 against 17,260 for its tuned bT 7, j2d5pt float 20,453 against 18,651). The
+    block sides: the paper's per-bS picks hold each block size's best degree, not each
+    degree's best block, so a fast degree was measured at one block size only (box2d4r
+    double, artifact/H200: bt=2 at 512 cells, where 512 threads leave ptxas 128
+    registers and it spills, never at 256)."""
     out = variant_plans(info, plan)
-    for bt in (plan.bt - 1, plan.bt + 1, 2 * plan.bt):
+    same_block = {"bs": plan.bs, "sl": plan.sl, "opt": plan.mode.value,
+                  "coarsen": plan.coarsen, "barriers": plan.barriers}
+    shapes = [(bt, same_block) for bt in (plan.bt - 1, plan.bt + 1, 2 * plan.bt)]
+    shapes += [(plan.bt, {**same_block, "bs": bs}) for bs in block_sides(plan.bs)]
+    for bt, kwargs in shapes:
         try:
-            out.append(blocking_plan(info, bt, bs=plan.bs, sl=plan.sl, opt=plan.mode.value,
-                                     coarsen=plan.coarsen, barriers=plan.barriers))
-        except UsageError:  # no degree there, or no compute region left
+            out.append(blocking_plan(info, bt, **kwargs))
+        except UsageError:  # no degree there, no compute region left, or too many threads
             continue
     return [p for p in dict.fromkeys(out) if p != plan]
+
+
+def block_sides(bs: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """``bs`` with one side halved or doubled, each side in turn (array order)."""
+    out = []
+    for d, side in enumerate(bs):
+        for new in (side // 2, side * 2):
+            if new >= 1:
+                out.append(bs[:d] + (new,) + bs[d + 1:])
+    return out
 
 
 def space_with_measured(info: StencilInfo, gpu: GpuSpec,

@@ -405,32 +405,46 @@ def test_a_screening_submits_its_second_round_and_waits_for_it_only_when_finishe
     ("star3d1r", "double", 1, (32, 32), {}),
     ("j2d5pt", "float", 16, (256,), {}),
 ])
-def test_neighbour_plans_are_the_variants_and_one_degree_either_side(name, dtype, bt, bs, kw):
+def test_neighbour_plans_are_the_variants_one_degree_either_side_and_the_block_halved_and_doubled(
+        name, dtype, bt, bs, kw):
     from an5dpy.driver import blocking_plan
-    from an5dpy.perf.tune import neighbour_plans, variant_plans
+    from an5dpy.perf.tune import block_sides, neighbour_plans, variant_plans
     _, info, _ = bench(name, dtype)
     plan = blocking_plan(info, bt, bs=bs, sl=128, **kw)
     out = neighbour_plans(info, plan)
     assert plan not in out and len(out) == len(set(out))
-    assert set(out) - {plan} == set(variant_plans(info, plan)) - {plan} | {
-        p for p in out if p.bt != plan.bt}
-    sides = {p.bt for p in out if p.bt != plan.bt}
+    degrees = {p for p in out if p.bt != plan.bt}
+    blocks = {p for p in out if p.bt == plan.bt and p.coarsen == plan.coarsen
+              and p.barriers == plan.barriers and p.bs != plan.bs}
+    assert set(out) == set(variant_plans(info, plan)) - {plan} | degrees | blocks
+
+    def legal(b, block):
+        try:
+            return blocking_plan(info, b, bs=block, sl=128, **kw)
+        except UsageError:
+            return None
     # beyond the model's space too (bT 17 or 32 in 2D): a neighbour is measured, not ranked
     # (where the stencil's halo leaves the block a compute region)
-    legal = set()
-    for b in (bt - 1, bt + 1, 2 * bt):
-        try:
-            blocking_plan(info, b, bs=bs, sl=128, **kw)
-            legal.add(b)
-        except UsageError:
-            pass
-    assert sides == legal and {bt + 1, 2 * bt} & legal
-    for p in out:
-        if p.bt != plan.bt:  # the same plan one degree either side
-            assert (p.bs, p.sl, p.mode, p.coarsen, p.barriers) == (
-                plan.bs, plan.sl, plan.mode, plan.coarsen, plan.barriers)
+    sides = {p.bt for p in degrees}
+    assert sides == {b for b in (bt - 1, bt + 1, 2 * bt) if legal(b, bs)}
+    assert {bt + 1, 2 * bt} & sides
+    for p in degrees:  # the same plan one degree either side
+        assert (p.bs, p.sl, p.mode, p.coarsen, p.barriers) == (
+            plan.bs, plan.sl, plan.mode, plan.coarsen, plan.barriers)
+    # each side halved and doubled, one at a time, where the plan is legal there
+    expected = {legal(bt, block) for block in block_sides(bs)} - {None}
+    assert {p for p in blocks if p.sl == plan.sl and p.mode == plan.mode} >= expected
+    assert all(sum(a != b for a, b in zip(p.bs, bs)) == 1 for p in expected)
+    assert expected, "every case has a legal block next to its own"
     if plan.ndim == 3 or plan.mode.value == "nondiag":
         assert any(p.coarsen != plan.coarsen for p in out)
+
+
+def test_block_sides_halve_and_double_one_side_at_a_time():
+    from an5dpy.perf.tune import block_sides
+    assert block_sides((512,)) == [(256,), (1024,)]
+    assert block_sides((32, 16)) == [(16, 16), (64, 16), (32, 8), (32, 32)]
+    assert block_sides((1, 2)) == [(2, 2), (1, 1), (1, 4)]
 
 
 def test_tuning_candidates_add_the_papers_diverse_picks_to_the_models_top_plans():
