@@ -133,10 +133,12 @@ def test_the_fitted_constants_predict_a_re_measurement_they_were_not_fitted_to(m
     # unbounded kernels' registers taken again from it: 19 rows, 25 within 3%, accuracy
     # 1.112; a lone block's issue half exposed (LONE_BLOCK_EXPOSED), which raised the
     # default plans from 0.812 to 0.832 of the tuned ones: 18 rows, 22 within 3%, accuracy
-    # 1.142 (README, "Where it stands")
+    # 1.142; 38 rows measured again with the tuner's blocks halved and doubled (NEIGHBOURHOOD
+    # 3 in scripts/artifact.py): 17 rows, 25 within 3%, accuracy 1.144 (README, "Where it
+    # stands")
     gpu, data = model_fit.load(ROWS)
     scores = model_fit.score(data, model_fit.model_setting(gpu))
-    assert scores.hit.sum() >= 18 and scores.near.sum() >= 22
+    assert scores.hit.sum() >= 17 and scores.near.sum() >= 25
     assert 0.87 <= model_fit.geomean_ratio(scores.log_ratio) <= 1.15
     plain = model_fit.score(data.with_efficiency({}), model_fit.model_setting(gpu))
     assert plain.near.sum() < scores.near.sum()
