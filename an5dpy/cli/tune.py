@@ -25,7 +25,8 @@ def register(subparsers) -> None:
                     "them) without a register budget and with the budget that binds and that the "
                     "model predicts fastest, times each once on the "
                     "present GPU, then the neighbours of the two fastest (their variants, "
-                    "bT - 1, bT + 1 and 2 bT), and the fastest three of both again. "
+                    "bT - 1, bT + 1 and 2 bT, one block side halved or doubled), and the "
+                    "fastest three of both again. "
                     "Results are cached.")
     add_input(p)
     p.add_argument("--gpu", metavar="NAME|SPEC.json",
