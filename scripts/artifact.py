@@ -32,10 +32,12 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import contextlib
 import json
 import math
 import os
 import re
+import signal
 import sys
 import time
 
@@ -620,6 +622,19 @@ def merge_parts_left(out_dir: str) -> None:
         merge_part(out_dir, part_out)
 
 
+@contextlib.contextmanager
+def stopped_by_sigterm():
+    """SIGTERM (``timeout``, a job's end) raises KeyboardInterrupt within the block, as
+    Ctrl-C does, so that the block can put away what it has before the process ends."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+    earlier = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, earlier)
+
+
 def run_parts(args, out_dir: str, gpus: int) -> None:
     """Measure on ``gpus`` GPUs of this host at once: the stencils are dealt to as many
     processes of this script (:func:`deal_stencils`), each with one GPU
@@ -627,7 +642,8 @@ def run_parts(args, out_dir: str, gpus: int) -> None:
     :func:`an5dpy.cuda.runtime.build_workers`), each measuring into ``out_dir/parts/<k>``,
     seeded with ``out_dir``'s rows and Fig. 8 points (so ``--resume`` and ``--redo`` mean
     what they mean on one GPU). Each part is merged into ``out_dir`` when it ends
-    (:func:`merge_part`); the parts of a run stopped before that are merged by the next
+    (:func:`merge_part`); stopped (Ctrl-C or SIGTERM), the run stops its parts and merges
+    the rows they finished; the parts of a run killed before that are merged by the next
     run with ``--resume`` (:func:`merge_parts_left`). Each part prints its wall time;
     their sum is about what one GPU of such a host takes for the same rows (each part has
     the CPUs a one-GPU machine of the same cores per GPU has)."""
@@ -683,13 +699,25 @@ def run_parts(args, out_dir: str, gpus: int) -> None:
             argv, env=env, stdout=log, stderr=subprocess.STDOUT,
             preexec_fn=lambda cpus=mine: os.sched_setaffinity(0, cpus))))
     spent = []
-    for k, part_out, log, started, proc in procs:
-        status = proc.wait()
-        log.close()
-        spent.append(time.time() - started)
-        print(f"part {k}: exit {status} after {spent[-1]:.0f} s "
-              f"(log: {os.path.join(part_out, 'log.txt')})", flush=True)
-        merge_part(out_dir, part_out)
+    with stopped_by_sigterm():
+        try:
+            for k, part_out, log, started, proc in procs:
+                status = proc.wait()
+                log.close()
+                spent.append(time.time() - started)
+                print(f"part {k}: exit {status} after {spent[-1]:.0f} s "
+                      f"(log: {os.path.join(part_out, 'log.txt')})", flush=True)
+                merge_part(out_dir, part_out)
+        except KeyboardInterrupt:
+            # the parts' finished rows are in their folders: stop the parts and merge them,
+            # so that what a stopped run measured is in out_dir's rows.jsonl
+            for *_, proc in procs:
+                proc.terminate()
+            for *_, proc in procs:
+                proc.wait()
+            merge_parts_left(out_dir)
+            raise ScriptError(f"stopped; the rows the parts finished are merged into "
+                              f"{os.path.join(out_dir, 'rows.jsonl')}") from None
     print(f"{len(procs)} parts: longest {max(spent, default=0):.0f} s, all together "
           f"{sum(spent):.0f} s (about what one GPU would take)", flush=True)
     failed = [k for k, *_, proc in procs if proc.returncode]

@@ -551,6 +551,63 @@ def test_run_parts_deals_gpus_and_cpus_and_merges_rows_and_fig8(artifact, tmp_pa
         artifact.run_parts(args, str(out), 3)
 
 
+def test_a_run_on_several_gpus_stopped_by_sigterm_stops_its_parts_and_merges_their_rows(
+        artifact, tmp_path, monkeypatch):
+    """SIGTERM (a ``timeout``) while the parts run: each part is terminated, the rows they
+    finished are in the folder's rows.jsonl, and the run ends in one line."""
+    import argparse
+    import json
+    import os
+    import signal
+    import subprocess
+
+    import an5dpy.cuda.runtime as runtime
+    monkeypatch.setattr(runtime, "device_count", lambda: 2)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(4)), raising=False)
+    out = tmp_path / "H200"
+    out.mkdir()
+    parts = []
+
+    class FakePart:
+        """A part that finished its float row and is still measuring the double one when
+        the run is told to stop."""
+
+        def __init__(self, argv, env, stdout, stderr, preexec_fn):
+            part_dir = os.path.join(argv[argv.index("--out") + 1], "H200")
+            stencil = argv[argv.index("--stencils") + 1]
+            artifact.write_rows(part_dir, [{"stencil": stencil, "dtype": "float",
+                                            "best": {}, "wall_s": 5.0}])
+            self.terminated = False
+            parts.append(self)
+
+        def wait(self):
+            if not self.terminated:  # the run's own SIGTERM handler, as the signal calls it
+                handler = signal.getsignal(signal.SIGTERM)
+                assert callable(handler), "the run does not handle SIGTERM"
+                handler(signal.SIGTERM, None)
+            return -15
+
+        def terminate(self):
+            self.terminated = True
+
+    monkeypatch.setattr(subprocess, "Popen", FakePart)
+    monkeypatch.setattr(artifact, "reference_rows", lambda out_dir: [])
+    args = argparse.Namespace(resume=True, no_rows=False, stencils="star2d1r,box2d1r",
+                              dtypes="float,double", redo=None, fig8_stencils=None,
+                              no_fig8=True, top=5, minutes=30.0, narrow=False)
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        with pytest.raises(artifact.ScriptError, match="stopped; the rows the parts finished"):
+            artifact.run_parts(args, str(out), 2)
+    except KeyboardInterrupt:
+        pytest.fail("the stop reached the caller: the parts were neither stopped nor merged")
+    assert len(parts) == 2 and all(p.terminated for p in parts)
+    rows = [json.loads(line) for line in (out / "rows.jsonl").read_text().splitlines()]
+    assert sorted((r["stencil"], r["dtype"]) for r in rows) == [
+        ("box2d1r", "float"), ("star2d1r", "float")]
+    assert signal.getsignal(signal.SIGTERM) == before  # the handler is the run's alone
+
+
 def test_rows_of_parts_a_stopped_run_left_are_merged_by_the_next(artifact, tmp_path):
     """A part's rows that differ from those it started with are merged, and its Fig. 8
     curves that differ from those it started with; its other rows are not, though the
