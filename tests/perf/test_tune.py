@@ -8,6 +8,8 @@ import re
 from dataclasses import replace
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from an5dpy.driver import load
 from an5dpy.errors import UsageError
@@ -438,6 +440,43 @@ def test_neighbour_plans_are_the_variants_one_degree_either_side_and_the_block_h
     assert expected, "every case has a legal block next to its own"
     if plan.ndim == 3 or plan.mode.value == "nondiag":
         assert any(p.coarsen != plan.coarsen for p in out)
+
+
+@given(data=st.data())
+def test_every_neighbour_is_a_legal_plan_one_step_from_its_root(data):
+    """Over drawn stencils, dtypes and root plans (any the planner accepts): each
+    neighbour is a plan the planner builds from its own options, other than the root;
+    a neighbour of the root's degree, cells per thread and barriers differs in its block
+    alone, by one side halved or doubled; one of another degree keeps everything else."""
+    from an5dpy.driver import blocking_plan
+    from an5dpy.perf.tune import neighbour_plans
+    name = data.draw(st.sampled_from(("j2d5pt", "star2d2r", "box2d1r", "star3d1r",
+                                      "box3d1r", "j3d27pt")))
+    dtype = data.draw(st.sampled_from(("float", "double")))
+    _, info, _ = bench(name, dtype)
+    sides = (st.sampled_from((32, 64, 128, 256, 512, 1024)),) if info.ndim == 2 else (
+        st.sampled_from((8, 16, 32, 64)), st.sampled_from((8, 16, 32, 64)))
+    try:
+        plan = blocking_plan(info, data.draw(st.integers(1, 8)),
+                             bs=tuple(data.draw(side) for side in sides),
+                             sl=data.draw(st.sampled_from((64, 128, 256))),
+                             coarsen=data.draw(st.sampled_from((1, 2))),
+                             barriers=data.draw(st.sampled_from(("level", "step"))))
+    except UsageError:
+        assume(False)  # a root the planner refuses: draw another
+    for p in neighbour_plans(info, plan):
+        assert p != plan
+        again = blocking_plan(info, p.bt, bs=p.bs, sl=p.sl, opt=p.mode.value,
+                              coarsen=p.coarsen, barriers=p.barriers)
+        assert again == p
+        if p.bt != plan.bt:
+            assert (p.bs, p.sl, p.mode, p.coarsen, p.barriers) == (
+                plan.bs, plan.sl, plan.mode, plan.coarsen, plan.barriers)
+        elif (p.coarsen, p.barriers) == (plan.coarsen, plan.barriers):
+            changed = [(a, b) for a, b in zip(p.bs, plan.bs) if a != b]
+            assert len(changed) == 1 and changed[0][0] in (changed[0][1] // 2,
+                                                           changed[0][1] * 2)
+            assert (p.sl, p.mode) == (plan.sl, plan.mode)
 
 
 def test_block_sides_halve_and_double_one_side_at_a_time():
