@@ -429,7 +429,10 @@ def write_rows(out_dir: str, rows, name: str = "rows.jsonl") -> None:
 
 def read_jsonl(path: str) -> list[dict]:
     """The records of a .jsonl file, or none where there is no such file."""
-    return list(map(json.loads, open(path))) if os.path.exists(path) else []
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return list(map(json.loads, f))
 
 
 def put_row(out_dir: str, row: dict, name: str = "rows.jsonl") -> None:
@@ -971,8 +974,7 @@ def run(argv=None) -> int:
     done, previous = set(), {}
     if (args.resume or args.no_rows) and os.path.exists(rows_file):
         redo = set(args.redo.split(",")) if args.redo else set()
-        done, previous = split_redo(list(map(json.loads, open(rows_file))), redo,
-                                    args.dtypes.split(","))
+        done, previous = split_redo(read_jsonl(rows_file), redo, args.dtypes.split(","))
     elif os.path.exists(rows_file):
         os.remove(rows_file)
     deadline = time.time() + 60 * args.minutes
