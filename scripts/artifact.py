@@ -19,7 +19,8 @@ it). Both counts are made of launches of the plan's full degree alone
 (an5dpy.perf.tune.timing_degrees): a plan of bT 16 compiles one kernel, not 16. Every row's
 builds start with the run (nvcc on the CPUs while the GPU times earlier
 rows); a row's second round (the neighbours of its fastest plans) builds while the GPU
-times the next row's first round. Rows are appended to <out>/<gpu>/rows.jsonl as they
+times the next row's first round (its later rounds, the neighbours of plans that became
+the fastest, build while the GPU waits). Rows are appended to <out>/<gpu>/rows.jsonl as they
 finish, so a run cut short (or split over several sessions with --minutes) goes on with
 --resume.
 
@@ -70,8 +71,11 @@ KERNELS = 2
 #: The tuner's second round a row is measured with (its field ``neighbourhood``; 0 or none:
 #: no second round): 1 timed the variants of the two fastest plans and the same plans at
 #: bT - 1 and bT + 1; 2 also at twice their bT; 3 also with each block side halved and
-#: doubled (an5dpy.perf.tune.neighbour_plans).
-NEIGHBOURHOOD = 3
+#: doubled (an5dpy.perf.tune.neighbour_plans); 4 takes the roots among distinct shapes
+#: (an5dpy.perf.tune.plan_shape: not two stream lengths of one plan) and measures the
+#: neighbours of each plan that becomes a root in up to NEIGHBOURHOOD_ROUNDS rounds
+#: (an5dpy.perf.tune.Neighbourhood; the row's field ``neighbour_rounds``: how many ran).
+NEIGHBOURHOOD = 4
 
 
 def gpu_slug(name: str) -> str:
@@ -185,10 +189,11 @@ def neighbourhood(bench, info, stem, model=None):
     """The tuner's second round for a row (an5dpy.perf.tune.Neighbourhood): the neighbours
     of its fastest plans, built on the bench's neighbour pool (budgets as
     :func:`submit_jobs`)."""
-    from an5dpy.perf.tune import Neighbourhood, neighbour_plans
+    from an5dpy.perf.tune import Neighbourhood, neighbour_plans, plan_shape
     return Neighbourhood(lambda plan: neighbour_plans(info, plan),
                          lambda plans: submit_jobs(bench, info, plans, stem,
-                                                   bench.neighbour_pool, model))
+                                                   bench.neighbour_pool, model),
+                         shape=plan_shape)
 
 
 def start_screening(bench, info, env, jobs, label, finalists=None, neighbours=None,
@@ -345,6 +350,7 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
         # space and the measured variant plans)
         row = {"stencil": name, "dtype": dtype, "gpu": gpu.name, "kernels": KERNELS,
                "neighbourhood": NEIGHBOURHOOD if around is not None else 0,
+               "neighbour_rounds": screening.rounds,
                "sconf": sconf_run,
                "naive_gflops": naive_g, "naive_steps": naive_steps,
                "original_h200": (ORIGINAL_H200[name][0 if dtype == "float" else 1]
@@ -845,8 +851,10 @@ def render(out_dir: str) -> None:
     if alone:
         lines.append(f"- measured without the neighbours of the fastest plans (before the "
                      f"tuner's second round): {', '.join(alone)}")
-    for level, lacks in ((1, "2 bT and the halved and doubled blocks"),
-                         (2, "the halved and doubled blocks")):
+    for level, lacks in ((1, "2 bT, the halved and doubled blocks and the later rounds"),
+                         (2, "the halved and doubled blocks and the later rounds"),
+                         (3, "the later rounds (the neighbours of plans that became the "
+                             "fastest; roots of distinct shapes)")):
         near = [f"{r['stencil']} {r['dtype']}" for r in rows
                 if r.get("neighbourhood", 0) == level]
         if near:

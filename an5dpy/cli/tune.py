@@ -24,9 +24,11 @@ def register(subparsers) -> None:
                     "a best plan per bT and per bS (on Hopper as the paper's terms alone rank "
                     "them) without a register budget and with the budget that binds and that the "
                     "model predicts fastest, times each once on the "
-                    "present GPU, then the neighbours of the two fastest (their variants, "
-                    "bT - 1, bT + 1 and 2 bT, one block side halved or doubled), and the "
-                    "fastest three of both again. "
+                    "present GPU, then the neighbours of the fastest plans of the two "
+                    "fastest shapes, stream lengths apart (their variants, bT - 1, bT + 1 "
+                    "and 2 bT, one block side halved or doubled), then those of each plan "
+                    "that becomes one of them, a few rounds at most, and the fastest three of "
+                    "all again. "
                     "Results are cached.")
     add_input(p)
     p.add_argument("--gpu", metavar="NAME|SPEC.json",

@@ -184,7 +184,8 @@ def cache_key(info: StencilInfo, dtype: str, gpu: str, env: Mapping, top: int,
     parts = json.dumps([expr, bounds, info.ndim, dtype, gpu, __version__,
                         generator_fingerprint(),
                         sorted((k, v) for k, v in env.items()), top, list(caps),
-                        measure_steps, diverse, NEIGHBOURHOOD_ROOTS if diverse else 0]
+                        measure_steps, diverse,
+                        [NEIGHBOURHOOD_ROOTS, NEIGHBOURHOOD_ROUNDS] if diverse else 0]
                        + ([gpus] if gpus > 1 else []), default=str)
     return hashlib.sha256(parts.encode()).hexdigest()
 
@@ -366,6 +367,22 @@ def variant_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
 #: beat the first round on 5 rows and those of the second fastest on 2 (star2d3r float
 #: only through them).
 NEIGHBOURHOOD_ROOTS = 2
+#: Rounds of neighbours at most: after each round, a plan that has become one of the
+#: roots has its neighbours measured in the next (a local search that climbs while it
+#: finds faster plans). A faster plan is often two steps from the first round's: on the
+#: H200 (artifact/H200/one_gpu_run), j3d27pt float's fastest plan, bt=2 32x32 with 2 cells
+#: per thread (18,418 GFLOP/s), is the doubled block of bt=2 32x16 with 2 cells per thread
+#: (17,597), itself a variant of bt=2 32x16 (16,631); a later run that measured one round
+#: only missed both and kept 16,985.
+NEIGHBOURHOOD_ROUNDS = 3
+
+
+def plan_shape(plan: BlockingPlan) -> BlockingPlan:
+    """``plan`` without its stream length. The roots of a :class:`Neighbourhood` are the
+    fastest plans of distinct shapes: two plans that differ in the stream length alone
+    have neighbours that differ in it alone (:func:`neighbour_plans` keeps it), so the
+    second root would measure the first one's neighbours again at another length."""
+    return replace(plan, sl=None)
 
 
 def neighbour_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
@@ -625,25 +642,44 @@ class Screened:
     final: object = None
 
 
+def _same(plan):
+    return plan
+
+
 @dataclass(frozen=True)
 class Neighbourhood:
-    """The second round of :func:`screen`: once every job was timed, the neighbours
-    (``plans(plan)``, as :func:`neighbour_plans`) of the ``roots`` fastest plans that
-    were not among the jobs are built (``submit(plans)`` gives their jobs, as
-    :func:`submit_builds`) and timed once too, before the finalists are chosen."""
+    """The later rounds of :func:`screen`: once every job was timed, the neighbours
+    (``plans(plan)``, as :func:`neighbour_plans`) of the roots, the fastest plans of the
+    ``roots`` fastest shapes (``shape(plan)``, as :func:`plan_shape`), that were not
+    measured yet are built (``submit(plans)`` gives their jobs, as :func:`submit_builds`)
+    and timed once too; then again for each root that is new, until no root is new or
+    ``rounds`` rounds were timed; then the finalists are chosen."""
 
     plans: Callable[[BlockingPlan], Sequence[BlockingPlan]]
     submit: Callable[[Sequence[BlockingPlan]], list]
     roots: int = NEIGHBOURHOOD_ROOTS
+    rounds: int = NEIGHBOURHOOD_ROUNDS
+    shape: Callable[[BlockingPlan], object] = _same
 
-    def jobs(self, screened: Sequence[Screened], known: Iterable[BlockingPlan]) -> list:
-        """The jobs of the neighbours of the fastest of ``screened`` (fastest first),
-        submitted (their builds may still run): the plans of ``known`` are not submitted
-        again."""
-        roots = list(dict.fromkeys(s.plan for s in screened))[:self.roots]
-        seen = set(known)
+    def root_plans(self, screened: Sequence[Screened]) -> list[BlockingPlan]:
+        """The fastest plan of each of the ``roots`` fastest shapes of ``screened``
+        (fastest first), fastest first."""
+        out: dict[object, BlockingPlan] = {}
+        for s in screened:
+            if len(out) == self.roots:
+                break
+            out.setdefault(self.shape(s.plan), s.plan)
+        return list(out.values())
+
+    def jobs(self, screened: Sequence[Screened], known: set, expanded: set) -> list:
+        """The jobs of the neighbours of the roots of ``screened`` whose shapes are not in
+        ``expanded``, submitted (their builds may still run); the plans of ``known`` are
+        not submitted again. Both sets take this round's shapes and plans."""
+        roots = [r for r in self.root_plans(screened) if self.shape(r) not in expanded]
+        expanded.update(self.shape(r) for r in roots)
         new = [n for n in dict.fromkeys(n for r in roots for n in self.plans(r))
-               if n not in seen]
+               if n not in known]
+        known.update(new)
         return self.submit(new) if new else []
 
 
@@ -680,6 +716,9 @@ class Screening:
         self.clock = stopwatch or Stopwatch()
         self.screened: list[Screened] = []
         self.more: list = []
+        self.rounds = 0  # rounds of neighbours timed
+        self._known: set = set()  # plans measured or submitted
+        self._expanded: set = set()  # shapes whose neighbours were submitted
 
     def _time_each(self, round_jobs, desc: str) -> list[Screened]:
         from tqdm import tqdm
@@ -701,14 +740,21 @@ class Screening:
         """Time every job once and submit the neighbourhood's builds."""
         self.screened = sorted(self._time_each(self.jobs, "time"), key=lambda s: -s.gflops)
         if self.neighbourhood is not None:
-            self.more = self.neighbourhood.jobs(self.screened, (p for p, _, _ in self.jobs))
+            self._known = {p for p, _, _ in self.jobs}
+            self.more = self.neighbourhood.jobs(self.screened, self._known, self._expanded)
 
     def finish(self) -> list[Screened]:
-        """The second round and the finalists (fastest first)."""
-        # every neighbour build first, as in the first round: nvcc would delay the launches
-        self.clock.timed("builds", concurrent.futures.wait, [f for _, _, f in self.more])
-        screened = sorted(self.screened + self._time_each(self.more, "time neighbours"),
-                          key=lambda s: -s.gflops)
+        """The rounds of neighbours and the finalists (fastest first)."""
+        screened = self.screened
+        while self.more:
+            # every neighbour build first, as in the first round: nvcc would delay the
+            # launches
+            self.clock.timed("builds", concurrent.futures.wait, [f for _, _, f in self.more])
+            screened = sorted(screened + self._time_each(self.more, "time neighbours"),
+                              key=lambda s: -s.gflops)
+            self.rounds += 1
+            self.more = (self.neighbourhood.jobs(screened, self._known, self._expanded)
+                         if self.rounds < self.neighbourhood.rounds else [])
         for s in screened[:self.finalists]:
             s.final = self.clock.timed("runs", self.time_final, s.plan, s.built)
         return screened
@@ -718,7 +764,7 @@ def screen(jobs, time_once, time_final, finalists: int = FINALISTS, on_error=Non
            progress: bool = False, neighbourhood: Neighbourhood | None = None,
            stopwatch: Stopwatch | None = None) -> list[Screened]:
     """Time every job's build once (``time_once(plan, built)`` gives GFLOP/s), with a
-    ``neighbourhood`` then its jobs too, then the ``finalists`` fastest again
+    ``neighbourhood`` then its rounds' jobs too, then the ``finalists`` fastest again
     (``time_final(plan, built)``, kept as ``final``); fastest first. Builds that the budget
     does not change (None) are left out. A failed build or run raises, or with
     ``on_error(plan, cap, exception)`` is reported and left out. ``stopwatch`` sums the
@@ -882,7 +928,8 @@ def _build_and_time(info: StencilInfo, plans: Sequence[BlockingPlan],
             fut.result()
         neighbourhood = None if neighbours is None else Neighbourhood(
             neighbours, lambda new: submit_builds(pool, info, new, caps, stem, options,
-                                                  timing=timing, budget_score=budget_score))
+                                                  timing=timing, budget_score=budget_score),
+            shape=plan_shape)
         screened = screen(jobs, lambda p, b: gflops(info, env, seconds(p, b, 1)),
                           lambda p, b: seconds(p, b, repeats), progress=progress,
                           neighbourhood=neighbourhood)

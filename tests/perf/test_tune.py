@@ -351,9 +351,11 @@ def test_screen_with_a_neighbourhood_times_the_neighbours_of_the_fastest_plans_t
     once, final = [], []
     out = screen(jobs, lambda p, b: once.append(b) or rates[p],
                  lambda p, b: final.append(b) or b, finalists=2,
-                 neighbourhood=Neighbourhood(neighbours.__getitem__, submit, roots=2))
+                 neighbourhood=Neighbourhood(neighbours.__getitem__, submit, roots=2,
+                                             rounds=1))
     # the two fastest plans (b, then c; b once although timed twice) are the roots: their
-    # neighbours not timed yet are submitted once, in order, and timed after the first round
+    # neighbours not timed yet are submitted once, in order, and timed after the first
+    # round; one round only, so b1 (now the fastest) is not a root of another
     assert submitted == [["b1", "b2", "c1"]]
     assert once == ["A", "B", "B32", "C", "B1", "B2", "C1"]
     assert [s.built for s in out] == ["B1", "B", "B32", "C1", "C", "A", "B2"]
@@ -366,6 +368,50 @@ def test_screen_with_a_neighbourhood_times_the_neighbours_of_the_fastest_plans_t
     out = screen(jobs[:1], lambda p, b: rates[p], lambda p, b: b, finalists=1,
                  neighbourhood=Neighbourhood(lambda p: ["a"], submit, roots=1))
     assert submitted == [["b"]] and [s.built for s in out] == ["A"]
+
+
+def test_the_rounds_of_neighbours_climb_while_a_new_plan_becomes_a_root():
+    import concurrent.futures
+    from an5dpy.perf.tune import Neighbourhood, screen
+
+    def done(value):
+        f = concurrent.futures.Future()
+        f.set_result(value)
+        return f
+
+    # a plan is "<shape>/<stream length>"; each shape's neighbours keep the length
+    rates = {"a/1": 30.0, "a/2": 29.0, "b/1": 20.0, "c/1": 25.0, "d/1": 35.0, "e/1": 50.0,
+             "f/1": 10.0, "g/1": 60.0}
+    neighbours = {"a": ["c"], "b": ["d"], "c": ["a"], "d": ["e", "b"], "e": ["g", "f"],
+                  "g": ["a"]}
+    submitted = []
+
+    def submit(plans):
+        submitted.append(list(plans))
+        return [(p, None, done(p)) for p in plans]
+
+    def plans_of(plan):
+        shape, sl = plan.split("/")
+        return [f"{n}/{sl}" for n in neighbours[shape]]
+
+    def run(rounds):
+        submitted.clear()
+        jobs = [(p, None, done(p)) for p in ("a/1", "a/2", "b/1")]
+        return screen(jobs, lambda p, b: rates[p], lambda p, b: b, finalists=1,
+                      neighbourhood=Neighbourhood(plans_of, submit, roots=2, rounds=rounds,
+                                                  shape=lambda p: p.split("/")[0]))
+
+    out = run(rounds=3)
+    # the roots are the fastest plan of the two fastest shapes: a/1 and b/1, not a/2;
+    # then d/1 (35) becomes a root, then e/1 (50); a shape is a root once
+    assert submitted == [["c/1", "d/1"], ["e/1"], ["g/1", "f/1"]]
+    assert [s.plan for s in out][:3] == ["g/1", "e/1", "d/1"] and out[0].final == "g/1"
+    # the rounds stop at ``rounds``, and where no root is new
+    out = run(rounds=2)
+    assert submitted == [["c/1", "d/1"], ["e/1"]] and out[0].plan == "e/1"
+    rates["c/1"], rates["d/1"] = 5.0, 5.0
+    out = run(rounds=3)
+    assert submitted == [["c/1", "d/1"]] and out[0].plan == "a/1"
 
 
 def test_a_screening_submits_its_second_round_and_waits_for_it_only_when_finished():
@@ -390,7 +436,8 @@ def test_a_screening_submits_its_second_round_and_waits_for_it_only_when_finishe
     screening = Screening([("a", None, done("A")), ("b", None, done("B"))],
                           lambda p, b: once.append(p) or rates[p], lambda p, b: b,
                           finalists=1, stopwatch=Stopwatch(),
-                          neighbourhood=Neighbourhood(lambda p: [p + "1"], submit, roots=1))
+                          neighbourhood=Neighbourhood(lambda p: [p + "1"], submit, roots=1,
+                                                      rounds=1))
     screening.first_round()
     # the first round is timed and the neighbour of the fastest submitted, not built yet
     assert once == ["a", "b"] and len(pending) == 1 and not pending[0].done()

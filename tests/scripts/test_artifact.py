@@ -209,7 +209,8 @@ def test_rows_of_an_earlier_generation_of_kernels_are_listed(artifact, tmp_path)
 def test_measure_rows_times_the_neighbours_of_the_fastest_plans_of_each_row(
         artifact, tmp_path, monkeypatch):
     """A row's run without a GPU (builds and runs faked): the candidates, then the
-    neighbours of the two fastest, the row's fastest plan among them all."""
+    neighbours of the two fastest shapes, then those of plans that became roots, the
+    row's fastest plan among them all."""
     import json
 
     import an5dpy.perf.tune as tune
@@ -233,14 +234,25 @@ def test_measure_rows_times_the_neighbours_of_the_fastest_plans_of_each_row(
         roots.append(plan) or infos.append(info) or neighbours(info, plan)))
     artifact.measure_rows(str(tmp_path), ["star2d1r"], ["float"], 5, float("inf"), set())
     row = json.loads((tmp_path / "rows.jsonl").read_text())
-    (first, candidates, model), (second, added, model2) = rounds
-    assert first and not second
-    # both rounds build the budget the row's model predicts fastest
-    assert model is not None and model2 is model and model.info.dtype == "float"
-    # the roots are the two fastest candidates; their neighbours not measured yet were added
-    assert roots == sorted(dict.fromkeys(candidates), key=rate, reverse=True)[:2]
-    assert added == [n for n in dict.fromkeys(n for r in roots for n in neighbours(infos[0], r))
-                     if n not in candidates]
+    (first, candidates, model), *later = rounds
+    assert first and later and not any(pool_none for pool_none, _, _ in later)
+    # every round builds the budget the row's model predicts fastest
+    assert model is not None and model.info.dtype == "float"
+    assert all(m is model for _, _, m in later)
+    # the first roots are the fastest plans of the two fastest shapes (stream lengths
+    # apart) among the candidates; their neighbours not measured yet were added
+    shapes = {}
+    for plan in sorted(dict.fromkeys(candidates), key=rate, reverse=True):
+        if len(shapes) < 2:
+            shapes.setdefault(tune.plan_shape(plan), plan)
+    assert roots[:2] == list(shapes.values())
+    assert later[0][1] == [n for n in dict.fromkeys(
+        n for r in roots[:2] for n in neighbours(infos[0], r)) if n not in candidates]
+    # later rounds take the neighbours of plans that became roots, each shape once
+    assert len({tune.plan_shape(r) for r in roots}) == len(roots)
+    assert 1 <= row["neighbour_rounds"] == len(later) <= tune.NEIGHBOURHOOD_ROUNDS
+    added = [p for _, plans, _ in later for p in plans]
+    assert len(added) == len(set(added)) and not set(added) & set(candidates)
     measured = {m["describe"] for m in row["measured"]}
     assert measured == {p.describe() for p in candidates + added}
     assert row["plans_measured"] == len(measured)
