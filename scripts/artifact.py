@@ -74,8 +74,11 @@ KERNELS = 2
 #: doubled (an5dpy.perf.tune.neighbour_plans); 4 takes the roots among distinct shapes
 #: (an5dpy.perf.tune.plan_shape: not two stream lengths of one plan) and measures the
 #: neighbours of each plan that becomes a root in up to NEIGHBOURHOOD_ROUNDS rounds
-#: (an5dpy.perf.tune.Neighbourhood; the row's field ``neighbour_rounds``: how many ran).
-NEIGHBOURHOOD = 4
+#: (an5dpy.perf.tune.Neighbourhood; the row's field ``neighbour_rounds``: how many ran);
+#: 5 climbs from the fastest plan alone after the first round (an5dpy.perf.tune.CLIMB_ROOTS;
+#: 4 climbed from both roots), and each measured plan records its round (``round``: 0 the
+#: first round's jobs, k the k-th round of neighbours).
+NEIGHBOURHOOD = 5
 
 
 def gpu_slug(name: str) -> str:
@@ -230,7 +233,7 @@ def confirmed(screening) -> list[dict]:
             regs, spills = (own.registers, own.spills) if own else (None, False)
         out.append({"plan": s.plan, "cap": s.cap, "gflops": g, "seconds": sec,
                     "steps": steps, "registers": regs, "spills": bool(spills),
-                    "final": s.final is not None})
+                    "final": s.final is not None, "round": s.round})
     return out
 
 
@@ -851,16 +854,19 @@ def render(out_dir: str) -> None:
     if alone:
         lines.append(f"- measured without the neighbours of the fastest plans (before the "
                      f"tuner's second round): {', '.join(alone)}")
-    for level, lacks in ((1, "2 bT, the halved and doubled blocks and the later rounds"),
-                         (2, "the halved and doubled blocks and the later rounds"),
-                         (3, "the later rounds (the neighbours of plans that became the "
-                             "fastest; roots of distinct shapes)")):
+    for level, how in ((1, "a second round without 2 bT, the halved and doubled blocks and "
+                           "the later rounds"),
+                       (2, "a second round without the halved and doubled blocks and the "
+                           "later rounds"),
+                       (3, "a second round without the later rounds (the neighbours of "
+                           "plans that became the fastest; roots of distinct shapes)"),
+                       (4, "later rounds that climbed from the two fastest shapes, not "
+                           "from the fastest alone (and did not record each plan's round)")):
         near = [f"{r['stencil']} {r['dtype']}" for r in rows
                 if r.get("neighbourhood", 0) == level]
         if near:
-            lines.append(f"- measured with a second round without {lacks} (before "
-                         f"NEIGHBOURHOOD {NEIGHBOURHOOD} in scripts/artifact.py): "
-                         f"{', '.join(near)}")
+            lines.append(f"- measured with {how} (NEIGHBOURHOOD {level}; "
+                         f"{NEIGHBOURHOOD} in scripts/artifact.py now): {', '.join(near)}")
     timed = [r["wall_s"] for r in rows if "wall_s" in r]
     if timed:
         lines.append(f"- time of the rows that recorded it (builds they waited for, timings, "

@@ -185,7 +185,8 @@ def cache_key(info: StencilInfo, dtype: str, gpu: str, env: Mapping, top: int,
                         generator_fingerprint(),
                         sorted((k, v) for k, v in env.items()), top, list(caps),
                         measure_steps, diverse,
-                        [NEIGHBOURHOOD_ROOTS, NEIGHBOURHOOD_ROUNDS] if diverse else 0]
+                        [NEIGHBOURHOOD_ROOTS, NEIGHBOURHOOD_ROUNDS, CLIMB_ROOTS] if diverse
+                        else 0]
                        + ([gpus] if gpus > 1 else []), default=str)
     return hashlib.sha256(parts.encode()).hexdigest()
 
@@ -367,14 +368,18 @@ def variant_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
 #: beat the first round on 5 rows and those of the second fastest on 2 (star2d3r float
 #: only through them).
 NEIGHBOURHOOD_ROOTS = 2
-#: Rounds of neighbours at most: after each round, a plan that has become one of the
-#: roots has its neighbours measured in the next (a local search that climbs while it
-#: finds faster plans). A faster plan is often two steps from the first round's: on the
-#: H200 (artifact/H200/one_gpu_run), j3d27pt float's fastest plan, bt=2 32x32 with 2 cells
-#: per thread (18,418 GFLOP/s), is the doubled block of bt=2 32x16 with 2 cells per thread
+#: Rounds of neighbours at most: after each round, the fastest plan, if it is new, has its
+#: neighbours measured in the next (a local search that climbs while it finds faster
+#: plans). A faster plan is often two steps from the first round's: on the H200
+#: (artifact/H200/one_gpu_run), j3d27pt float's fastest plan, bt=2 32x32 with 2 cells per
+#: thread (18,418 GFLOP/s), is the doubled block of bt=2 32x16 with 2 cells per thread
 #: (17,597), itself a variant of bt=2 32x16 (16,631); a later run that measured one round
-#: only missed both and kept 16,985.
+#: only missed both and kept 16,985, and the climb found it again (18,426).
 NEIGHBOURHOOD_ROUNDS = 3
+#: Roots of the rounds after the first: the fastest shape alone. Climbing from the two
+#: fastest (a plan that became the second fastest was climbed from too) made the 40 rows
+#: of artifact/H200 measured with it take 1,859 s against 1,233 s with one round.
+CLIMB_ROOTS = 1
 
 
 def plan_shape(plan: BlockingPlan) -> BlockingPlan:
@@ -640,6 +645,7 @@ class Screened:
     built: tuple  # (RenderModel, Cubin)
     gflops: float
     final: object = None
+    round: int = 0  # 0: the first round's jobs; k: the k-th round of neighbours
 
 
 def _same(plan):
@@ -652,7 +658,8 @@ class Neighbourhood:
     (``plans(plan)``, as :func:`neighbour_plans`) of the roots, the fastest plans of the
     ``roots`` fastest shapes (``shape(plan)``, as :func:`plan_shape`), that were not
     measured yet are built (``submit(plans)`` gives their jobs, as :func:`submit_builds`)
-    and timed once too; then again for each root that is new, until no root is new or
+    and timed once too; then those of the ``climb_roots`` fastest shapes whose
+    neighbours were not measured yet, round after round, until there is none or
     ``rounds`` rounds were timed; then the finalists are chosen."""
 
     plans: Callable[[BlockingPlan], Sequence[BlockingPlan]]
@@ -660,22 +667,27 @@ class Neighbourhood:
     roots: int = NEIGHBOURHOOD_ROOTS
     rounds: int = NEIGHBOURHOOD_ROUNDS
     shape: Callable[[BlockingPlan], object] = _same
+    climb_roots: int = CLIMB_ROOTS
 
-    def root_plans(self, screened: Sequence[Screened]) -> list[BlockingPlan]:
-        """The fastest plan of each of the ``roots`` fastest shapes of ``screened``
+    def root_plans(self, screened: Sequence[Screened], count: int) -> list[BlockingPlan]:
+        """The fastest plan of each of the ``count`` fastest shapes of ``screened``
         (fastest first), fastest first."""
         out: dict[object, BlockingPlan] = {}
         for s in screened:
-            if len(out) == self.roots:
+            if len(out) == count:
                 break
             out.setdefault(self.shape(s.plan), s.plan)
         return list(out.values())
 
-    def jobs(self, screened: Sequence[Screened], known: set, expanded: set) -> list:
-        """The jobs of the neighbours of the roots of ``screened`` whose shapes are not in
-        ``expanded``, submitted (their builds may still run); the plans of ``known`` are
-        not submitted again. Both sets take this round's shapes and plans."""
-        roots = [r for r in self.root_plans(screened) if self.shape(r) not in expanded]
+    def jobs(self, screened: Sequence[Screened], known: set, expanded: set,
+             first: bool = True) -> list:
+        """The jobs of the neighbours of the roots of ``screened`` (after the ``first``
+        round, those of ``climb_roots``) whose shapes are not in ``expanded``, submitted
+        (their builds may still run); the plans of ``known`` are not submitted again.
+        Both sets take this round's shapes and plans."""
+        count = self.roots if first else self.climb_roots
+        roots = [r for r in self.root_plans(screened, count)
+                 if self.shape(r) not in expanded]
         expanded.update(self.shape(r) for r in roots)
         new = [n for n in dict.fromkeys(n for r in roots for n in self.plans(r))
                if n not in known]
@@ -720,7 +732,7 @@ class Screening:
         self._known: set = set()  # plans measured or submitted
         self._expanded: set = set()  # shapes whose neighbours were submitted
 
-    def _time_each(self, round_jobs, desc: str) -> list[Screened]:
+    def _time_each(self, round_jobs, desc: str, round_no: int = 0) -> list[Screened]:
         from tqdm import tqdm
         out = []
         for plan, cap, fut in tqdm(round_jobs, desc=desc, disable=not self.progress):
@@ -729,7 +741,8 @@ class Screening:
                 if built is None:
                     continue
                 out.append(Screened(plan, cap, built,
-                                    self.clock.timed("runs", self.time_once, plan, built)))
+                                    self.clock.timed("runs", self.time_once, plan, built),
+                                    round=round_no))
             except Exception as e:  # noqa: BLE001 - reported by the caller's handler
                 if self.on_error is None:
                     raise
@@ -750,10 +763,12 @@ class Screening:
             # every neighbour build first, as in the first round: nvcc would delay the
             # launches
             self.clock.timed("builds", concurrent.futures.wait, [f for _, _, f in self.more])
-            screened = sorted(screened + self._time_each(self.more, "time neighbours"),
-                              key=lambda s: -s.gflops)
             self.rounds += 1
-            self.more = (self.neighbourhood.jobs(screened, self._known, self._expanded)
+            screened = sorted(screened + self._time_each(self.more, "time neighbours",
+                                                         self.rounds),
+                              key=lambda s: -s.gflops)
+            self.more = (self.neighbourhood.jobs(screened, self._known, self._expanded,
+                                                 first=False)
                          if self.rounds < self.neighbourhood.rounds else [])
         for s in screened[:self.finalists]:
             s.final = self.clock.timed("runs", self.time_final, s.plan, s.built)

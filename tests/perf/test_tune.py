@@ -394,23 +394,33 @@ def test_the_rounds_of_neighbours_climb_while_a_new_plan_becomes_a_root():
         shape, sl = plan.split("/")
         return [f"{n}/{sl}" for n in neighbours[shape]]
 
-    def run(rounds):
+    def run(rounds, climb_roots=1):
         submitted.clear()
         jobs = [(p, None, done(p)) for p in ("a/1", "a/2", "b/1")]
         return screen(jobs, lambda p, b: rates[p], lambda p, b: b, finalists=1,
                       neighbourhood=Neighbourhood(plans_of, submit, roots=2, rounds=rounds,
-                                                  shape=lambda p: p.split("/")[0]))
+                                                  shape=lambda p: p.split("/")[0],
+                                                  climb_roots=climb_roots))
 
     out = run(rounds=3)
     # the roots are the fastest plan of the two fastest shapes: a/1 and b/1, not a/2;
-    # then d/1 (35) becomes a root, then e/1 (50); a shape is a root once
+    # then d/1 (35) is the fastest and a root, then e/1 (50); a shape is a root once
     assert submitted == [["c/1", "d/1"], ["e/1"], ["g/1", "f/1"]]
     assert [s.plan for s in out][:3] == ["g/1", "e/1", "d/1"] and out[0].final == "g/1"
+    # each screened build records its round
+    assert {s.plan: s.round for s in out} == {"a/1": 0, "a/2": 0, "b/1": 0, "c/1": 1,
+                                              "d/1": 1, "e/1": 2, "g/1": 3, "f/1": 3}
     # the rounds stop at ``rounds``, and where no root is new
     out = run(rounds=2)
     assert submitted == [["c/1", "d/1"], ["e/1"]] and out[0].plan == "e/1"
+    # d/1 second to a/1: the climb goes on from the fastest alone, or from two shapes
+    rates["d/1"] = 27.0
+    run(rounds=3)
+    assert submitted == [["c/1", "d/1"]]
+    run(rounds=3, climb_roots=2)
+    assert submitted == [["c/1", "d/1"], ["e/1"], ["g/1", "f/1"]]
     rates["c/1"], rates["d/1"] = 5.0, 5.0
-    out = run(rounds=3)
+    out = run(rounds=3, climb_roots=2)
     assert submitted == [["c/1", "d/1"]] and out[0].plan == "a/1"
 
 

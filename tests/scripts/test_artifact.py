@@ -248,13 +248,18 @@ def test_measure_rows_times_the_neighbours_of_the_fastest_plans_of_each_row(
     assert roots[:2] == list(shapes.values())
     assert later[0][1] == [n for n in dict.fromkeys(
         n for r in roots[:2] for n in neighbours(infos[0], r)) if n not in candidates]
-    # later rounds take the neighbours of plans that became roots, each shape once
+    # later rounds take the neighbours of the plan that became the fastest, each shape once
     assert len({tune.plan_shape(r) for r in roots}) == len(roots)
     assert 1 <= row["neighbour_rounds"] == len(later) <= tune.NEIGHBOURHOOD_ROUNDS
+    # two roots, then one a round at most (the last may have no new neighbour)
+    assert len(later) + 1 <= len(roots) <= len(later) + 2
     added = [p for _, plans, _ in later for p in plans]
     assert len(added) == len(set(added)) and not set(added) & set(candidates)
     measured = {m["describe"] for m in row["measured"]}
     assert measured == {p.describe() for p in candidates + added}
+    # each measured entry's round: the round that submitted its plan
+    round_of = {p.describe(): k for k, (_, plans, _) in enumerate(rounds) for p in plans}
+    assert all(m["round"] == round_of[m["describe"]] for m in row["measured"])
     assert row["plans_measured"] == len(measured)
     assert row["neighbourhood"] == artifact.NEIGHBOURHOOD
     assert row["best"]["gflops"] == max(map(rate, candidates + added))
