@@ -715,8 +715,9 @@ class Screening:
     """:func:`screen` in two halves, so that a caller may time other work on the GPU
     while the second round's builds run (``scripts/artifact.py``: the next row's first
     round). :meth:`first_round` times every job once and submits the neighbourhood's
-    builds without waiting for them; :meth:`finish` waits for those builds, times them
-    and then the finalists."""
+    builds without waiting for them; :meth:`finish` waits for those builds, times them,
+    builds and times the later rounds the neighbourhood climbs to, and then the
+    finalists."""
 
     def __init__(self, jobs, time_once, time_final, finalists: int = FINALISTS,
                  on_error=None, progress: bool = False,
