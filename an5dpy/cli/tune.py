@@ -26,8 +26,8 @@ def register(subparsers) -> None:
                     "model predicts fastest, times each once on the "
                     "present GPU, then the neighbours of the fastest plans of the two "
                     "fastest shapes, stream lengths apart (their variants, bT - 1, bT + 1 "
-                    "and 2 bT, one block side halved or doubled), then those of each plan "
-                    "that becomes one of them, a few rounds at most, and the fastest three of "
+                    "and 2 bT, one block side halved or doubled), then those of the plan "
+                    "that becomes the fastest, a few rounds at most, and the fastest three of "
                     "all again. "
                     "Results are cached.")
     add_input(p)
