@@ -189,14 +189,13 @@ def submit_jobs(bench, info, plans, stem, pool=None, model=None):
 
 
 def neighbourhood(bench, info, stem, model=None):
-    """The tuner's second round for a row (an5dpy.perf.tune.Neighbourhood): the neighbours
-    of its fastest plans, built on the bench's neighbour pool (budgets as
+    """The tuner's rounds of neighbours for a row (an5dpy.perf.tune.Neighbourhood): the
+    neighbours of its fastest plans, built on the bench's neighbour pool (budgets as
     :func:`submit_jobs`)."""
-    from an5dpy.perf.tune import Neighbourhood, neighbour_plans, plan_shape
+    from an5dpy.perf.tune import Neighbourhood, neighbour_plans
     return Neighbourhood(lambda plan: neighbour_plans(info, plan),
                          lambda plans: submit_jobs(bench, info, plans, stem,
-                                                   bench.neighbour_pool, model),
-                         shape=plan_shape)
+                                                   bench.neighbour_pool, model))
 
 
 def start_screening(bench, info, env, jobs, label, finalists=None, neighbours=None,

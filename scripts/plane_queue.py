@@ -274,15 +274,15 @@ class Built:
 
 
 def build(source: str, exact: bool, folder: str, name: str) -> Built:
-    """nvcc -cubin of ``source`` with the benchmarks' flags (or the exact ones)."""
-    from an5dpy.cuda.runtime import BuildOptions, parse_ptxas_report, run_nvcc
+    """nvcc -cubin of ``source`` with the benchmarks' flags (or the exact ones), as the
+    generated kernels are built (:func:`an5dpy.cuda.runtime.compile_cubin`)."""
+    from an5dpy.cuda.runtime import BuildOptions, compile_cubin
     cu = os.path.join(folder, f"{name}.cu")
     with open(cu, "w") as f:
         f.write(source)
-    cubin = os.path.join(folder, f"{name}.cubin")
-    proc = run_nvcc(["-cubin", *BuildOptions(exact=exact).flags(), "-Xptxas", "-v", "-o", cubin, cu])
-    (res,) = [r for r in parse_ptxas_report(proc.stdout + proc.stderr) if r.name == "pq_kernel"]
-    return Built(cubin, res.registers, bool(res.spill_stores or res.spill_loads))
+    cubin = compile_cubin(cu, BuildOptions(exact=exact))
+    res = cubin.kernel("pq_kernel")
+    return Built(cubin.path, res.registers, bool(res.spills))
 
 
 class Stencil:
@@ -300,15 +300,9 @@ class Stencil:
 
     def generated(self, plan, exact: bool, folder: str):
         """``plan``'s generated kernels built: their render model and cubin."""
-        from an5dpy.cuda.runtime import BuildOptions, compile_cubin
-        from an5dpy.driver import generate
-        kernels = generate(self.info, plan, "star3d1r")
-        sub = tempfile.mkdtemp(dir=folder)
-        for name, text in kernels.files().items():
-            with open(os.path.join(sub, name), "w") as f:
-                f.write(text)
-        return kernels.model, compile_cubin(os.path.join(sub, "star3d1r_kernel.cu"),
-                                            BuildOptions(exact=exact))
+        from an5dpy.cuda.runtime import BuildOptions, build_kernels
+        return build_kernels(self.info, plan, "star3d1r", BuildOptions(exact=exact),
+                             directory=tempfile.mkdtemp(dir=folder))
 
 
 class QueueRunner:
@@ -340,12 +334,10 @@ class QueueRunner:
 
 
 def same_bits(a, b) -> bool:
-    """Equal bit for bit, NaNs equal whatever their sign or payload."""
-    import numpy as np
-    a, b = np.asarray(a), np.asarray(b)
-    nan = np.isnan(a) & np.isnan(b)
-    bits = np.uint32 if a.dtype == np.float32 else np.uint64
-    return bool(np.all(nan | (a.view(bits) == b.view(bits))))
+    """Equal bit for bit, NaNs equal whatever their sign or payload
+    (:func:`an5dpy.check.verify.same_values`, the rule ``an5d verify`` applies)."""
+    from an5dpy.check.verify import same_values
+    return a.shape == b.shape and a.dtype == b.dtype and bool(same_values(a, b).all())
 
 
 class Builds:
@@ -375,16 +367,18 @@ class Builds:
         return self.futures[key]
 
     def generated(self, plan, exact: bool):
-        """A CupyRunner of ``plan``'s generated kernels (their build starts at the first
-        call, the runner is made at the first call after it is done)."""
+        """Start building ``plan``'s generated kernels (once); ``plan`` back."""
         key = ("generated", plan, exact)
         if key not in self.futures:
             st = self.stencil(plan.dtype)
             self.futures[key] = self.pool.submit(st.generated, plan, exact, self.folder)
-        return Later(lambda: self._runner(key, plan))
+        return plan
 
-    def _runner(self, key, plan):
+    def runner(self, plan, exact: bool):
+        """A CupyRunner of ``plan``'s generated kernels, made here (not in a build thread)
+        once their build is done."""
         from an5dpy.cuda.runtime import CupyRunner
+        key = ("generated", self.generated(plan, exact), exact)
         if key not in self.runners:
             model, cubin = self.futures[key].result()
             self.runners[key] = CupyRunner(self.stencil(plan.dtype).info, plan, cubin,
@@ -392,16 +386,11 @@ class Builds:
         return self.runners[key]
 
     def rest(self, bt: int, dtype: str, exact: bool):
+        """The 32x32 plan of ``bt`` whose kernels run a layout's shorter launches, its
+        build started."""
         from an5dpy.blocking.plan import make_plan
         return self.generated(make_plan(self.stencil(dtype).info, bt, bs=(32, 32),
                                         dtype=dtype), exact)
-
-
-class Later:
-    """A value made when asked for (``result()``), as a future's."""
-
-    def __init__(self, make):
-        self.result = make
 
 
 #: The sizes (compsize) and stream lengths the check runs each layout at.
@@ -422,7 +411,7 @@ def check(layouts, dtypes, builds: Builds) -> list[str]:
     failures = []
     for dtype, small, size, queue_build, rest in jobs:
         st = builds.stencil(dtype)
-        reference = rest.result()
+        reference = builds.runner(rest, True)
         queue = QueueRunner(small, queue_build.result(), reference, dtype)
         for steps in range(1, 3 * small.bt + 2):
             env = st.env(size, steps)
@@ -471,14 +460,14 @@ def measure(layouts, dtypes, repeats: int, builds: Builds) -> list[dict]:
         st = builds.stencil(dtype)
         tuned_plan = plans[dtype]
         candidates = {"tuned " + tuned_plan.describe():
-                      (builds.generated(tuned_plan, False).result(), tuned_plan.bt, None)}
+                      (builds.runner(tuned_plan, False), tuned_plan.bt, None)}
         for layout in layouts:
             if layout.smem_bytes(dtype) > SMEM_LIMIT:
                 print(f"skipped {dtype} {layout}: {layout.smem_bytes(dtype)} bytes of shared "
                       f"memory")
                 continue
             built = builds.queue(layout, dtype, False).result()
-            rest = builds.rest(layout.bt, dtype, False).result()
+            rest = builds.runner(builds.rest(layout.bt, dtype, False), False)
             candidates[f"queue {layout}"] = (QueueRunner(layout, built, rest, dtype),
                                              layout.bt, built)
         grid = device_grid(st.info, st.env(512, 20), dtype)

@@ -648,10 +648,6 @@ class Screened:
     round: int = 0  # 0: the first round's jobs; k: the k-th round of neighbours
 
 
-def _same(plan):
-    return plan
-
-
 @dataclass(frozen=True)
 class Neighbourhood:
     """The later rounds of :func:`screen`: once every job was timed, the neighbours
@@ -666,7 +662,7 @@ class Neighbourhood:
     submit: Callable[[Sequence[BlockingPlan]], list]
     roots: int = NEIGHBOURHOOD_ROOTS
     rounds: int = NEIGHBOURHOOD_ROUNDS
-    shape: Callable[[BlockingPlan], object] = _same
+    shape: Callable[[BlockingPlan], object] = plan_shape
     climb_roots: int = CLIMB_ROOTS
 
     def root_plans(self, screened: Sequence[Screened], count: int) -> list[BlockingPlan]:
@@ -944,8 +940,7 @@ def _build_and_time(info: StencilInfo, plans: Sequence[BlockingPlan],
             fut.result()
         neighbourhood = None if neighbours is None else Neighbourhood(
             neighbours, lambda new: submit_builds(pool, info, new, caps, stem, options,
-                                                  timing=timing, budget_score=budget_score),
-            shape=plan_shape)
+                                                  timing=timing, budget_score=budget_score))
         screened = screen(jobs, lambda p, b: gflops(info, env, seconds(p, b, 1)),
                           lambda p, b: seconds(p, b, repeats), progress=progress,
                           neighbourhood=neighbourhood)

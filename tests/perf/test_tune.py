@@ -352,7 +352,7 @@ def test_screen_with_a_neighbourhood_times_the_neighbours_of_the_fastest_plans_t
     out = screen(jobs, lambda p, b: once.append(b) or rates[p],
                  lambda p, b: final.append(b) or b, finalists=2,
                  neighbourhood=Neighbourhood(neighbours.__getitem__, submit, roots=2,
-                                             rounds=1))
+                                             rounds=1, shape=str))
     # the two fastest plans (b, then c; b once although timed twice) are the roots: their
     # neighbours not timed yet are submitted once, in order, and timed after the first
     # round; one round only, so b1 (now the fastest) is not a root of another
@@ -363,10 +363,11 @@ def test_screen_with_a_neighbourhood_times_the_neighbours_of_the_fastest_plans_t
     # no neighbour left to time: nothing is submitted
     submitted.clear()
     out = screen(jobs[:1], lambda p, b: rates[p], lambda p, b: b, finalists=1,
-                 neighbourhood=Neighbourhood(lambda p: ["b", "a"], submit, roots=1))
+                 neighbourhood=Neighbourhood(lambda p: ["b", "a"], submit, roots=1,
+                                             shape=str))
     assert submitted == [["b"]] and [s.built for s in out] == ["B", "A"]
     out = screen(jobs[:1], lambda p, b: rates[p], lambda p, b: b, finalists=1,
-                 neighbourhood=Neighbourhood(lambda p: ["a"], submit, roots=1))
+                 neighbourhood=Neighbourhood(lambda p: ["a"], submit, roots=1, shape=str))
     assert submitted == [["b"]] and [s.built for s in out] == ["A"]
 
 
@@ -447,7 +448,7 @@ def test_a_screening_submits_its_second_round_and_waits_for_it_only_when_finishe
                           lambda p, b: once.append(p) or rates[p], lambda p, b: b,
                           finalists=1, stopwatch=Stopwatch(),
                           neighbourhood=Neighbourhood(lambda p: [p + "1"], submit, roots=1,
-                                                      rounds=1))
+                                                      rounds=1, shape=str))
     screening.first_round()
     # the first round is timed and the neighbour of the fastest submitted, not built yet
     assert once == ["a", "b"] and len(pending) == 1 and not pending[0].done()
