@@ -18,11 +18,17 @@ from an5dpy.ir import Access, Binary, Call, Cast, Const, CoefRead, Expr, Read, S
 ReadPrinter = Callable[[Read | CoefRead | Access], str]
 
 
+#: Prints a division ``node`` whose operands are already spelled (``lhs``, ``rhs``) another
+#: way, or returns None for C's ``(lhs / rhs)``.
+DivisionPrinter = Callable[[Binary, str, str], str | None]
+
+
 def c_expr(expr: Expr, read: ReadPrinter, scalar: Callable[[str], str] = lambda n: n,
-           literal: Callable[[Const | Cast], str | None] | None = None) -> str:
+           literal: Callable[[Const | Cast], str | None] | None = None,
+           divide: DivisionPrinter | None = None) -> str:
     """C spelling of ``expr``; ``read`` prints each array read, ``scalar`` each parameter,
     ``literal`` (optional) each literal, or cast of a literal, it wants to spell otherwise
-    (None: as written)."""
+    (None: as written), ``divide`` (optional) each division it wants to spell otherwise."""
     # Iterative over left-deep chains (a sum of 729 terms must not hit the recursion limit).
     def go(e: Expr) -> str:
         if isinstance(e, Const):
@@ -47,7 +53,9 @@ def c_expr(expr: Expr, read: ReadPrinter, scalar: Callable[[str], str] = lambda 
                 node = node.lhs
             text = go(node)
             for b in reversed(chain):
-                text = f"({text} {b.op} {go(b.rhs)})"
+                rhs = go(b.rhs)
+                text = ((b.op == "/" and divide and divide(b, text, rhs))
+                        or f"({text} {b.op} {rhs})")
             return text
         raise InternalError(f"cannot print {type(e).__name__}")
 

@@ -20,16 +20,20 @@ array, since halo threads and streaming-boundary planes evaluate the update too.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Sequence
+
+import numpy as np
 
 from an5dpy.blocking.guards import BOUNDARY_PLANE, EXISTS, LOADS, STORES, PlanePredicate
 from an5dpy.blocking.plan import Barriers, BlockingPlan, Mode, TimeLevels, active_warp_fraction
 from an5dpy.blocking.ops import EVALUATE_ONLY, Share
 from an5dpy.cexpr import c_expr
 from an5dpy.errors import InternalError
-from an5dpy.ir import (Affine, Cast, CoefArray, CoefIndex, CoefRead, Const, Read, StencilInfo,
-                       common_type, is_floating)
+from an5dpy.ir import (Access, Affine, Binary, Cast, CoefArray, CoefIndex, CoefRead, Const,
+                       Read, StencilInfo, common_type, is_floating, walk)
 
 
 @dataclass(frozen=True)
@@ -322,7 +326,8 @@ def level_macros(info: StencilInfo, plan: BlockingPlan, degree: int,
 
 
 class ConstantTable:
-    """The double literals of a kernel file, kept in constant memory.
+    """The double literals of a kernel file, kept in constant memory, and the divisors of
+    its double divisions that no array read changes (:meth:`divide`).
 
     A double literal is an instruction operand only when its low 32 bits are zero (0.5,
     2.0); any other costs two uniform-register moves each time nvcc rematerialises it,
@@ -335,6 +340,9 @@ class ConstantTable:
     def __init__(self, name: str):
         self.name = name
         self.texts: dict[str, int] = {}
+        #: a divisor's C text: its index, and the reciprocal and quotient floor its kernels
+        #: declare it with (C texts)
+        self.divisors: dict[str, tuple[int, tuple[str, str]]] = {}
 
     def literal(self, node: Const | Cast) -> str | None:
         """``name[i]`` for a double literal or a literal cast to double, else None."""
@@ -350,6 +358,78 @@ class ConstantTable:
     @property
     def values(self) -> tuple[str, ...]:
         return tuple(self.texts)
+
+    def divide(self, node: Binary, lhs: str, rhs: str) -> str | None:
+        """``an5d_ddiv(lhs, an5d_div<i>)`` for a double division whose divisor reads no
+        array, so that its value is fixed for the launch; else None (C's ``/``).
+
+        ptxas expands each correctly rounded double division into about seventeen
+        instructions: the divisor's reciprocal (a seed and five FMAs), the quotient with
+        one correction (a multiply and two FMAs), and a range check that sends the
+        operands this fast path does not serve to a slow path. The reciprocal depends on
+        the divisor alone, yet is computed at every division; each kernel computes it once
+        per thread instead (``an5d_divisor_of``, :attr:`divisor_declarations`) with the
+        same instructions, and ``an5d_ddiv`` the rest, so that a division costs about eight
+        (templates/division.cu.j2 says why its result is the division's, bit for bit). For
+        a literal divisor the table also holds its reciprocal rounded to nearest, which the
+        kernel takes where it is the same bits as ptxas's, and the check's bound is a
+        literal: operands from constant memory and the instruction instead of four
+        registers held through the kernel.
+        """
+        if node.ctype != "double" or any(isinstance(e, (Read, CoefRead, Access))
+                                         for e in walk(node.rhs)):
+            return None
+        if rhs not in self.divisors:
+            value = literal_value(node.rhs)
+            reciprocal = nearest_reciprocal(value)
+            terms = ((f"{self.name}[{self.texts.setdefault(reciprocal, len(self.texts))}]",
+                      f"{quotient_floor(value):#010x}u") if reciprocal else
+                     (f"an5d_reciprocal({rhs})", f"an5d_quotient_floor({rhs})"))
+            self.divisors[rhs] = (len(self.divisors), terms)
+        return f"an5d_ddiv({lhs}, {DIVISOR_PREFIX}{self.divisors[rhs][0]})"
+
+    @property
+    def divisor_declarations(self) -> tuple[str, ...]:
+        """Each kernel's first lines: its divisors, their reciprocals and quotient floors
+        (:meth:`divide`)."""
+        return tuple(f"const an5d_divisor {DIVISOR_PREFIX}{i} = "
+                     f"an5d_divisor_of({text}, {', '.join(terms)});"
+                     for text, (i, terms) in self.divisors.items())
+
+
+def literal_value(node) -> float | None:
+    """The value of a divisor that is a float, double or int literal, or such a literal
+    converted, as a double (None for any other divisor). A float literal is rounded to float
+    through double, which may differ from the compiler's rounding in the last place; the
+    kernel then finds the reciprocal not its own and divides (slower, never inexact)."""
+    if isinstance(node, Cast):
+        node = node.operand
+    if not isinstance(node, Const) or node.ctype not in ("float", "double", "int"):
+        return None
+    value = float(node.value)
+    return float(np.float32(value)) if node.ctype == "float" else value
+
+
+def nearest_reciprocal(value: float | None) -> str | None:
+    """C spelling of 1 / ``value`` rounded to nearest (Python's repr reads back exactly),
+    or None where there is none to spell (no value, zero, not finite, overflow)."""
+    if value is None or value == 0 or not math.isfinite(value):
+        return None
+    try:
+        reciprocal = float(Fraction(1) / Fraction(value))
+    except OverflowError:
+        return None
+    return repr(reciprocal)
+
+
+def quotient_floor(value: float) -> int:
+    """``an5d_quotient_floor`` of templates/division.cu.j2 for a divisor of this value."""
+    biased = math.frexp(value)[1] + 1022  # frexp: |value| = m 2^e with m in [0.5, 1)
+    return (max(1080 - biased, 1) << 20) | 1
+
+
+#: The kernels' divisors: ``an5d_div<i>`` is the ``i``-th of :meth:`ConstantTable.divide`.
+DIVISOR_PREFIX = "an5d_div"
 
 
 class UpdatePrinter:
@@ -413,7 +493,8 @@ class UpdatePrinter:
         return self.plan.window_smem_planes + k
 
     def expr(self, expr, read) -> str:
-        return c_expr(expr, read, literal=self.constants.literal)
+        return c_expr(expr, read, literal=self.constants.literal,
+                      divide=self.constants.divide)
 
     def partial(self, term, shift: int) -> str:
         """Mode assoc: ``term`` of an arriving plane, its grid reads from that plane (the
@@ -722,7 +803,10 @@ def _assoc_macros(printer: UpdatePrinter, info: StencilInfo, plan: BlockingPlan,
         op, k = form.post
         ctype = common_type(form.sum_type, k.ctype)
         k_text = printer.expr(k, lambda n: "0")
-        total = f"((({ctype})({a0})) {op} ({k_text}))"
+        lhs = f"(({ctype})({a0}))"
+        total = ((op == "/" and printer.constants.divide(
+            Binary(ctype, None, op, None, k), lhs, f"(({ctype})({k_text}))"))
+            or f"({lhs} {op} ({k_text}))")
     def store_lines(level: int) -> tuple[str, ...]:
         return (f"if ({do_store}) {{ if (an5d_act & {1 << level}u) {a0} = ({acc_type})"
                 f"(({dtype})({total})); if (an5d_act & {1 << level}u) "

@@ -344,6 +344,9 @@ class RenderModel:
         """The plan note as the continuation of a one-line header comment (or nothing)."""
         return f"\n   {self.plan_note}" if self.plan_note else ""
     constants: tuple[str, tuple[str, ...]] = ("", ())  # constant-memory array: name, values
+    #: every kernel's first lines: the reciprocals of the update's divisors
+    #: (:meth:`~an5dpy.cuda.macros.ConstantTable.divide`)
+    divisors: tuple[str, ...] = ()
     levels: TimeLevels = TimeLevels()
     rotating: RotatingBuffers | None = None  # None: the double-buffered launch
     fields: int = 0  # a time step of several statements: its fields (two buffers each)
@@ -865,7 +868,8 @@ def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem
         degrees=tuple(k.degree for k in kernels), baseline=base,
         source_name=info.program.filename if info.program is not None else stem,
         header=f"{stem}_kernel.hu", max_registers=max_registers, plan_note=plan_note,
-        constants=(constants.name, constants.values), levels=plan.levels,
+        constants=(constants.name, constants.values),
+        divisors=constants.divisor_declarations, levels=plan.levels,
         rotating=RotatingBuffers.of(plan.levels) if plan.levels.rotating else None,
         fields=plan.fields if plan.coupled else 0)
 
