@@ -711,7 +711,11 @@ def is_diagonal_free(offsets: Iterable[tuple[int, ...]]) -> bool:
     return all(not any(o[1:]) for o in offsets if o[0] != 0)
 
 
-def _has_read(e: Expr) -> bool:
+def reads_an_array(e: Expr) -> bool:
+    """Whether ``e`` reads an array (the grid or a read-only array), so that its value may
+    change from cell to cell; one that reads none is fixed for the launch (the kernels
+    divide by such a divisor through its reciprocal, computed once:
+    :meth:`an5dpy.cuda.macros.ConstantTable.divide`)."""
     return any(isinstance(x, (Read, CoefRead, Access)) for x in walk(e))
 
 
@@ -753,9 +757,9 @@ def assoc_form(update: Expr, dtype: str) -> AssocForm | None:
         e = e.operand
     post = None
     if isinstance(e, Binary) and e.op in ("*", "/"):
-        if not _has_read(e.rhs):
+        if not reads_an_array(e.rhs):
             post, e = (e.op, e.rhs), e.lhs
-        elif e.op == "*" and not _has_read(e.lhs):
+        elif e.op == "*" and not reads_an_array(e.lhs):
             post, e = ("*", e.lhs), e.rhs
     terms = _flatten_sum(e)
     out = []
@@ -785,11 +789,14 @@ def count_flops(expr: Expr) -> int:
 def op_mix(info: StencilInfo | Expr) -> dict:
     """Operation mix of the update, for the performance model.
 
-    Returns ``{"add", "mul", "div", "double_div", "calls", "fma", "flops"}``:
+    Returns ``{"add", "mul", "div", "double_div", "fixed_double_div", "calls", "fma",
+    "flops"}``:
 
     * ``add``: floating binary ``+`` and ``-`` nodes; ``mul``: floating ``*``; ``div``:
       floating ``/`` (``double_div`` of them in double: no fast-math reciprocal, a
-      Newton-Raphson sequence on the GPU); ``calls``: ``{function name: count}``;
+      Newton-Raphson sequence on the GPU; ``fixed_double_div`` of those by a divisor that
+      reads no array, whose reciprocal the kernels compute once: :func:`reads_an_array`);
+      ``calls``: ``{function name: count}``;
       ``flops`` = add + mul + div + number of calls (equals
       :attr:`StencilInfo.flops_per_cell`).
     * ``fma``: an estimate of the multiply-adds nvcc contracts.  A floating ``+``/``-``
@@ -800,7 +807,7 @@ def op_mix(info: StencilInfo | Expr) -> dict:
       contraction is then ``add + mul + div - fma`` (plus the calls).
     """
     expr = info.update if isinstance(info, StencilInfo) else info
-    add = mul = div = double_div = fma = 0
+    add = mul = div = double_div = fixed_double_div = fma = 0
     calls: Counter[str] = Counter()
     for e in walk(expr):
         if isinstance(e, Binary) and is_floating(e.ctype):
@@ -814,8 +821,9 @@ def op_mix(info: StencilInfo | Expr) -> dict:
             elif e.op == "/":
                 div += 1
                 double_div += e.ctype == "double"
+                fixed_double_div += e.ctype == "double" and not reads_an_array(e.rhs)
         elif isinstance(e, Call):
             calls[e.func] += 1
     return {"add": add, "mul": mul, "div": div, "double_div": double_div,
-            "calls": dict(calls), "fma": fma,
+            "fixed_double_div": fixed_double_div, "calls": dict(calls), "fma": fma,
             "flops": add + mul + div + sum(calls.values())}

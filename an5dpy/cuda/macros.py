@@ -32,8 +32,9 @@ from an5dpy.blocking.plan import Barriers, BlockingPlan, Mode, TimeLevels, activ
 from an5dpy.blocking.ops import EVALUATE_ONLY, Share
 from an5dpy.cexpr import c_expr
 from an5dpy.errors import InternalError
-from an5dpy.ir import (Access, Affine, Binary, Cast, CoefArray, CoefIndex, CoefRead, Const,
-                       Read, StencilInfo, common_type, is_floating, walk)
+from an5dpy.analysis.stencil import reads_an_array
+from an5dpy.ir import (Affine, Binary, Cast, CoefArray, CoefIndex, CoefRead, Const, Read,
+                       StencilInfo, common_type, is_floating)
 
 
 @dataclass(frozen=True)
@@ -376,8 +377,7 @@ class ConstantTable:
         literal: operands from constant memory and the instruction instead of four
         registers held through the kernel.
         """
-        if node.ctype != "double" or any(isinstance(e, (Read, CoefRead, Access))
-                                         for e in walk(node.rhs)):
+        if node.ctype != "double" or reads_an_array(node.rhs):
             return None
         if rhs not in self.divisors:
             value = literal_value(node.rhs)

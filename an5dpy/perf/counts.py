@@ -73,6 +73,8 @@ class OpMix:
     add: int
     other: int
     double_divisions: int = 0  # of the MULs: divisions in double (see DOUBLE_DIVISION_*)
+    #: of the double divisions: those by a divisor fixed for the launch (FIXED_DIVISOR_*)
+    fixed_double_divisions: int = 0
 
     @staticmethod
     def of(info: StencilInfo, mode: Mode | None = None) -> "OpMix":
@@ -101,11 +103,13 @@ class OpMix:
         calls = sum(m["calls"].values())
         # fast math: x / y becomes x * (1/y) with a hoisted constant reciprocal -> a MUL
         return OpMix(fma=m["fma"], mul=m["mul"] - m["fma"] + m["div"],
-                     add=m["add"] - m["fma"], other=calls, double_divisions=m["double_div"])
+                     add=m["add"] - m["fma"], other=calls, double_divisions=m["double_div"],
+                     fixed_double_divisions=m["fixed_double_div"])
 
     def __add__(self, other: "OpMix") -> "OpMix":
         return OpMix(self.fma + other.fma, self.mul + other.mul, self.add + other.add,
-                     self.other + other.other, self.double_divisions + other.double_divisions)
+                     self.other + other.other, self.double_divisions + other.double_divisions,
+                     self.fixed_double_divisions + other.fixed_double_divisions)
 
     @staticmethod
     def total(mixes: Iterable["OpMix"]) -> "OpMix":
@@ -128,7 +132,8 @@ class OpMix:
 
     def to_json(self) -> dict:
         return {"fma": self.fma, "mul": self.mul, "add": self.add, "other": self.other,
-                "double_divisions": self.double_divisions, "eff_alu": self.eff_alu}
+                "double_divisions": self.double_divisions,
+                "fixed_double_divisions": self.fixed_double_divisions, "eff_alu": self.eff_alu}
 
 
 def assoc_expression(form: AssocForm) -> Expr:

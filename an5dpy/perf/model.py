@@ -115,6 +115,8 @@ from an5dpy.perf.model_constants import (BARRIER_STALL, BOTTLENECKS, CELL_EFFICI
                                          COEF_READ_INSTRUCTIONS, DEPENDENT_LATENCY,
                                          DOUBLE_DIVISION_INSTRUCTIONS,
                                          DOUBLE_DIVISION_LATENCY, EXPOSED_ISSUE,
+                                         FIXED_DIVISOR_DIVISION_INSTRUCTIONS,
+                                         FIXED_DIVISOR_DIVISION_LATENCY,
                                          FIELD_SELECT_INSTRUCTIONS, INTERIOR_LEVEL_OVERHEAD,
                                          LEVEL_OVERHEAD, LONE_BLOCK_EXPOSED, NORM_EXPONENT,
                                          REGISTER_BUDGETS,
@@ -124,6 +126,23 @@ from an5dpy.ir import StencilInfo
 
 
 # --------------------------------------------------------------------------- per launch
+
+
+def division_instructions(mix: OpMix) -> float:
+    """Issue slots of a mix's double divisions beyond the multiply the mix counts: those
+    by a divisor fixed for the launch take the hoisted reciprocal's sequence, the others
+    the whole Newton-Raphson one."""
+    fixed = mix.fixed_double_divisions
+    return (DOUBLE_DIVISION_INSTRUCTIONS * (mix.double_divisions - fixed)
+            + FIXED_DIVISOR_DIVISION_INSTRUCTIONS * fixed)
+
+
+def division_latency(mix: OpMix) -> float:
+    """Cycles a mix's double divisions add to its dependency chain (as
+    :func:`division_instructions` splits them)."""
+    fixed = mix.fixed_double_divisions
+    return (DOUBLE_DIVISION_LATENCY * (mix.double_divisions - fixed)
+            + FIXED_DIVISOR_DIVISION_LATENCY * fixed)
 
 
 def barriers_per_level(plan: BlockingPlan, degree: int) -> float:
@@ -684,7 +703,7 @@ class Model:
         work = self.work(plan)[substep]
         mix = work.mix
         return (mix.instructions * (2 if plan.dtype == "double" else 1)
-                + DOUBLE_DIVISION_INSTRUCTIONS * mix.double_divisions
+                + division_instructions(mix)
                 # a shuffle per shared read; no shared stores with shuffles
                 + work.smem_reads + shared_stores(plan, work) + barriers_per_level(plan, degree)
                 + level_overhead(plan) + STEP_OVERHEAD[plan.ndim] / degree
@@ -697,7 +716,7 @@ class Model:
         double division's Newton-Raphson sequence. The statements of a sub-step are
         independent of each other, so their chains overlap: the longest one counts."""
         return max(DEPENDENT_LATENCY[plan.dtype] * mix.instructions
-                   + DOUBLE_DIVISION_LATENCY * mix.double_divisions
+                   + division_latency(mix)
                    for mix in self.work(plan)[substep].mixes)
 
     def _issue_terms(self, terms: LaunchTerms, plan: BlockingPlan, d: int,

@@ -39,6 +39,14 @@ ASSOC_TEMPORARIES = 10
 #: adds to a level's dependency chain.
 DOUBLE_DIVISION_INSTRUCTIONS = 20
 DOUBLE_DIVISION_LATENCY = 100
+#: The same for a division by a divisor fixed for the launch, whose reciprocal the kernels
+#: compute once (an5dpy.cuda.macros.ConstantTable.divide): two FMAs after the multiply,
+#: counted twice, and the range check (a mask, a subtraction, a comparison, the branch and
+#: its convergence points). Counted in SASS (sm_90): the inner loop of j2d9pt double
+#: (bt 4, 128 cells) runs 7.75 instructions fewer per cell and level with it; the chain:
+#: three dependent FP64 operations and three integer ones.
+FIXED_DIVISOR_DIVISION_INSTRUCTIONS = 10
+FIXED_DIVISOR_DIVISION_LATENCY = 40
 #: Instructions per thread and level for each distinct read of a read-only array: the load
 #: (read-only data path) and the streaming subscript's clamp and address arithmetic (the
 #: in-plane subscripts' parts are per thread, computed once). Counted from the kernels'
@@ -201,7 +209,8 @@ MODEL_NOTES = (
     "matches the paper's box-stencil numbers). Division counts as a multiply (fast math, "
     "section 5), math calls as OTHER, for float and double alike in the paper's terms "
     "(which also ignore slow double division; the issue term charges it, "
-    "DOUBLE_DIVISION_INSTRUCTIONS and _LATENCY). Common subexpressions are not merged "
+    "DOUBLE_DIVISION_INSTRUCTIONS and _LATENCY, or FIXED_DIVISOR_DIVISION_* where the "
+    "divisor reads no array and the kernels compute its reciprocal once). Common subexpressions are not merged "
     "(gradient2d is predicted ~25% below the paper, which counts nvcc's CSE).",
     "Registers: the paper's empirical lower bound (section 6.3) rounded up to 8, unless "
     "given (a budget, one or per degree); on GPUs with a step latency, a kernel without "

@@ -315,8 +315,8 @@ def test_flop_rule_details():
     info = analyze(prog2d(e))
     assert info.flops_per_cell == 3  # *, +, fabsf
     mix = op_mix(info)
-    assert mix == {"add": 1, "mul": 1, "div": 0, "double_div": 0, "calls": {"fabsf": 1},
-                   "fma": 1, "flops": 3}
+    assert mix == {"add": 1, "mul": 1, "div": 0, "double_div": 0, "fixed_double_div": 0,
+                   "calls": {"fabsf": 1}, "fma": 1, "flops": 3}
 
 
 def test_op_mix_fma_rule():
@@ -337,8 +337,8 @@ def test_op_mix_fma_rule():
     assert mix["fma"] == 0 and mix["add"] == 1 and mix["mul"] == 1
     # star2d1r: 5 muls, 4 adds -> 4 FMAs; division is counted apart
     mix = op_mix(analyze(build_program(StencilSpec(star_offsets(2, 1), divisor=3.0))))
-    assert mix == {"add": 4, "mul": 5, "div": 1, "double_div": 0, "calls": {}, "fma": 4,
-                   "flops": 10}
+    assert mix == {"add": 4, "mul": 5, "div": 1, "double_div": 0, "fixed_double_div": 0,
+                   "calls": {}, "fma": 4, "flops": 10}
     # op_mix accepts a bare expression too
     assert op_mix(prod)["mul"] == 1
 
@@ -347,8 +347,12 @@ def test_op_mix_counts_double_divisions():
     # a float cell divided by a double constant divides in double (no fast-math reciprocal)
     e = binary("/", rd(0, 0), Const("double", None, 6.5, "6.5"))
     assert (op_mix(e)["div"], op_mix(e)["double_div"]) == (1, 1)
+    assert op_mix(e)["fixed_double_div"] == 1  # the divisor reads no array
     e = binary("/", rd(0, 0), Const("float", None, 6.5, "6.5f"))
     assert (op_mix(e)["div"], op_mix(e)["double_div"]) == (1, 0)
+    # by a cell: a double division whose divisor changes from cell to cell
+    e = binary("/", Const("double", None, 1.0, "1.0"), rd(1, 0))
+    assert (op_mix(e)["double_div"], op_mix(e)["fixed_double_div"]) == (1, 0)
 
 
 # =========================================================================== associativity

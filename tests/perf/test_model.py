@@ -22,11 +22,12 @@ from an5dpy.blocking.plan import (BlockingPlan, DimExtent, LaunchGeometry, Mode,
                                   make_plan)
 from an5dpy.cli import main as cli
 from an5dpy.errors import UsageError
-from an5dpy.perf.counts import ThreadCounts, spill_free_registers, stream_counts
+from an5dpy.perf.counts import OpMix, ThreadCounts, spill_free_registers, stream_counts
 from an5dpy.perf.gpus import KNOWN_GPUS
 from an5dpy.perf.model import (FITTED, PAPER_TERMS, IssueConstants, LaunchTerms, Model,
-                               cell_efficiency, combine_times, issue_seconds, launch_seconds,
-                               predict, step_cycles, unbounded_ratio)
+                               cell_efficiency, combine_times, division_instructions,
+                               division_latency, issue_seconds, launch_seconds, predict,
+                               step_cycles, unbounded_ratio)
 from an5dpy.perf.model_constants import (BOTTLENECKS, CELL_EFFICIENCY, DEPENDENT_LATENCY,
                                          FIELD_SELECT_INSTRUCTIONS, INTERIOR_LEVEL_OVERHEAD,
                                          LEVEL_OVERHEAD, LONE_BLOCK_EXPOSED, REGISTER_BUDGETS,
@@ -257,12 +258,17 @@ def test_double_division_costs_issue_and_latency(j2d5pt):
     assert twice.mix(Mode.NONDIAG).double_divisions == 1
     p32 = make_plan(j2d5pt, bt=2, bs=(128,), sl=128)
     p64 = make_plan(double, bt=2, bs=(128,), sl=128)
+    assert twice.mix(Mode.NONDIAG).fixed_double_divisions == 1  # by 6.5f: fixed
     # float: 6 + 2 reads + 1 store + 1 barrier + 0 (interior phase) + 12 / 2 (the step's
-    # overhead over 2 levels); double: FP64 counted twice, + 20
+    # overhead over 2 levels); double: FP64 counted twice, + 10 for the division by a
+    # divisor the kernels take the reciprocal of once
     assert single.level_instructions(p32, 2) == 16
-    assert twice.level_instructions(p64, 2) == 2 * 6 + 20 + 2 + 1 + 1 + 6
-    # chains: 6 x 4 cycles in float; 6 x 8 + 100 for the division in double
-    assert single.level_latency(p32) == 24 and twice.level_latency(p64) == 148
+    assert twice.level_instructions(p64, 2) == 2 * 6 + 10 + 2 + 1 + 1 + 6
+    # chains: 6 x 4 cycles in float; 6 x 8 + 40 for the division in double
+    assert single.level_latency(p32) == 24 and twice.level_latency(p64) == 88
+    # a divisor that reads the grid: the whole Newton-Raphson sequence, 20 and 100
+    by_cell = OpMix(fma=4, mul=2, add=0, other=0, double_divisions=1)
+    assert (division_instructions(by_cell), division_latency(by_cell)) == (20, 100)
 
 
 def test_level_and_step_overheads_follow_the_kernels_sass(j2d5pt):
