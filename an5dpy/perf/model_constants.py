@@ -167,9 +167,10 @@ SPILL_GROWTH_CELLS = 4
 #: 2D 2 cells read 0.96 and kept 0.91: at 0.96 the top 5 would hold the fastest plan of 23
 #: rows, not 18, but the first picks would fall to 0.871 of the tuned plans (the default
 #: plans users get), and the score left out per stencil (cross-validated) stays 22 either way.
-#: With the rows that divide in double measured again (the hoisted division) it reads 0.98:
-#: at 0.94 the measured plans' top 5 would hold 20 rows (within 3%: 26, not 24), but the
-#: default plan of star2d4r float would move to 2 cells per thread, measured 22% slower.
+#: With the rows that divide in double measured again (the hoisted division) and 36 more
+#: with the final climbing rule it reads 0.98: at 0.94 the measured plans' top 5 would hold
+#: 19 rows (within 3%: 24, not 22), but the default plan of star2d4r float would move to 2
+#: cells per thread, measured 22% slower.
 CELL_EFFICIENCY = {
     (2, 1): 1.0, (2, 2): 0.91, (2, 4): 0.57,
     (3, 1): 1.0, (3, 2): 0.94, (3, 4): 0.76,
