@@ -77,12 +77,16 @@ def kernels_outdated(row: dict) -> bool:
     generation 1, and of generation 2 where the stencil divides in double by a divisor
     that reads no array (generation 3 changed nothing else)."""
     generation = row.get("kernels", 1)
-    if generation >= KERNELS or generation < 2:
-        return generation < KERNELS
+    if generation >= KERNELS:
+        return False
+    if generation < 2:
+        return True
     from an5dpy.analysis.stencil import op_mix
     from an5dpy.driver import load
     info = load(os.path.join(C_INPUTS, row["stencil"] + ".c"), (("SB_TYPE", row["dtype"]),))[1]
     return any(op_mix(update)["fixed_double_div"] for update in info.updates)
+
+
 #: The tuner's second round a row is measured with (its field ``neighbourhood``; 0 or none:
 #: no second round): 1 timed the variants of the two fastest plans and the same plans at
 #: bT - 1 and bT + 1; 2 also at twice their bT; 3 also with each block side halved and

@@ -27,12 +27,12 @@ from typing import Sequence
 
 import numpy as np
 
+from an5dpy.analysis.stencil import reads_an_array
 from an5dpy.blocking.guards import BOUNDARY_PLANE, EXISTS, LOADS, STORES, PlanePredicate
 from an5dpy.blocking.plan import Barriers, BlockingPlan, Mode, TimeLevels, active_warp_fraction
 from an5dpy.blocking.ops import EVALUATE_ONLY, Share
 from an5dpy.cexpr import c_expr
 from an5dpy.errors import InternalError
-from an5dpy.analysis.stencil import reads_an_array
 from an5dpy.ir import (Affine, Binary, Cast, CoefArray, CoefIndex, CoefRead, Const, Read,
                        StencilInfo, common_type, is_floating)
 

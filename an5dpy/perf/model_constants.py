@@ -214,8 +214,9 @@ MODEL_NOTES = (
     "section 5), math calls as OTHER, for float and double alike in the paper's terms "
     "(which also ignore slow double division; the issue term charges it, "
     "DOUBLE_DIVISION_INSTRUCTIONS and _LATENCY, or FIXED_DIVISOR_DIVISION_* where the "
-    "divisor reads no array and the kernels compute its reciprocal once). Common subexpressions are not merged "
-    "(gradient2d is predicted ~25% below the paper, which counts nvcc's CSE).",
+    "divisor reads no array and the kernels compute its reciprocal once). Common "
+    "subexpressions are not merged (gradient2d is predicted ~25% below the paper, which "
+    "counts nvcc's CSE).",
     "Registers: the paper's empirical lower bound (section 6.3) rounded up to 8, unless "
     "given (a budget, one or per degree); on GPUs with a step latency, a kernel without "
     "a budget at that bound times UNBOUNDED_RATIO (what ptxas gives it). The paper's "
