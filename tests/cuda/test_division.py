@@ -6,7 +6,8 @@ corrected quotient, returned where two range checks pass; ``an5d_ddiv`` after
 ``an5d_divisor_of`` computes that same quotient from the same instructions. The SASS of
 both is evaluated symbolically (registers hold expressions of the kernel's parameters and
 loads), and the quotient ptxas's division returns on its fast path must be among the values
-the hoisted form computes, with the checks the template's constants copy. The GPU test
+the hoisted form computes, with the checks the template's constants copy, for every GPU
+architecture this nvcc builds for (sm_75 to sm_120). The GPU test
 (tests/gpu/test_division_gpu.py) compares the results bit for bit.
 """
 
@@ -100,7 +101,7 @@ extern "C" __global__ void hoisted(const double *x, double *o, double c)
 """
 
 SASS_LINE = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(@!?U?P\w+\s+)?([A-Z0-9_.]+)\s*([^;]*);")
-#: ``c[0x0][0x220]``: the kernel's parameter ``c`` (x and o are the 16 bytes before it)
+#: ``c[0x0][0x220]``: a word of the kernel's parameters (on sm_90 ``c``, after x and o)
 PARAM = re.compile(r"^c\[0x0\]\[(0x[0-9a-f]+)\]$")
 #: 1 as an fp16 pair's low half, the low word ``MUFU.RCP64H``'s seed takes
 ONE_AS_HALVES = "5.9604644775390625e-08"
@@ -129,6 +130,7 @@ class Symbolic:
         self.regs: dict[str, tuple] = {"RZ": ("imm", 0), "URZ": ("imm", 0)}
         self.values: list[tuple] = []  # every double DFMA or DMUL computed
         self.checks: list[tuple] = []  # (constant, the word it is compared with)
+        self.seeds: list[tuple] = []  # the words reciprocal seeds were taken of
 
     @staticmethod
     def pair(reg: str) -> tuple[str, str]:
@@ -166,21 +168,24 @@ class Symbolic:
     def run(self, code) -> "Symbolic":
         for i, (pred, op, args) in enumerate(code):
             base = op.split(".")[0]
-            if op.startswith(("LDC.64", "ULDC.64")) and PARAM.match(args[1]):
+            if op.startswith(("LDC.64", "ULDC.64", "LDCU.64")) and PARAM.match(args[1]):
                 lo, hi = self.pair(args[0])
                 offset = int(PARAM.match(args[1]).group(1), 16)
                 self.regs[lo], self.regs[hi] = ("word", offset), ("word", offset + 4)
-            elif base in ("LDC", "ULDC") and PARAM.match(args[1]):
+            elif base in ("LDC", "ULDC", "LDCU") and PARAM.match(args[1]):
                 self.regs[args[0]] = self.word(args[1])
             elif base == "LDG":
                 self.set_double(args[0], ("load",))
             elif op == "MUFU.RCP64H":
-                self.regs[args[0]] = ("seed", self.word(args[1]))
+                self.seeds.append(self.word(args[1]))
+                self.regs[args[0]] = ("seed", self.seeds[-1])
             elif op == "IMAD.MOV.U32" and args[1:3] == ["RZ", "RZ"]:
                 self.regs[args[0]] = (("imm", int(args[3], 16)) if args[3].startswith("0x")
                                       else self.word(args[3]))
-            elif op == "HFMA2.MMA" and args[1:4] == ["-RZ", "RZ", "0"] and args[4] == ONE_AS_HALVES:
+            elif base == "HFMA2" and args[1:4] == ["-RZ", "RZ", "0"] and args[4] == ONE_AS_HALVES:
                 self.regs[args[0]] = ("imm", 1)
+            elif op == "MOV" and re.fullmatch(r"0x[0-9a-f]+", args[1]):
+                self.regs[args[0]] = ("imm", int(args[1], 16))
             elif op == "DFMA":
                 a, b, c = (self.double(x) for x in args[1:4])
                 self.set_double(args[0], ("fma", *product(a, b), c))
@@ -210,16 +215,24 @@ def product(a: tuple, b: tuple) -> tuple:
     return (sign, *sorted((a, b), key=repr))
 
 
-@pytest.fixture(scope="module")
-def cubin(tmp_path_factory):
+#: GPU generations whose ptxas the argument is checked against (those nvcc 13 builds for)
+ARCHITECTURES = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120")
+
+
+@pytest.fixture(scope="module", params=ARCHITECTURES)
+def cubin(request, tmp_path_factory):
     if nvcc_path() is None or shutil.which("cuobjdump") is None:
         pytest.skip("nvcc and cuobjdump are needed to read ptxas's division")
     folder = tmp_path_factory.mktemp("division")
     source = folder / "probe.cu"
     source.write_text(environment().get_template("division.cu.j2").render() + PROBE)
     target = folder / "probe.cubin"
-    subprocess.run([nvcc_path(), "-arch=sm_90", "-cubin", "-O3", "--use_fast_math",
-                    "-o", str(target), str(source)], check=True, capture_output=True)
+    built = subprocess.run([nvcc_path(), f"-arch={request.param}", "-cubin", "-O3",
+                            "--use_fast_math", "-o", str(target), str(source)],
+                           capture_output=True, text=True)
+    if built.returncode and "Unsupported gpu architecture" in built.stderr:
+        pytest.skip(f"this nvcc does not build for {request.param}")
+    assert built.returncode == 0, built.stderr
     return str(target)
 
 
@@ -228,8 +241,11 @@ def test_nvcc_divides_as_the_template_says_and_the_hoisted_form_computes_the_sam
     plain_code = sass_of("plain", cubin)
     plain = Symbolic().run(plain_code[:next(i for i, (_, op, _) in enumerate(plain_code)
                                             if op.startswith("CALL"))])
-    c, x, one = ("param", 0x220), ("load",), ("double", 1.0)
-    seed = ("pair", ("imm", 1), ("seed", ("word", 0x224)))  # the high word's seed, low word 1
+    # c's place among the parameters (after x and o) depends on the architecture: read it
+    # from the reciprocal seed's operand, c's high word
+    high = plain.seeds[0]
+    c, x, one = ("param", high[1] - 4), ("load",), ("double", 1.0)
+    seed = ("pair", ("imm", 1), ("seed", high))  # the high word's seed, low word 1
     e = ("fma", *product(seed, ("neg", c)), one)
     e = ("fma", *product(e, e), e)
     y = ("fma", *product(seed, e), seed)
@@ -242,6 +258,10 @@ def test_nvcc_divides_as_the_template_says_and_the_hoisted_form_computes_the_sam
     # floats: the constants the template's check is derived from
     assert ("FSETP.GEU.AND", "6.5827683646048100446e-37", ("hi", x)) in plain.checks
     assert ("FSETP.GT.AND", "1.469367938527859385e-39",
-            ("zero_times_plus", ("word", 0x224), ("hi", quotient))) in plain.checks
-    hoisted = Symbolic().run(sass_of("hoisted", cubin))
+            ("zero_times_plus", high, ("hi", quotient))) in plain.checks
+    # the kernel's own code: the slow path's division, a subroutine after its EXIT, would
+    # compute ptxas's quotient too
+    hoisted_code = sass_of("hoisted", cubin)
+    hoisted = Symbolic().run(hoisted_code[:next(i for i, (_, op, _) in enumerate(hoisted_code)
+                                                if op == "EXIT")])
     assert quotient in hoisted.values
