@@ -147,7 +147,37 @@ void averaging(int n, int T, double h, double A[2][n][n])
 """
 
 
+#: Two fields, each divided by expressions of a scalar and a literal; and three time levels.
+FIELDS = """
+void fields(int n, int T, double h, double U[2][n][n], double V[2][n][n])
+{
+#pragma scop
+  for (int t = 0; t < T; t++)
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++) {
+        U[(t+1)%2][i][j] = U[t%2][i][j] + (V[t%2][i-1][j] - V[t%2][i+1][j]) / (2.0 * h);
+        V[(t+1)%2][i][j] = V[t%2][i][j] + (U[t%2][i][j-1] - U[t%2][i][j+1]) / h / 3.0f;
+      }
+#pragma endscop
+}
+"""
+WAVE = """
+void wave(int n, int T, double h, double A[3][n][n])
+{
+#pragma scop
+  for (int t = 1; t < T; t++)
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        A[(t+1)%3][i][j] = 2.0 * A[t%3][i][j] - A[(t-1)%3][i][j]
+            + (A[t%3][i-1][j] + A[t%3][i+1][j] + A[t%3][i][j-1] + A[t%3][i][j+1]
+               - 4.0 * A[t%3][i][j]) / h;
+#pragma endscop
+}
+"""
+
+
 @pytest.mark.parametrize("name, text, mode, h", [
+    ("fields", FIELDS, "nondiag", "0.3"), ("wave", WAVE, "nondiag", "5.0"),
     ("dividing", DIVIDING, "nondiag", "0.3"), ("dividing", DIVIDING, "none", "0.3"),
     ("averaging", AVERAGING, "assoc", "5.1"), ("averaging", AVERAGING, "nondiag", "5.1"),
     ("averaging", AVERAGING, "nondiag", "0.0")])
