@@ -67,24 +67,31 @@ MIN_RUN_S = 0.2
 #: without one are of generation 1): 2 adds the inner phase of blocks of interior cells
 #: (2D, in-plane radius up to 2) and cell-major shared rows (2D nondiag cells per thread);
 #: 3 divides in double by a divisor that reads no array through its reciprocal, computed
-#: once per thread (an5dpy.cuda.macros.ConstantTable.divide). Rows of an older generation
-#: still hold for the plans whose kernels did not change (:func:`kernels_outdated`).
-KERNELS = 3
+#: once per thread (an5dpy.cuda.macros.ConstantTable.divide); 4 branches mode assoc's sums
+#: on the warp's level bits where whole warps are idle (an5dpy.cuda.macros.
+#: warp_branch_levels: every 3D assoc plan). Rows of an older generation still hold for
+#: the plans whose kernels did not change (:func:`kernels_outdated`).
+KERNELS = 4
 
 
 def kernels_outdated(row: dict) -> bool:
     """Whether a row was measured with kernels that a later generation changed: those of
-    generation 1, and of generation 2 where the stencil divides in double by a divisor
-    that reads no array (generation 3 changed nothing else)."""
+    generation 1; of generation 2 where the stencil divides in double by a divisor that
+    reads no array; of generations 2 and 3 where the row's plan branches on the warp's
+    level bits (generations 3 and 4 changed nothing else)."""
     generation = row.get("kernels", 1)
     if generation >= KERNELS:
         return False
     if generation < 2:
         return True
     from an5dpy.analysis.stencil import op_mix
+    from an5dpy.cuda.macros import warp_branch_levels
     from an5dpy.driver import load
+    from an5dpy.perf.tune import plan_from_json
     info = load(os.path.join(C_INPUTS, row["stencil"] + ".c"), (("SB_TYPE", row["dtype"]),))[1]
-    return any(op_mix(update)["fixed_double_div"] for update in info.updates)
+    plan = plan_from_json(info, row["best"]["plan"])
+    divides = any(op_mix(update)["fixed_double_div"] for update in info.updates)
+    return (generation < 3 and divides) or bool(warp_branch_levels(plan, plan.bt))
 
 
 #: The tuner's second round a row is measured with (its field ``neighbourhood``; 0 or none:

@@ -611,6 +611,33 @@ def levels_with_idle_warps(plan: BlockingPlan, degree: int) -> frozenset[int]:
                                              plan.coarsen) < 1.0)
 
 
+#: The OR of the level bits (``an5d_act``) over the thread's warp (``an5d_warp_or`` of
+#: templates/kernel.cu.j2): the same in every lane, which nvcc knows.
+WARP_ACT = "an5d_wact"
+
+
+def warp_computes(level: int) -> str:
+    """The C condition that some thread of the warp computes ``level``: the same in every
+    lane of a warp, so a branch on it never diverges and needs no reconvergence barrier,
+    while a branch on the thread's own bit diverges in every warp holding a window edge
+    (every warp of a 3D block: its rows' ends are halo) and runs both sides. Its halo
+    threads then evaluate too, as every thread of a level without idle warps does, and
+    keep what they get (values no thread in the window reads)."""
+    return f"({WARP_ACT} & {1 << level}u)"
+
+
+def warp_branch_levels(plan: BlockingPlan, degree: int) -> frozenset[int]:
+    """The levels whose ops branch on :func:`warp_computes` rather than on the thread's
+    bit: mode assoc's levels with idle warps (their sums).
+
+    Measured side by side on the H200 (scripts/ab_compare.py, artifact/H200/warp_branch.md):
+    the assoc sums gain about 6% (box3d1r, j3d27pt float). The other modes' level ops,
+    which select a value where the assoc sums only add, lost 1-39% branching on the warp:
+    the selected value must stay alive over the branch (star3d1r float: 55 registers
+    instead of 31), so they keep the thread's bit."""
+    return levels_with_idle_warps(plan, degree) if plan.mode is Mode.ASSOC else frozenset()
+
+
 def _evaluate(dtype: str, expr: str, bit: int, skip: bool, boundary: str, centre: str
               ) -> tuple[str, ...]:
     """``an5d_out`` = the stencil value, or the level's value for boundary cells.
@@ -797,7 +824,7 @@ def _assoc_macros(printer: UpdatePrinter, info: StencilInfo, plan: BlockingPlan,
             term = Cast(form.sum_type, term.coord, term, True)
         by_plane.setdefault(dz, []).append(term)
     updates = _accumulate(printer, by_plane, r, dtype, acc_type)
-    idle = levels_with_idle_warps(plan, d)
+    idle = warp_branch_levels(plan, d)
     total = f"(({form.sum_type})({a0}))"
     if form.post is not None:
         op, k = form.post
@@ -815,9 +842,9 @@ def _assoc_macros(printer: UpdatePrinter, info: StencilInfo, plan: BlockingPlan,
     macros = []
     for level in range(1, d + 1):
         bnd = boundary_pointer(level, plan.levels)
-        # where whole warps are idle, halo threads skip the sums; elsewhere they add
+        # where whole warps are idle, they skip the sums; the other halo threads add
         # padding too (never used) and the finish selects
-        sums = ((f"  if (an5d_act & {1 << level}u) {{", *updates, "  }") if level in idle
+        sums = ((f"  if {warp_computes(level)} {{", *updates, "  }") if level in idle
                 else updates)
         take = (f"if ({take_}) {{", f"  {_store_smem(printer, f'({dtype})({src})')}",
                 "  __syncthreads();", *sums, f"}} else if ({guarded}) __syncthreads();")

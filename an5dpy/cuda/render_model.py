@@ -18,7 +18,7 @@ from an5dpy.blocking.ops import (Accumulate, Boundary, Calc, KernelSchedule, Loa
                                  Schedule, Share, Store, Sync)
 from an5dpy.blocking.printing import plane_text
 from an5dpy.cexpr import c_expr
-from an5dpy.blocking.plan import TimeLevels, last_degree_limit
+from an5dpy.blocking.plan import WARP_SIZE, TimeLevels, last_degree_limit
 from an5dpy.cuda.field_macros import (field_declarations, field_level_macros, field_name,
                                       field_plane_macros, field_update_macros)
 from an5dpy.blocking.guards import BOUNDARY_PLANE, EXISTS, STORES
@@ -26,7 +26,8 @@ from an5dpy.cuda.macros import (ASSOC_LAST, ASSOC_TAKE, EVALUATE_HALF, FINISH_PA
                                 SYNC_MACRO, WRITE_HALF, CoefLayout, ConstantTable, LineMacro,
                                 Macro, accumulator_type, assoc_guard_flags, boundary_pointer,
                                 CELL_MAJOR_INDEX, cell_major_index, cell_major_read,
-                                coef_layouts, level_macros, loads_boundary, older_name,
+                                WARP_ACT, coef_layouts, level_macros,
+                                warp_branch_levels, loads_boundary, older_name,
                                 plane_macros, row_neighbours, smem_read, update_macros)
 from an5dpy.errors import InternalError
 from an5dpy.ir import CoefRead, Read, StencilInfo
@@ -116,6 +117,9 @@ class KernelCode:
     #: that then hold in its inner phase (:func:`_interior_lines`).
     interior_block: str = ""
     interior_lines: tuple[str, ...] = ()
+    #: Whether its level ops branch on the warp's level bits (some level has idle warps,
+    #: :func:`~an5dpy.cuda.macros.warp_computes`): its cells declare them.
+    warp_or: bool = False
 
     @property
     def compact(self) -> bool:
@@ -338,6 +342,17 @@ class RenderModel:
     #: How the plan was chosen, for the files' header comment: empty where the user gave
     #: every option (the output then stays as it always was), else the model's choice.
     plan_note: str = ""
+
+    @property
+    def warp_or(self) -> bool:
+        """Whether a kernel needs ``an5d_warp_or`` (templates/kernel.cu.j2)."""
+        return any(k.warp_or for k in self.kernels)
+
+    @property
+    def full_warps(self) -> bool:
+        """Whether every warp of a block has 32 threads (``an5d_warp_or``'s lane mask is
+        then a constant)."""
+        return self.nthreads % WARP_SIZE == 0
 
     @property
     def plan_note_lines(self) -> str:
@@ -631,13 +646,14 @@ def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, pref
                 else field_declarations(info, plan, d) if plan.coupled
                 else _double_buffer_pointers(plan, reads_odd))
     windows = _windows(plan, dims, d)
+    warp_or = bool(warp_branch_levels(plan, d))
     how = Coarsening.of(info, plan) if plan.coarsen > 1 else None
     origins = _cell_origins(plan, info.ndim)
     # a coarsened cell's pointers are its macro's (below), under the cell's flags
     interior = (_interior_lines(plan, (*origins, *(pointers if plan.coarsen == 1 else ())))
                 if plan.interior_phase else ())
     if plan.coarsen > 1:  # every value of a cell, the registers too, once per cell
-        macros = (*_cell_macros(plan, pointers), *macros)
+        macros = (*_cell_macros(plan, pointers, warp_or), *macros)
         regs = tuple((ctype, cell_register(name, m)) for m in range(plan.coarsen)
                      for ctype, name in regs)
         pointers = ()
@@ -646,10 +662,10 @@ def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, pref
         halo=plan.halo(d), compute=plan.compute_region(d),
         dims=dims, block_order=tuple(reversed(dims)),
         depth=d * plan.stream_radius, reads_odd_boundary=reads_odd,
-        pointers=pointers, cell_lines=_cell_lines(plan, dims, windows, reads_odd),
+        pointers=pointers, cell_lines=_cell_lines(plan, dims, windows, reads_odd, warp_or),
         cell_origins=origins,
         interior_block=_interior_block(plan, dims) if plan.interior_phase else "",
-        interior_lines=interior,
+        interior_lines=interior, warp_or=warp_or,
         steps=d // plan.substeps,
         registers=regs, macros=macros,
         undefs=(*(m.name for m in shared), *([SYNC_MACRO.name] if has_barriers(plan) else []),
@@ -691,12 +707,15 @@ def has_cell_major_index(plan: BlockingPlan, m: int) -> bool:
     return plan.cell_major and m in plan.shared_cells
 
 
-def cell_values(plan: BlockingPlan, m: int) -> tuple[tuple[str, str], ...]:
-    """The names cell ``m`` keeps (:data:`CELL_VALUES`), and where the cell's value is
-    shared in a cell-major plane, its index there (:func:`has_cell_major_index`)."""
+def cell_values(plan: BlockingPlan, m: int, warp_or: bool) -> tuple[tuple[str, str], ...]:
+    """The names cell ``m`` keeps (:data:`CELL_VALUES`), its warp's level bits where the
+    kernel branches on them (``warp_or``, :func:`~an5dpy.cuda.macros.warp_computes`), and
+    where the cell's value is shared in a cell-major plane, its index there
+    (:func:`has_cell_major_index`)."""
+    names = (*CELL_VALUES, *((("const unsigned", WARP_ACT),) if warp_or else ()))
     if has_cell_major_index(plan, m):
-        return (*CELL_VALUES, ("const int", CELL_MAJOR_INDEX))
-    return CELL_VALUES
+        return (*names, ("const int", CELL_MAJOR_INDEX))
+    return names
 
 
 def cell_suffixes(plan: BlockingPlan) -> tuple[str, ...]:
@@ -706,11 +725,12 @@ def cell_suffixes(plan: BlockingPlan) -> tuple[str, ...]:
 
 
 def _cell_lines(plan: BlockingPlan, dims: tuple["KernelDim", ...], windows: tuple[Window, ...],
-                reads_odd_boundary: bool) -> tuple[str, ...]:
+                reads_odd_boundary: bool, warp_or: bool) -> tuple[str, ...]:
     """The thread's position and flags: for each cell (:func:`cell_suffixes`) its column
     (``an5d_t<d>``, ``an5d_c<d>``), whether it is in the array and interior, a boundary
     cell, and its level bits (``an5d_act``: bit T, the cell computes level T, an interior
-    cell inside that level's window). A coarsened thread holds the consecutive cells
+    cell inside that level's window), and with ``warp_or`` their OR over the warp
+    (:func:`~an5dpy.cuda.macros.warp_computes`). A coarsened thread holds the consecutive cells
     ``t * coarsen + m`` of dimension 1 (a cell's row neighbours are then mostly the
     thread's own); the other dimensions' columns are the thread's."""
     outer, *rest = dims
@@ -745,6 +765,8 @@ def _cell_lines(plan: BlockingPlan, dims: tuple["KernelDim", ...], windows: tupl
         lines += [f"  if ({' && '.join(f'{t[i]} >= {lo} && {t[i]} < {hi}' for i, lo, hi in w.bounds)})"
                   f" an5d_act{x} |= {w.bit}u;" for w in windows]
         lines.append("}")
+        if warp_or:
+            lines.append(f"const unsigned {WARP_ACT}{x} = an5d_warp_or(an5d_act{x});")
     return tuple(lines)
 
 
@@ -788,7 +810,8 @@ def _cell_origins(plan: BlockingPlan, ndim: int) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _cell_macros(plan: BlockingPlan, pointers: tuple[str, ...]) -> tuple[Macro, ...]:
+def _cell_macros(plan: BlockingPlan, pointers: tuple[str, ...], warp_or: bool
+                 ) -> tuple[Macro, ...]:
     """``AN5D_CELL<m>(statement)``: the statement (an op's macro) for cell ``m``, every
     per-cell value under its one-cell name, and the cell's buffer pointers, so that the
     one-cell macros run unchanged. nvcc folds the aliases; those a statement does not use
@@ -796,7 +819,7 @@ def _cell_macros(plan: BlockingPlan, pointers: tuple[str, ...]) -> tuple[Macro, 
     macros = []
     for m in range(plan.coarsen):
         body = [f"[[maybe_unused]] {ctype} {base} = {base}_x{m};"
-                for ctype, base in cell_values(plan, m)]
+                for ctype, base in cell_values(plan, m, warp_or)]
         body += [f"[[maybe_unused]] {line}" for line in pointers]
         macros.append(Macro(f"{CELL_MACRO}{m}", ("an5d_stmt",), (*body, "an5d_stmt;")))
     return tuple(macros)

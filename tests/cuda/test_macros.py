@@ -1,6 +1,6 @@
 """The macros of the kernels (:mod:`an5dpy.cuda.macros`): the plane predicates as
-printed, C semantics of the printed update, the idle-warp branches, the constant table of
-double literals."""
+printed, C semantics of the printed update, the idle-warp branches (on the thread's level
+bit, or on its warp's), the constant table of double literals."""
 
 from __future__ import annotations
 
@@ -92,6 +92,42 @@ def test_idle_levels_branch_around_the_evaluation():
     large = macros((32, 32))
     assert "if (an5d_act & 2u) an5d_out = (float)(" in large["CALC1"]
     assert "an5d_v" not in large["CALC1"]
+
+
+def test_assoc_sums_branch_on_the_warps_level_bits():
+    """Mode assoc's levels with idle warps branch on the OR of the level bits over the warp
+    (warp_computes), declared once per cell; the other modes keep the thread's bit."""
+    from an5dpy.cuda.macros import levels_with_idle_warps, warp_branch_levels
+    from an5dpy.cuda.render import render_kernel
+    from an5dpy.cuda.render_model import render_model
+    from an5dpy.driver import load
+    from an5dpy.blocking.plan import make_plan
+    from an5dpy.blocking.build import build_schedule
+    _, info = load(os.path.join(C_INPUTS, "box3d1r.c"), (("SB_TYPE", "float"),))
+
+    def kernel(bs, opt, coarsen=1):
+        plan = make_plan(info, bt=2, bs=bs, opt=opt, coarsen=coarsen)
+        return plan, render_kernel(render_model(info, plan, build_schedule(plan), "s"))
+
+    plan, text = kernel((32, 32), "assoc")
+    assert warp_branch_levels(plan, 2) == levels_with_idle_warps(plan, 2) == {1, 2}
+    d2 = text.split("_kernel_d2(")[1]
+    assert "const unsigned an5d_wact = an5d_warp_or(an5d_act);" in d2
+    assert "if (an5d_wact & 2u) {" in d2 and "if (an5d_wact & 4u) {" in d2
+    assert "if (an5d_act & 4u) {" not in d2
+    # 1024 threads: whole warps, a constant lane mask
+    assert "const unsigned mask = 0xffffffffu;" in text and "const unsigned lanes" not in text
+    # 240 threads: the last warp has 16 lanes, the mask counts them
+    _, short = kernel((12, 20), "assoc")
+    assert "const unsigned lanes = min(240u - first, 32u);" in short
+    # a coarsened kernel's cell macros alias each cell's warp bits
+    _, coarse = kernel((32, 32), "assoc", coarsen=2)
+    assert "const unsigned an5d_wact_x1 = an5d_warp_or(an5d_act_x1);" in coarse
+    assert "[[maybe_unused]] const unsigned an5d_wact = an5d_wact_x1;" in coarse
+    # mode none selects a value: it keeps the thread's bit, and no kernel needs the OR
+    plan, text = kernel((32, 32), "none")
+    assert levels_with_idle_warps(plan, 2) and not warp_branch_levels(plan, 2)
+    assert "an5d_wact" not in text and "an5d_warp_or" not in text
 
 
 def test_double_literals_live_in_constant_memory():

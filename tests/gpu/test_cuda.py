@@ -116,6 +116,13 @@ def cases() -> list[Case]:
                     out.append(Case(name, dtype, "nondiag", bt, (32 * coarsen,),
                                     (None, 13, 64)[k], sizes[k], (3 * bt + 2, bt + 1, 2 * bt)[k],
                                     coarsen=coarsen, barriers="shuffle"))
+    # mode assoc branches on its warps' level bits (macros.warp_computes): blocks of 240
+    # threads, whose last warp is short, and of 320 threads in 3D
+    for name, dtype, bs, want, sl, size in (("box3d1r", "float", (12, 20), 3, 7, 19),
+                                            ("j3d27pt", "double", (20, 16), 2, None, 45),
+                                            ("star2d4r", "float", (240,), 9, 17, 301)):
+        bt = largest_bt(program(name, dtype)[1], want, bs, "assoc")
+        out.append(Case(name, dtype, "assoc", bt, bs, sl, size, 3 * bt + 1))
     return out
 
 
