@@ -59,8 +59,8 @@ replace and which stores nothing to shared memory; :data:`LEVEL_OVERHEAD` and th
 share of :data:`STEP_OVERHEAD`; spill instructions where a register budget's limit is
 below what the kernel needs), and an SM spends ``max(latency + e*W/S, B*W/S)`` cycles per
 step of its ``B`` resident blocks (``W`` warp-instructions per block and step, ``S``
-schedulers; ``latency`` = the step latency + bT x each level's dependency chain
-(:meth:`Model.level_latency`) + :data:`BARRIER_STALL` per barrier and warp of the block
+schedulers; ``latency`` = the step latency + :data:`CHAIN_SHARE` of bT x each level's
+dependency chain (:meth:`Model.level_latency`) + :data:`BARRIER_STALL` per barrier and warp of the block
 + :data:`WARP_CPI` x each warp's share of ``W`` (fewer, busier warps -- cells per thread --
 take longer); ``e`` = :data:`EXPOSED_ISSUE`, or :data:`LONE_BLOCK_EXPOSED` for a block alone
 on its SM, whose barriers no other block's issue fills). A launch then takes the p-norm
@@ -112,7 +112,8 @@ from an5dpy.perf.counts import (CoefficientReads, LevelWork, Occupancy, OpMix, T
                                 spill_free_registers, stream_counts, sum_counts)
 from an5dpy.perf.gpus import GpuSpec, get_gpu
 from an5dpy.perf.model_constants import (BARRIER_STALL, BOTTLENECKS, CELL_EFFICIENCY,
-                                         COEF_READ_INSTRUCTIONS, DEPENDENT_LATENCY,
+                                         CHAIN_SHARE, COEF_READ_INSTRUCTIONS,
+                                         DEPENDENT_LATENCY,
                                          DOUBLE_DIVISION_INSTRUCTIONS,
                                          DOUBLE_DIVISION_LATENCY, EXPOSED_ISSUE,
                                          FIXED_DIVISOR_DIVISION_INSTRUCTIONS,
@@ -212,6 +213,7 @@ class IssueConstants:
     barrier_stall: float = BARRIER_STALL
     norm: float = NORM_EXPONENT
     warp_cpi: float = WARP_CPI
+    chain: float = CHAIN_SHARE
 
 
 #: The issue term's constants as fitted (an5dpy.perf.model_constants).
@@ -274,7 +276,7 @@ def step_cycles(t: LaunchTerms, k: IssueConstants):
     longer); ``e`` = exposed issue share, ``lone`` where ``B`` is 1)."""
     per_block = warp_instructions(t, k) / np.maximum(t.block_steps, 1)
     per_step = per_block / t.schedulers
-    latency = (t.step_latency + t.chain_cycles + k.barrier_stall * t.barrier_warps
+    latency = (t.step_latency + k.chain * t.chain_cycles + k.barrier_stall * t.barrier_warps
                + k.warp_cpi * per_block / t.block_warps)
     exposed = np.where(t.resident <= 1, k.lone, k.exposed)
     return np.maximum(latency + exposed * per_step, t.resident * per_step)

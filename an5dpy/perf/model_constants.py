@@ -89,6 +89,19 @@ BARRIER_STALL = 2.0
 #: Fitted (scripts/model_fit.py, as SPILL_INSTRUCTIONS): 3; it was 2 (the Euclidean norm),
 #: which charged overlapping resources in full and predicted the tuned plans 1.45x too slow.
 NORM_EXPONENT = 3.0
+#: The share of the levels' dependency chains (DEPENDENT_LATENCY per instruction of the
+#: update's arithmetic, one level after another, and each double division's sequence) that
+#: a block's streaming step waits for (an5dpy.perf.model.step_cycles). Kept at the whole
+#: chain. On artifact/H200 (scripts/model_fit.py, the other constants as they are) 0 ranks
+#: the measured plans better (the fastest in the top 5 of 20 rows instead of 17, a plan
+#: within 3% on 29 instead of 23, accuracy 1.122 instead of 1.153; with CELL_EFFICIENCY
+#: left out per stencil 20 and 30 against 22 and 26), but its first picks run at 0.852 of
+#: the fastest measured plan against 0.878, and over the whole space its top 5 holds the
+#: fastest plan on 14 rows instead of 16, with 38 of its 210 plans never measured (1 now):
+#: it moves the default plans to deeper plans no run has timed. A joint fit of every
+#: constant with this one free leaves each stencil out at 21 rows (27 within 3%, accuracy
+#: 1.064) against 18 (25, 1.173) without it; the fit keeps it for that next refit.
+CHAIN_SHARE = 1.0
 #: Cycles per instruction of one warp's own in-order stream, part of a block's step latency:
 #: a block's instructions per step spread over its warps, and each warp issues its share one
 #: after another, so a block of fewer warps (cells per thread) takes longer per step.

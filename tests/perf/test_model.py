@@ -199,6 +199,10 @@ def test_a_block_alone_on_its_sm_exposes_its_issue():
     assert step_cycles(replace(terms, resident=1), k) == pytest.approx(1041 + 50)
     # many resident blocks: their issue bounds the step, not the latency
     assert step_cycles(replace(terms, resident=16), k) == pytest.approx(1600)
+    # the levels' chains join the latency by CHAIN_SHARE: 300 cycles, half of them
+    chained = replace(terms, resident=2, chain_cycles=300)
+    assert step_cycles(chained, k) == pytest.approx(1041 + 300 * k.chain)
+    assert step_cycles(chained, replace(k, chain=0.5)) == pytest.approx(1041 + 150)
     # a launch whose blocks sit one to an SM takes longer than with two to an SM
     alone = issue_seconds(replace(terms, resident=1), k)
     shared = issue_seconds(replace(terms, resident=2), k)
