@@ -111,7 +111,8 @@ def test_the_fitted_constants_rank_and_predict_the_rows_they_were_fitted_to(mode
     # 29 rows, 33 within 3%, accuracy 1.026; unbounded kernels held to their launch bounds
     # (plans of 1024 threads the model had refused unbounded now rank, two of them above
     # the fastest of box2d2r and box2d3r float): 27 rows, 31 within 3%; a lone block's issue
-    # half exposed (LONE_BLOCK_EXPOSED): 28 rows, 30 within 3%
+    # half exposed (LONE_BLOCK_EXPOSED): 28 rows, 30 within 3%; SPILL_INSTRUCTIONS 1.25 and
+    # CELL_EFFICIENCY 2D 2 cells 0.98: 29 rows, 31 within 3%, accuracy 1.028
     gpu, data = model_fit.load(FITTED_ROWS)
     scores = model_fit.score(data, model_fit.model_setting(gpu))
     assert scores.hit.sum() >= 27 and scores.near.sum() >= 30
@@ -141,11 +142,13 @@ def test_the_fitted_constants_predict_a_re_measurement_they_were_not_fitted_to(m
     # division, whose fastest plans moved (j2d5pt double to bT 7 of 128 cells, one barrier
     # per step): 17 rows, 24 within 3%, accuracy 1.144; 36 more rows measured again with
     # the final climbing rule (NEIGHBOURHOOD 5), whose rows moved by the calls' noise: 16
-    # rows, 22 within 3%, accuracy 1.148 (README, "Where it stands")
+    # rows, 22 within 3%, accuracy 1.148 (README, "Where it stands"); five 3D assoc rows
+    # measured with the warp branch, SPILL_INSTRUCTIONS 1.25 and CELL_EFFICIENCY 2D 2
+    # cells at its median 0.98: 22 rows, 26 within 3%, accuracy 1.105
     gpu, data = model_fit.load(ROWS)
     scores = model_fit.score(data, model_fit.model_setting(gpu))
-    assert scores.hit.sum() >= 16 and scores.near.sum() >= 22
-    assert 0.87 <= model_fit.geomean_ratio(scores.log_ratio) <= 1.17
+    assert scores.hit.sum() >= 21 and scores.near.sum() >= 25
+    assert 0.87 <= model_fit.geomean_ratio(scores.log_ratio) <= 1.15
     plain = model_fit.score(data.with_efficiency({}), model_fit.model_setting(gpu))
     assert plain.near.sum() < scores.near.sum()
 
@@ -175,12 +178,8 @@ def test_the_cell_efficiencies_are_the_tables_medians(model_fit):
     gpu, data = model_fit.load(ROWS)
     measured = model_fit.cell_efficiencies(data, model_fit.model_setting(gpu))
     assert set(measured) == set(CELL_EFFICIENCY)
-    # but 2D 2 cells, whose median (0.98 since the division rows were measured again)
-    # would lower the model's first picks (an5dpy/perf/model_constants.py says why it is
-    # kept)
-    kept = {(2, 2): 0.07}
     for key, value in measured.items():
-        assert abs(value - CELL_EFFICIENCY[key]) <= kept.get(key, 0.05), key
+        assert abs(value - CELL_EFFICIENCY[key]) <= 0.05, key
     # relative to one cell per thread; more cells reach less of the modelled speed
     assert measured[(2, 1)] == measured[(3, 1)] == 1.0
     assert measured[(2, 4)] < measured[(2, 2)] < 1.0 and measured[(3, 4)] < 1.0
