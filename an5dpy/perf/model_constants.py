@@ -106,7 +106,10 @@ NORM_EXPONENT = 3.0
 #: fastest plan on 14 rows instead of 16, with 38 of its 210 plans never measured (1 now):
 #: it moves the default plans to deeper plans no run has timed. A joint fit of every
 #: constant with this one free leaves each stencil out at 21 rows (27 within 3%, accuracy
-#: 1.064) against 18 (25, 1.173) without it; the fit keeps it for that next refit.
+#: 1.064) against 18 (25, 1.173) without it; the fit keeps it for that next refit. (Those
+#: with SPILL_INSTRUCTIONS 1.5 and CELL_EFFICIENCY 2D 2 cells 0.91; with 1.25 and 0.98, 0
+#: holds 21 rows in the measured top 5 against 22 at 1, and 18 over the whole space, with
+#: 24 plans never measured, against 21.)
 CHAIN_SHARE = 1.0
 #: Cycles per instruction of one warp's own in-order stream, part of a block's step latency:
 #: a block's instructions per step spread over its warps, and each warp issues its share one
