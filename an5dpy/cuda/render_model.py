@@ -730,8 +730,8 @@ def _cell_lines(plan: BlockingPlan, dims: tuple["KernelDim", ...], windows: tupl
     (``an5d_t<d>``, ``an5d_c<d>``), whether it is in the array and interior, a boundary
     cell, and its level bits (``an5d_act``: bit T, the cell computes level T, an interior
     cell inside that level's window), and with ``warp_or`` their OR over the warp
-    (:func:`~an5dpy.cuda.macros.warp_computes`). A coarsened thread holds the consecutive cells
-    ``t * coarsen + m`` of dimension 1 (a cell's row neighbours are then mostly the
+    (:func:`~an5dpy.cuda.macros.warp_computes`). A coarsened thread holds the consecutive
+    cells ``t * coarsen + m`` of dimension 1 (a cell's row neighbours are then mostly the
     thread's own); the other dimensions' columns are the thread's."""
     outer, *rest = dims
     o, suffixes, coarse = outer.index, cell_suffixes(plan), plan.coarsen > 1

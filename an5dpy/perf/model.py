@@ -60,10 +60,11 @@ share of :data:`STEP_OVERHEAD`; spill instructions where a register budget's lim
 below what the kernel needs), and an SM spends ``max(latency + e*W/S, B*W/S)`` cycles per
 step of its ``B`` resident blocks (``W`` warp-instructions per block and step, ``S``
 schedulers; ``latency`` = the step latency + :data:`CHAIN_SHARE` of bT x each level's
-dependency chain (:meth:`Model.level_latency`) + :data:`BARRIER_STALL` per barrier and warp of the block
-+ :data:`WARP_CPI` x each warp's share of ``W`` (fewer, busier warps -- cells per thread --
-take longer); ``e`` = :data:`EXPOSED_ISSUE`, or :data:`LONE_BLOCK_EXPOSED` for a block alone
-on its SM, whose barriers no other block's issue fills). A launch then takes the p-norm
+dependency chain (:meth:`Model.level_latency`) + :data:`BARRIER_STALL` per barrier and
+warp of the block + :data:`WARP_CPI` x each warp's share of ``W`` (fewer, busier warps --
+cells per thread -- take longer); ``e`` = :data:`EXPOSED_ISSUE`, or
+:data:`LONE_BLOCK_EXPOSED` for a block alone on its SM, whose barriers no other block's
+issue fills). A launch then takes the p-norm
 (:data:`NORM_EXPONENT`) of the four times rather than their maximum (the resources of one
 instruction stream do not overlap fully). :meth:`Model.rank` predicts each plan at its
 best register budget too (fewer registers: more resident blocks, but spills).
