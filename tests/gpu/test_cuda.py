@@ -116,8 +116,8 @@ def cases() -> list[Case]:
                     out.append(Case(name, dtype, "nondiag", bt, (32 * coarsen,),
                                     (None, 13, 64)[k], sizes[k], (3 * bt + 2, bt + 1, 2 * bt)[k],
                                     coarsen=coarsen, barriers="shuffle"))
-    # mode assoc branches on its warps' level bits (macros.warp_computes): blocks of 240
-    # threads, whose last warp is short, and of 320 threads in 3D
+    # mode assoc branches on its warps' level bits (macros.warp_computes): 3D blocks of 240
+    # threads (the last warp short) and of 320, and a 2D block of 240 with idle warps
     for name, dtype, bs, want, sl, size in (("box3d1r", "float", (12, 20), 3, 7, 19),
                                             ("j3d27pt", "double", (20, 16), 2, None, 45),
                                             ("star2d4r", "float", (240,), 9, 17, 301)):
