@@ -32,6 +32,10 @@ coarsened plan), and nothing else:
   before the loop with the D planes from the loop's first load on; a load takes the
   queue's head and loads plane k + D into its tail.
 * ``prefetch-l2:D``: each load is followed by a ``prefetch.global.L2`` of plane k + D.
+* ``prefetch-async:D``: each cell's loads are served from a queue in shared memory (D + 1
+  slots per thread and cell, static ``__shared__``, so at most 48 KiB with the kernel's own
+  static arrays: a larger one does not build) that ``cp.async`` fills: a load waits for its
+  plane's copy, reads it and copies plane k + D into the queue, no register held for it.
 
 Both clamp the plane ahead with ``min(.., an5d_last_load)``: no load or prefetch goes past
 the planes the block may read (what is loaded past the loop's end is never used).
@@ -255,10 +259,109 @@ def prefetch_l2(text: str, depth: int) -> str:
     return edit_inner_loops(text, edit_loop)
 
 
+#: A blocked kernel's launch bounds: its block's threads, which size a queue per thread.
+LAUNCH_BOUNDS = re.compile(r"__global__ void __launch_bounds__\((\d+)")
+
+
+def block_threads(text: str, before: int) -> int:
+    """The threads of the block of the kernel that offset ``before`` is in."""
+    bounds = LAUNCH_BOUNDS.findall(text[:before])
+    if not bounds:
+        raise EditError(f"no __launch_bounds__ before offset {before}: the block's threads, "
+                        "which size the shared-memory queue, are not known")
+    return int(bounds[-1])
+
+
+def prefetch_async(text: str, depth: int) -> str:
+    """Every inner loop's level-0 loads served from a queue in shared memory that
+    ``cp.async`` fills ``depth`` planes ahead: the copy goes from global memory to shared
+    memory without a register, so unlike the register queue it costs no occupancy.
+
+    Each thread reads back only the words it copied itself, so no barrier is needed, only
+    ``cp.async.wait_group``: every load commits one group (its copy of the plane ``depth``
+    ahead), and before it reads its own plane it waits until at most the groups committed
+    after that plane's copy are pending, a count that is the same in every iteration (the
+    loads come in the same order). Before the loop the groups of the iterations before the
+    first are committed in that order (empty where such a load's plane is before the loop's
+    first), so the counts hold from the first load on; after it every copy is waited for.
+    A thread outside the array copies no byte and gets zeros (``src-size`` 0), what
+    ``LOAD`` gives it. The queue has ``depth + 1`` slots per cell, so a copy never writes
+    the slot of the plane just read."""
+    def edit_loop(text: str, loop: InnerLoop) -> str:
+        cells = by_cell(loop)
+        firsts = {}
+        for cell, loads in cells.items():
+            offsets = [load.offset for load in loads]
+            if offsets != list(range(offsets[0], offsets[0] + loop.stride)):
+                raise EditError(f"the inner loop at offset {loop.start} loads planes "
+                                f"an5d_step + {offsets} of cell {cell}, not {loop.stride} in "
+                                "turn: a queue cannot serve them")
+            firsts[cell] = offsets[0]
+        types = {element_type(text, loop.start, load.reg) for load in loop.loads}
+        if len(types) != 1:
+            raise EditError(f"the level-0 registers are of several types: "
+                            f"{', '.join(sorted(types))}")
+        (elem,) = types
+        threads, slots = block_threads(text, loop.start), depth + 1
+        column = {cell: k for k, cell in enumerate(cells)}
+        order = list(loop.loads)  # one iteration's loads, each committing one group
+        position = {(load.cell, load.offset): k for k, load in enumerate(order)}
+
+        def issued_at(cell: str | None, plane: int) -> int:
+            """The position (iteration x loads + index) of the load that copies ``plane``
+            (relative to the first iteration's an5d_step) of ``cell``: its own load of the
+            plane ``depth`` before it."""
+            t, k = divmod(plane - depth - firsts[cell], loop.stride)
+            return t * len(order) + position[(cell, firsts[cell] + k)]
+
+        def slot(plane: str) -> str:
+            return f"an5d_aq[(unsigned)({plane}) % {slots}u][{{c}}][an5d_tid]"
+
+        def copy(load: Load, plane: str) -> str:
+            """The load's cell's copy of ``plane`` into its slot."""
+            destination = slot(plane).format(c=column[load.cell])
+            source = f"an5d_p_ld + AN5D_PLANE(min({plane}, an5d_last_load))"
+            size = {"float": 4, "double": 8}[elem]
+            return (f'asm volatile("cp.async.ca.shared.global [%0], [%1], {size}, %2;" :: '
+                    f'"r"((unsigned)__cvta_generic_to_shared(&{destination})), '
+                    f'"l"({source}), "r"(an5d_in_array ? {size} : 0) : "memory")')
+
+        commit = 'asm volatile("cp.async.commit_group;" ::: "memory");'
+        fill = [f"/* hand edit prefetch-async:{depth}: level-0 loads {depth} planes ahead "
+                "through shared memory */",
+                f"__shared__ {elem} an5d_aq[{slots}][{len(cells)}][{threads}];",
+                "const int an5d_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y "
+                "* threadIdx.z);"]
+        for at in range(min(issued_at(c, firsts[c]) for c in cells), 0):
+            t, k = divmod(at, len(order))
+            load = order[k]
+            plane = load.offset + t * loop.stride + depth
+            if plane >= firsts[load.cell]:
+                fill.append(load.wrap([copy(load, f"an5d_step + {plane}")]).lstrip())
+            fill.append(commit)
+
+        def take(load: Load) -> str:
+            waits = position[(load.cell, load.offset)] - issued_at(load.cell, load.offset) - 1
+            plane = f"an5d_step + {load.offset}"
+            return load.wrap([
+                f'asm volatile("cp.async.wait_group {waits};" ::: "memory")',
+                f"{load.reg} = {slot(plane).format(c=column[load.cell])}",
+                copy(load, f"an5d_step + {load.offset + depth}"),
+                'asm volatile("cp.async.commit_group;" ::: "memory")'])
+
+        # the queue in a block of its own, so that no two loops' declarations meet
+        return ("{\n" + "".join(f"{loop.indent}{line}\n" for line in fill)
+                + f"{loop.indent}{rewritten(text, loop, take)}\n"
+                + f'{loop.indent}asm volatile("cp.async.wait_all;" ::: "memory");\n'
+                + f"{loop.indent}}}")
+    return edit_inner_loops(text, edit_loop)
+
+
 # --------------------------------------------------------------------------- the edits
 
 #: The edits by kind: each makes an edited kernel file of a kernel file's text and D.
-EDITS = {"prefetch-registers": prefetch_registers, "prefetch-l2": prefetch_l2}
+EDITS = {"prefetch-registers": prefetch_registers, "prefetch-l2": prefetch_l2,
+         "prefetch-async": prefetch_async}
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """scripts/hand_edits.py without a GPU: its edits of real generated kernels (written through
 its --write, of a 3D case, a coarsened 2D one and a coarsened double one): every inner
 loop's level-0 loads and nothing else changed, the queues of the kernel's element type, the
-edited files built by nvcc; the refusal of texts the edits do not fit, the folders and
+shared-memory queue's copies, waits and reads run as cp.async may run them, the edited files
+built by nvcc; the refusal of texts the edits do not fit, the folders and
 manifest --write leaves, the bit-for-bit comparison, the table and the command line; on a
 GPU (marker gpu), a tiny --run."""
 
@@ -25,6 +26,8 @@ CASE_2D = "star2d1r float bt=4 bs=256 sl=64 coarsen=2"
 CASE_DOUBLE = "star3d1r double bt=2 bs=32x32 sl=64 coarsen=2 regs=64"
 CASES = (CASE_3D, CASE_2D, CASE_DOUBLE)
 EDITS = ("prefetch-registers:1", "prefetch-registers:3", "prefetch-l2:2")
+#: The shared-memory queue's edits (of every case too; the table's test keeps to EDITS).
+ASYNC_EDITS = ("prefetch-async:1", "prefetch-async:2")
 
 #: A level-0 load of the inner phase (the prologue's take constant planes, the head's and
 #: tail's are G_LOADs).
@@ -35,7 +38,8 @@ PLAIN_LEVEL0_LOAD = re.compile(r"(?<!G_)LOAD\(an5d_reg_0_\w+, an5d_step \+ \d+\)
 def written(tmp_path_factory):
     """The cases' kernels and each edit's copy, as --write leaves them."""
     out = str(tmp_path_factory.mktemp("hand_edits"))
-    assert hand_edits.main(["--write", out, *(a for e in EDITS for a in ("--edit", e)),
+    assert hand_edits.main(["--write", out,
+                            *(a for e in EDITS + ASYNC_EDITS for a in ("--edit", e)),
                             *CASES]) == 0
     return out
 
@@ -111,12 +115,103 @@ def test_the_l2_prefetch_follows_every_inner_loop_load_and_changes_nothing_else(
     assert undo_prefetch_l2(edited, 2) == (base, loads)
 
 
+#: The shared-memory queue's statements in an edited text, in their order: a wait, a read
+#: of a slot into a level-0 register, a copy of a plane into a slot, a commit.
+ASYNC_EVENT = re.compile(
+    r'cp\.async\.wait_group (?P<wait>\d+);'
+    r'|(?P<reg>an5d_reg_0_\w+) = an5d_aq\[\(unsigned\)\(an5d_step \+ (?P<read>\d+)\) '
+    r'% (?P<rslots>\d+)u\]\[(?P<rcell>\d+)\]\[an5d_tid\];'
+    r'|&an5d_aq\[\(unsigned\)\(an5d_step \+ (?P<copy>\d+)\) % (?P<cslots>\d+)u\]'
+    r'\[(?P<ccell>\d+)\]\[an5d_tid\]\)\), "l"\(an5d_p_ld \+ AN5D_PLANE\('
+    r'min\(an5d_step \+ (?P<source>\d+), an5d_last_load\)\)\)'
+    r'|(?P<commit>cp\.async\.commit_group);')
+ASYNC_BLOCK = re.compile(
+    r"\{\n([ \t]*)/\* hand edit prefetch-async:(\d+): [^\n]*\*/\n((?:\1[^\n]*\n)*?)"
+    r"\1(for \(; an5d_step \+ (\d+) .*?\n\1\})\n"
+    r'\1asm volatile\("cp\.async\.wait_all;" ::: "memory"\);\n\1\}', re.S)
+
+
+def simulate_async_queue(fill: str, loop: str, stride: int, iterations: int) -> int:
+    """Run the queue's statements (the fill, then the loop's body ``iterations`` times,
+    an5d_step growing by ``stride``) the way cp.async may, and check each read: a copy's
+    bytes may land at any time from its issue until a wait covers its group, so a read is
+    right only if its slot's last copy is of the plane it wants and its group is waited
+    for, and a copy may only go to a slot whose plane has been read (or was never
+    needed: copied before the loop's first plane). Returns the reads checked."""
+    slots, groups, done, reads = {}, 0, 0, 0
+    for t, text in [(None, fill)] + [(t, loop) for t in range(iterations)]:
+        step = 0 if t is None else t * stride
+        for m in ASYNC_EVENT.finditer(text):
+            if m.group("wait") is not None:
+                done = max(done, groups - int(m.group("wait")))
+            elif m.group("read") is not None:
+                plane, key = step + int(m.group("read")), (int(m.group("rcell")),
+                                                           int(m.group("rslots")))
+                last = slots[key + (plane % key[1],)]
+                assert last["plane"] == plane and last["group"] < done, (t, m.group(0))
+                last["read"] = True
+                reads += 1
+            elif m.group("copy") is not None:
+                assert m.group("copy") == m.group("source")
+                plane, n = step + int(m.group("copy")), int(m.group("cslots"))
+                key = (int(m.group("ccell")), n, plane % n)
+                # the slot's plane before must have been read, unless the loop never reads
+                # it (a plane before the first the loop wants)
+                assert key not in slots or slots[key]["read"], (t, m.group(0))
+                slots[key] = {"plane": plane, "group": groups, "read": False}
+            else:
+                groups += 1
+    return reads
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("edit", ASYNC_EDITS)
+def test_the_shared_memory_queue_serves_every_inner_loop_load_in_time_and_changes_nothing_else(
+        written, case, edit):
+    base = kernel_text(written, "base", case)
+    depth = hand_edits.Edit.parse(edit).depth
+    edited = kernel_text(written, hand_edits.Edit.parse(edit).folder, case)
+    loads = len(PLAIN_LEVEL0_LOAD.findall(base))
+    assert PLAIN_LEVEL0_LOAD.findall(edited) == []  # none left unserved
+    cells = 2 if "coarsen=2" in case else 1
+    element = "double" if " double " in case else "float"
+    blocks = list(ASYNC_BLOCK.finditer(edited))
+    assert len(blocks) == len(hand_edits.INNER_LOOP.findall(base)) > 0
+    served = 0
+    for block in blocks:
+        assert int(block.group(2)) == depth
+        # a queue of depth + 1 slots per cell and thread of the block, of the element type
+        threads = hand_edits.block_threads(edited, block.start())
+        assert f"__shared__ {element} an5d_aq[{depth + 1}][{cells}][{threads}];" in block.group(3)
+        for iterations in (1, 2, 5):
+            reads = simulate_async_queue(block.group(3), block.group(4), int(block.group(5)),
+                                         iterations)
+            assert reads == iterations * len(ASYNC_EVENT.findall(block.group(4))) // 4
+        served += len(re.findall(r"an5d_reg_0_\w+ = an5d_aq", block.group(4)))
+    assert served == loads
+    # each served load back to the LOAD it was, each block back to its loop: the base
+    take = re.compile(
+        r'asm volatile\("cp\.async\.wait_group \d+;" ::: "memory"\); '
+        r"(an5d_reg_0_\w+) = an5d_aq\[\(unsigned\)\(an5d_step \+ (\d+)\) % \d+u\]"
+        r'\[\d+\]\[an5d_tid\]; asm volatile\("cp\.async\.ca\.shared\.global [^\n]*?'
+        r'"memory"\); asm volatile\("cp\.async\.commit_group;" ::: "memory"\)')
+    undone = take.sub(r"LOAD(\1, an5d_step + \2)", ASYNC_BLOCK.sub(r"\4", edited))
+    assert undone == base
+
+
+def test_the_shared_memory_queue_is_refused_where_the_block_size_is_unknown(written):
+    base = kernel_text(written, "base", CASE_3D)
+    unbounded = re.sub(r"__launch_bounds__\(\d+\) ", "", base)
+    with pytest.raises(hand_edits.EditError, match="no __launch_bounds__"):
+        hand_edits.Edit.parse("prefetch-async:1").apply(unbounded)
+
+
 def test_the_edited_kernels_build(written, tmp_path):
     from an5dpy.cuda.runtime import BuildOptions, compile_cubin, nvcc_path
     if nvcc_path() is None:
         pytest.skip("nvcc is not installed")
     paths = [hand_edits.kernel_file(os.path.join(written, hand_edits.Edit.parse(e).folder), c)
-             for e in EDITS for c in CASES]
+             for e in EDITS + ASYNC_EDITS for c in CASES]
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 4) as pool:
         cubins = list(pool.map(lambda p: compile_cubin(p, BuildOptions(arch="sm_90"), tmp_path),
                                paths))
@@ -128,13 +223,14 @@ def test_the_edited_kernels_build(written, tmp_path):
 def test_write_leaves_base_and_each_edit_in_folders_of_their_own_and_the_manifest(written):
     slug = ab_compare.slug(CASE_DOUBLE)
     assert slug == "star3d1r_double_bt_2_bs_32x32_sl_64_coarsen_2_regs_64"
-    for folder in ("base", "prefetch-registers-1", "prefetch-registers-3", "prefetch-l2-2"):
+    for folder in ("base", "prefetch-registers-1", "prefetch-registers-3", "prefetch-l2-2",
+                   "prefetch-async-1", "prefetch-async-2"):
         assert sorted(os.listdir(os.path.join(written, folder, slug))) == [
             "star3d1r_host.cu", "star3d1r_kernel.cu", "star3d1r_kernel.hu"]
     with open(os.path.join(written, hand_edits.MANIFEST)) as f:
-        assert json.load(f) == {"cases": list(CASES), "edits": list(EDITS)}
+        assert json.load(f) == {"cases": list(CASES), "edits": list(EDITS + ASYNC_EDITS)}
     assert hand_edits.read_manifest(written) == (
-        list(CASES), [hand_edits.Edit.parse(e) for e in EDITS])
+        list(CASES), [hand_edits.Edit.parse(e) for e in EDITS + ASYNC_EDITS])
     # the base is what this checkout's driver generates for the case (the launches --run
     # makes are of its render model)
     from an5dpy.driver import generate
@@ -293,12 +389,16 @@ def test_run_builds_checks_and_times_every_variant_of_a_case_with_a_fake_gpu(
 def test_run_checks_and_times_a_case_and_its_edit_on_the_gpu(tmp_path, capsys):
     out, jsonl = str(tmp_path / "kernels"), str(tmp_path / "rows.jsonl")
     case = "star2d1r float bt=2 bs=256 sl=64"
-    assert hand_edits.main(["--write", out, "--edit", "prefetch-registers:1", case]) == 0
+    assert hand_edits.main(["--write", out, "--edit", "prefetch-registers:1",
+                            "--edit", "prefetch-async:2", case]) == 0
     assert hand_edits.main(["--run", out, "--repeats", "1", "--out", jsonl]) == 0
     text = capsys.readouterr().out
-    assert "| case | base GFLOP/s (registers) | prefetch-registers:1 / base (registers) |" in text
+    assert ("| case | base GFLOP/s (registers) | prefetch-registers:1 / base (registers) "
+            "| prefetch-async:2 / base (registers) |") in text
     assert f"| {case} | " in text and "WRONG" not in text
     with open(jsonl) as f:
         (row,) = [json.loads(line) for line in f]
-    assert row["same"] == {"prefetch-registers:1": True} and row["failed"] == {}
-    assert len(row["gflops"]["base"]) == len(row["gflops"]["prefetch-registers:1"]) == 1
+    assert row["same"] == {"prefetch-registers:1": True, "prefetch-async:2": True}
+    assert row["failed"] == {}
+    assert [len(row["gflops"][name]) for name in ("base", "prefetch-registers:1",
+                                                   "prefetch-async:2")] == [1, 1, 1]
