@@ -277,16 +277,17 @@ def prefetch_async(text: str, depth: int) -> str:
     ``cp.async`` fills ``depth`` planes ahead: the copy goes from global memory to shared
     memory without a register, so unlike the register queue it costs no occupancy.
 
-    Each thread reads back only the words it copied itself, so no barrier is needed, only
-    ``cp.async.wait_group``: every load commits one group (its copy of the plane ``depth``
-    ahead), and before it reads its own plane it waits until at most the groups committed
-    after that plane's copy are pending, a count that is the same in every iteration (the
-    loads come in the same order). Before the loop the groups of the iterations before the
-    first are committed in that order (empty where such a load's plane is before the loop's
-    first), so the counts hold from the first load on; after it every copy is waited for.
-    A thread outside the array copies no byte and gets zeros (``src-size`` 0), what
-    ``LOAD`` gives it. The queue has ``depth + 1`` slots per cell, so a copy never writes
-    the slot of the plane just read."""
+    The copies are CUDA's pipeline primitives (``cuda_pipeline.h``): each thread reads back
+    only the words it copied itself, so no barrier is needed, only a wait
+    (``__pipeline_wait_prior``, ``cp.async.wait_group``): every load commits one group (its
+    copy of the plane ``depth`` ahead), and before it reads its own plane it waits until at
+    most the groups committed after that plane's copy are pending, a count that is the same
+    in every iteration (the loads come in the same order). Before the loop the groups of
+    the iterations before the first are committed in that order (empty where such a load's
+    plane is before the loop's first), so the counts hold from the first load on; after it
+    every copy is waited for. A thread outside the array copies no byte and gets zeros (the
+    copy's zero fill), what ``LOAD`` gives it. The queue has ``depth + 1`` slots per cell,
+    so a copy never writes the slot of the plane just read."""
     def edit_loop(text: str, loop: InnerLoop) -> str:
         cells = by_cell(loop)
         firsts = {}
@@ -321,12 +322,10 @@ def prefetch_async(text: str, depth: int) -> str:
             """The load's cell's copy of ``plane`` into its slot."""
             destination = slot(plane).format(c=column[load.cell])
             source = f"an5d_p_ld + AN5D_PLANE(min({plane}, an5d_last_load))"
-            size = {"float": 4, "double": 8}[elem]
-            return (f'asm volatile("cp.async.ca.shared.global [%0], [%1], {size}, %2;" :: '
-                    f'"r"((unsigned)__cvta_generic_to_shared(&{destination})), '
-                    f'"l"({source}), "r"(an5d_in_array ? {size} : 0) : "memory")')
+            return (f"__pipeline_memcpy_async(&{destination}, {source}, sizeof({elem}), "
+                    f"an5d_in_array ? 0 : sizeof({elem}))")
 
-        commit = 'asm volatile("cp.async.commit_group;" ::: "memory");'
+        commit = "__pipeline_commit();"
         fill = [f"/* hand edit prefetch-async:{depth}: level-0 loads {depth} planes ahead "
                 "through shared memory */",
                 f"__shared__ {elem} an5d_aq[{slots}][{len(cells)}][{threads}];",
@@ -344,17 +343,18 @@ def prefetch_async(text: str, depth: int) -> str:
             waits = position[(load.cell, load.offset)] - issued_at(load.cell, load.offset) - 1
             plane = f"an5d_step + {load.offset}"
             return load.wrap([
-                f'asm volatile("cp.async.wait_group {waits};" ::: "memory")',
+                f"__pipeline_wait_prior({waits})",
                 f"{load.reg} = {slot(plane).format(c=column[load.cell])}",
-                copy(load, f"an5d_step + {load.offset + depth}"),
-                'asm volatile("cp.async.commit_group;" ::: "memory")'])
+                copy(load, f"an5d_step + {load.offset + depth}"), "__pipeline_commit()"])
 
         # the queue in a block of its own, so that no two loops' declarations meet
         return ("{\n" + "".join(f"{loop.indent}{line}\n" for line in fill)
                 + f"{loop.indent}{rewritten(text, loop, take)}\n"
-                + f'{loop.indent}asm volatile("cp.async.wait_all;" ::: "memory");\n'
+                + f"{loop.indent}__pipeline_wait_prior(0);\n"
                 + f"{loop.indent}}}")
-    return edit_inner_loops(text, edit_loop)
+    # the pipeline primitives (__pipeline_memcpy_async, __pipeline_commit,
+    # __pipeline_wait_prior): cp.async as CUDA's headers spell it
+    return "#include <cuda_pipeline.h>\n" + edit_inner_loops(text, edit_loop)
 
 
 # --------------------------------------------------------------------------- the edits

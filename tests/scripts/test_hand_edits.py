@@ -118,17 +118,17 @@ def test_the_l2_prefetch_follows_every_inner_loop_load_and_changes_nothing_else(
 #: The shared-memory queue's statements in an edited text, in their order: a wait, a read
 #: of a slot into a level-0 register, a copy of a plane into a slot, a commit.
 ASYNC_EVENT = re.compile(
-    r'cp\.async\.wait_group (?P<wait>\d+);'
-    r'|(?P<reg>an5d_reg_0_\w+) = an5d_aq\[\(unsigned\)\(an5d_step \+ (?P<read>\d+)\) '
-    r'% (?P<rslots>\d+)u\]\[(?P<rcell>\d+)\]\[an5d_tid\];'
-    r'|&an5d_aq\[\(unsigned\)\(an5d_step \+ (?P<copy>\d+)\) % (?P<cslots>\d+)u\]'
-    r'\[(?P<ccell>\d+)\]\[an5d_tid\]\)\), "l"\(an5d_p_ld \+ AN5D_PLANE\('
-    r'min\(an5d_step \+ (?P<source>\d+), an5d_last_load\)\)\)'
-    r'|(?P<commit>cp\.async\.commit_group);')
+    r"__pipeline_wait_prior\((?P<wait>\d+)\);"
+    r"|(?P<reg>an5d_reg_0_\w+) = an5d_aq\[\(unsigned\)\(an5d_step \+ (?P<read>\d+)\) "
+    r"% (?P<rslots>\d+)u\]\[(?P<rcell>\d+)\]\[an5d_tid\];"
+    r"|__pipeline_memcpy_async\(&an5d_aq\[\(unsigned\)\(an5d_step \+ (?P<copy>\d+)\) "
+    r"% (?P<cslots>\d+)u\]\[(?P<ccell>\d+)\]\[an5d_tid\], an5d_p_ld \+ AN5D_PLANE\("
+    r"min\(an5d_step \+ (?P<source>\d+), an5d_last_load\)\)"
+    r"|(?P<commit>__pipeline_commit\(\))")
 ASYNC_BLOCK = re.compile(
     r"\{\n([ \t]*)/\* hand edit prefetch-async:(\d+): [^\n]*\*/\n((?:\1[^\n]*\n)*?)"
     r"\1(for \(; an5d_step \+ (\d+) .*?\n\1\})\n"
-    r'\1asm volatile\("cp\.async\.wait_all;" ::: "memory"\);\n\1\}', re.S)
+    r"\1__pipeline_wait_prior\(0\);\n\1\}", re.S)
 
 
 def simulate_async_queue(fill: str, loop: str, stride: int, iterations: int) -> int:
@@ -191,11 +191,13 @@ def test_the_shared_memory_queue_serves_every_inner_loop_load_in_time_and_change
     assert served == loads
     # each served load back to the LOAD it was, each block back to its loop: the base
     take = re.compile(
-        r'asm volatile\("cp\.async\.wait_group \d+;" ::: "memory"\); '
+        r"__pipeline_wait_prior\(\d+\); "
         r"(an5d_reg_0_\w+) = an5d_aq\[\(unsigned\)\(an5d_step \+ (\d+)\) % \d+u\]"
-        r'\[\d+\]\[an5d_tid\]; asm volatile\("cp\.async\.ca\.shared\.global [^\n]*?'
-        r'"memory"\); asm volatile\("cp\.async\.commit_group;" ::: "memory"\)')
-    undone = take.sub(r"LOAD(\1, an5d_step + \2)", ASYNC_BLOCK.sub(r"\4", edited))
+        r"\[\d+\]\[an5d_tid\]; __pipeline_memcpy_async\([^\n]*?\); __pipeline_commit\(\)")
+    include = "#include <cuda_pipeline.h>\n"
+    assert edited.startswith(include)
+    undone = take.sub(r"LOAD(\1, an5d_step + \2)",
+                      ASYNC_BLOCK.sub(r"\4", edited[len(include):]))
     assert undone == base
 
 
