@@ -16,6 +16,9 @@ as the benchmarks are) and timed with the same harness (scripts/artifact.py's: t
 paper's problem size, a step count that makes a run last about 0.2 s, the median of
 two runs), old and new in turn ``--repeats`` times; the table gives each one's best
 and the ratio new / old. The launch signature must be the same in both generations.
+Before the timing, both run 9 steps from the same seeded grid and their results are
+compared: ``same`` (bit for bit), ``close`` (within rounding: the generations may order a
+sum differently) or ``WRONG``, where the ratio measures nothing and the exit status is 1.
 """
 
 from __future__ import annotations
@@ -97,10 +100,60 @@ def submit(bench, text: str, old_dir: str) -> dict:
                        for name, path in sources.items()}}
 
 
+#: Steps of the results' check before the timing: odd, so that the launches of remainder
+#: degrees run too.
+CHECK_STEPS = 9
+#: How far apart two generations' results may be and still agree, relative to the largest
+#: magnitude of the results: the generations may order a sum differently (the benchmarks'
+#: builds use fast math), which moves a result by rounding, never by more.
+AGREEMENT = {"float": 1e-4, "double": 1e-10}
+
+
+def same_bits(a, b) -> bool:
+    """Whether two arrays (cupy or numpy) hold the same bits: compared as unsigned integers,
+    so that NaNs of the same payload are equal and a different payload, or -0.0 against
+    0.0, is not."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    bits = f"u{a.dtype.itemsize}"
+    return bool((a.view(bits) == b.view(bits)).all())
+
+
+def agreement(a, b, dtype: str) -> str:
+    """``"same"`` (bit for bit), ``"close"`` (NaN at the same cells, every other value within
+    ``AGREEMENT[dtype]`` of the largest magnitude) or ``"WRONG"``."""
+    if same_bits(a, b):
+        return "same"
+    import numpy as np
+    a, b = (x.get() if hasattr(x, "get") else np.asarray(x) for x in (a, b))
+    if a.shape != b.shape or not np.array_equal(np.isnan(a), np.isnan(b)):
+        return "WRONG"
+    finite = ~np.isnan(a)
+    a, b = a[finite].astype(np.float64), b[finite].astype(np.float64)
+    scale = max(float(np.abs(b).max(initial=0.0)), 1.0)
+    return "close" if bool(np.all(np.abs(a - b) <= AGREEMENT[dtype] * scale)) else "WRONG"
+
+
+def checked_result(bench, info, plan, built, env):
+    """A built kernel's result after :data:`CHECK_STEPS` steps from a copy of the bench's
+    seeded grid (take it before a timing run of the case changes the grid)."""
+    from an5dpy.cuda.runtime import CupyRunner
+    from an5dpy.perf.tune import with_steps
+    model, cubin = built
+    grid, read_only = bench.grid(info, env, plan.dtype)
+    out = grid.copy()
+    CupyRunner(info, plan, cubin, model.prefix, model.signature).run(
+        out, with_steps(info, env, CHECK_STEPS), read_only)
+    return out
+
+
 def compare(bench, job: dict, repeats: int) -> dict:
-    """Old and new kernels of one case, timed in turn; each one's runs in GFLOP/s."""
+    """Old and new kernels of one case: their results after :data:`CHECK_STEPS` steps
+    compared (:func:`agreement`), then timed in turn; each one's runs in GFLOP/s."""
     info, plan, env, text = job["info"], job["plan"], job["env"], job["text"]
     built = {name: (job["model"], fut.result()) for name, fut in job["builds"].items()}
+    results = agreement(checked_result(bench, info, plan, built["old"], env),
+                        checked_result(bench, info, plan, built["new"], env), plan.dtype)
     runs = {"old": [], "new": []}
     regs_used = {}
     for _ in range(repeats):
@@ -109,17 +162,21 @@ def compare(bench, job: dict, repeats: int) -> dict:
             runs[name].append(gflops)
             regs_used[name] = (registers, spills)
     return {"case": text, "old": runs["old"], "new": runs["new"],
-            "ratio": max(runs["new"]) / max(runs["old"]), "registers": regs_used}
+            "ratio": max(runs["new"]) / max(runs["old"]), "registers": regs_used,
+            "results": results}
 
 
 def render(rows) -> str:
-    lines = ["| case | old GFLOP/s | new GFLOP/s | new / old | registers old, new |",
-             "|---|---|---|---|---|"]
+    """The table: each case's best runs, their ratio, the registers and whether the two
+    generations' results agree (same bits, close, or WRONG: the ratio then measures
+    nothing)."""
+    lines = ["| case | old GFLOP/s | new GFLOP/s | new / old | registers old, new | results |",
+             "|---|---|---|---|---|---|"]
     for r in rows:
         regs = ", ".join(f"{r['registers'][k][0]}{' (spills)' if r['registers'][k][1] else ''}"
                          for k in ("old", "new"))
         lines.append(f"| {r['case']} | {max(r['old']):,.0f} | {max(r['new']):,.0f} | "
-                     f"{r['ratio']:.3f} | {regs} |")
+                     f"{r['ratio']:.3f} | {regs} | {r['results']} |")
     return "\n".join(lines) + "\n"
 
 
@@ -152,7 +209,7 @@ def main(argv=None) -> int:
         print(render([row]).splitlines()[-1], flush=True)
     print(f"\n{device_name()}\n")
     print(render(rows))
-    return 0
+    return 1 if any(row["results"] == "WRONG" for row in rows) else 0
 
 
 if __name__ == "__main__":

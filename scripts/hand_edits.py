@@ -62,8 +62,9 @@ import ab_compare  # noqa: E402 (a script beside this one: after the path above)
 MANIFEST = "hand_edits.json"
 #: The unedited kernels' folder and variant name.
 BASE = "base"
-#: Steps of the bit-for-bit check: odd, so that the launches of remainder degrees run too.
-CHECK_STEPS = 9
+#: Steps of the bit-for-bit check (scripts/ab_compare.py's: odd, so that the launches of
+#: remainder degrees run too).
+CHECK_STEPS = ab_compare.CHECK_STEPS
 
 
 class EditError(ValueError):
@@ -469,22 +470,14 @@ def submit(bench, out: str, case: str, edits: list[Edit]) -> dict:
                        for name, path in sources.items()}}
 
 
-def same_bits(a, b) -> bool:
-    """Whether two arrays (cupy or numpy) hold the same bits: compared as unsigned integers,
-    so that NaNs of the same payload are equal and a different payload, or -0.0 against
-    0.0, is not."""
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    bits = f"u{a.dtype.itemsize}"
-    return bool((a.view(bits) == b.view(bits)).all())
+#: An edit changes no arithmetic, so its result must be the base's bit for bit.
+same_bits = ab_compare.same_bits
 
 
 def measure(bench, job: dict, repeats: int) -> dict:
     """One case: each variant's result after CHECK_STEPS steps against the base's, then the
     variants timed in turn ``repeats`` times (GFLOP/s); a variant that does not build is
     left out, with why, under ``failed``."""
-    from an5dpy.cuda.runtime import CupyRunner
-    from an5dpy.perf.tune import with_steps
     info, plan, env, model = job["info"], job["plan"], job["env"], job["model"]
     built, failed = {}, {}
     for name, future in job["builds"].items():
@@ -496,15 +489,9 @@ def measure(bench, job: dict, repeats: int) -> dict:
     row = {"case": job["case"], "gflops": {}, "same": {}, "registers": {}, "failed": failed}
     if BASE not in built:
         return row
-    # every variant from the same seeded grid (the bench's, before a timing run changes it)
-    check_env = with_steps(info, env, CHECK_STEPS)
-    grid, read_only = bench.grid(info, env, plan.dtype)
-
     def result(name: str):
-        out = grid.copy()
-        CupyRunner(info, plan, built[name][1], model.prefix, model.signature).run(
-            out, check_env, read_only)
-        return out
+        # every variant from the same seeded grid (before a timing run changes it)
+        return ab_compare.checked_result(bench, info, plan, built[name], env)
 
     expected = result(BASE)
     for name in built:

@@ -1,11 +1,14 @@
 """scripts/ab_compare.py without a GPU: a case's spelling, the kernels --write has a
-checkout write (this one here), the plan the timing side rebuilds from the same case, and
-the table; and scripts/variants_compare.py's --extra plans."""
+checkout write (this one here), the plan the timing side rebuilds from the same case, the
+comparison of the two generations' results, the table, and --old's run with a faked GPU;
+and scripts/variants_compare.py's --extra plans."""
 
 from __future__ import annotations
 
+import json
 import os
 
+import numpy as np
 import pytest
 
 from paths import REPO
@@ -40,11 +43,75 @@ def test_write_has_the_checkout_translate_the_case_and_the_plan_is_the_same(tmp_
     assert generate(info, plan, "star2d1r", regs=regs).files()["star2d1r_kernel.cu"] == kernel
 
 
-def test_the_table_gives_each_cases_best_runs_and_their_ratio():
+def test_the_table_gives_each_cases_best_runs_their_ratio_and_whether_the_results_agree():
     row = {"case": CASE, "old": [100.0, 120.0], "new": [150.0, 140.0], "ratio": 150 / 120,
-           "registers": {"old": (128, True), "new": (96, False)}}
+           "registers": {"old": (128, True), "new": (96, False)}, "results": "close"}
     line = ab_compare.render([row]).splitlines()[-1]
-    assert line == f"| {CASE} | 120 | 150 | 1.250 | 128 (spills), 96 |"
+    assert line == f"| {CASE} | 120 | 150 | 1.250 | 128 (spills), 96 | close |"
+
+
+def test_two_generations_results_agree_bit_for_bit_or_within_rounding():
+    rng = np.random.default_rng(7)
+    for dtype, tolerance in (("float", 1e-4), ("double", 1e-10)):
+        a = rng.random((3, 5, 7)).astype(np.float32 if dtype == "float" else np.float64)
+        a[1, 2, 3] = np.nan
+        assert ab_compare.agreement(a, a.copy(), dtype) == "same"
+        rounded = a.copy()
+        rounded[0, 0, 0] += tolerance / 4  # within rounding of the largest value (< 1)
+        assert ab_compare.agreement(a, rounded, dtype) == "close"
+        far = a.copy()
+        far[2, 4, 6] += tolerance * 4
+        assert ab_compare.agreement(a, far, dtype) == "WRONG"
+        moved = a.copy()
+        moved[1, 2, 3], moved[0, 1, 1] = 0.5, np.nan  # a NaN at another cell
+        assert ab_compare.agreement(a, moved, dtype) == "WRONG"
+        assert ab_compare.agreement(a, a[:2], dtype) == "WRONG"
+    # the tolerance is relative to the largest magnitude
+    big = np.full(4, 1e6, np.float32)
+    assert ab_compare.agreement(big, big + np.float32(64), "float") == "close"
+
+
+def test_the_comparison_runs_checks_and_times_both_generations_with_a_fake_gpu(
+        tmp_path, monkeypatch, capsys):
+    """--old's own work without a GPU: both generations built by nvcc for real, the runner
+    and the timing faked; an old generation whose result differs is WRONG, exit status 1."""
+    import an5dpy.cuda.runtime as runtime
+    if runtime.nvcc_path() is None:
+        pytest.skip("nvcc is not installed")
+    artifact = load_script("artifact")  # the module --old imports
+    case = "star2d1r float bt=2 bs=256 sl=64"
+    old = str(tmp_path / "old")
+    assert ab_compare.main(["--write", old, case]) == 0
+
+    def fake_runner(perturb):
+        class FakeRunner:
+            def __init__(self, info, plan, cubin, prefix, signature):
+                self.old = cubin.path.startswith(old)
+
+            def run(self, grid, env, read_only):
+                grid += 1
+                if self.old and perturb:
+                    grid[0, 0] += 1
+        return FakeRunner
+
+    def fake_time(bench, info, plan, built, env):
+        return (90.0 if built[1].path.startswith(old) else 100.0), 0.1, 20, 32, False
+
+    monkeypatch.setattr(runtime, "device_arch", lambda: "sm_90")
+    monkeypatch.setattr(runtime, "device_name", lambda: "NVIDIA H200")
+    monkeypatch.setattr(artifact.Bench, "grid",
+                        lambda bench, info, env, dtype: (np.ones((4, 4), np.float32), ()))
+    monkeypatch.setattr(artifact.Bench, "time", fake_time)
+    for perturb, results, status in ((False, "same", 0), (True, "WRONG", 1)):
+        monkeypatch.setattr(runtime, "CupyRunner", fake_runner(perturb))
+        jsonl = str(tmp_path / f"rows-{perturb}.jsonl")
+        capsys.readouterr()
+        assert ab_compare.main(["--old", old, case, "--repeats", "2", "--out", jsonl]) == status
+        with open(jsonl) as f:
+            (row,) = [json.loads(line) for line in f]
+        assert (row["old"], row["new"], row["results"]) == ([90.0] * 2, [100.0] * 2, results)
+        assert capsys.readouterr().out.rstrip().splitlines()[-1] == (
+            f"| {case} | 90 | 100 | 1.111 | 32, 32 | {results} |")
 
 
 def test_variants_compare_extra_plans_take_the_tuned_plans_other_options():
