@@ -37,7 +37,7 @@ coarsened plan), and nothing else:
   static arrays: a larger one does not build) that ``cp.async`` fills: a load waits for its
   plane's copy, reads it and copies plane k + D into the queue, no register held for it.
 
-Both clamp the plane ahead with ``min(.., an5d_last_load)``: no load or prefetch goes past
+Each clamps the plane ahead with ``min(.., an5d_last_load)``: no load or prefetch goes past
 the planes the block may read (what is loaded past the loop's end is never used).
 """
 
@@ -62,9 +62,6 @@ import ab_compare  # noqa: E402 (a script beside this one: after the path above)
 MANIFEST = "hand_edits.json"
 #: The unedited kernels' folder and variant name.
 BASE = "base"
-#: Steps of the bit-for-bit check (scripts/ab_compare.py's: odd, so that the launches of
-#: remainder degrees run too).
-CHECK_STEPS = ab_compare.CHECK_STEPS
 
 
 class EditError(ValueError):
@@ -475,9 +472,9 @@ same_bits = ab_compare.same_bits
 
 
 def measure(bench, job: dict, repeats: int) -> dict:
-    """One case: each variant's result after CHECK_STEPS steps against the base's, then the
-    variants timed in turn ``repeats`` times (GFLOP/s); a variant that does not build is
-    left out, with why, under ``failed``."""
+    """One case: each variant's result after ab_compare.CHECK_STEPS steps against the base's,
+    then the variants timed in turn ``repeats`` times (GFLOP/s); a variant that does not
+    build is left out, with why, under ``failed``."""
     info, plan, env, model = job["info"], job["plan"], job["env"], job["model"]
     built, failed = {}, {}
     for name, future in job["builds"].items():
