@@ -14,7 +14,11 @@ cells per thread, a barrier per level), ``barriers`` (one barrier per step), ``s
 (2D nondiag: blocks of one warp exchanging row neighbours by warp shuffles,
 :func:`an5dpy.perf.tune.shuffle_plans`, which the tuner does not measure). ``--extra``
 adds plans of the user's (``"bt=8 bs=1024 coarsen=4 barriers=step"``, the options not
-given the tuned plan's) to every row where they are legal, as the kind ``extra``. Each variant
+given the tuned plan's) to every row where they are legal, as the kind ``extra``.
+``balanced`` (not among the default kinds) adds the tuned plan at the two stream lengths
+that the model predicts fastest within a factor 2 of its own
+(:func:`an5dpy.perf.tune.balanced_stream_plans`: lengths between the search space's
+powers of two, whose blocks fill the launch's last wave). Each variant
 is built with each of the tuner's register budgets that binds, screened with short runs,
 and the fastest three (the tuned plan among them, always) are timed as reported runs, in
 one process, one after the other. Rows go to ``<out>/variants.jsonl`` as they finish; the
@@ -42,6 +46,9 @@ KINDS = {
 }
 #: The kind of the plans of ``--extra`` (:func:`extra_plans`).
 EXTRA = "extra"
+#: The kind of the tuned plan at the stream lengths that fill its last wave of blocks
+#: (:func:`an5dpy.perf.tune.balanced_stream_plans`), which the tuner does not search yet.
+BALANCED = "balanced"
 
 
 def settings_plan(info, given, base=None):
@@ -83,12 +90,14 @@ def variants(info, tuned, kinds):
     shuffle_plans` says why)."""
     from an5dpy.perf.tune import shuffle_plans, variant_plans
     plans = variant_plans(info, tuned) + shuffle_plans(info, tuned)
-    return [p for p in plans if any(KINDS[k](p) for k in kinds)]
+    return [p for p in plans if any(KINDS[k](p) for k in kinds if k in KINDS)]
 
 
-def kind_of(plan, extra=()) -> str:
+def kind_of(plan, extra=(), balanced=()) -> str:
     if plan in extra:
         return EXTRA
+    if plan in balanced:  # the tuned plan but its stream length, whatever its kind
+        return BALANCED
     return next((k for k, test in KINDS.items() if test(plan)), "tuned")
 
 
@@ -97,12 +106,14 @@ def compare_row(bench, row, gpu, kinds, specs=()):
     plan's own reported run, and the best variant of each kind (None where the tuned
     plan has no variant of these kinds)."""
     import artifact
-    from an5dpy.perf.tune import plan_from_json
-    info, env, _model, _space, _ranked = artifact.row_context(row, gpu)
+    from an5dpy.perf.tune import balanced_stream_plans, plan_from_json
+    info, env, model, _space, _ranked = artifact.row_context(row, gpu)
     tuned = plan_from_json(info, row["best"]["plan"])
     extra = [p for p in extra_plans(info, tuned, specs) if p != tuned]
+    balanced = (balanced_stream_plans(info, model, tuned, row["best"]["cap"])
+                if BALANCED in kinds else [])
     plans = [tuned, *variants(info, tuned, kinds)]
-    plans += [p for p in extra if p not in plans]
+    plans += [p for p in extra + balanced if p not in plans]
     if len(plans) == 1:  # none of these kinds applies (another mode)
         return None
     jobs = artifact.submit_jobs(bench, info, plans, row["stencil"].replace("-", "_"))
@@ -114,7 +125,7 @@ def compare_row(bench, row, gpu, kinds, specs=()):
     base = bench.time(info, tuned, built, env)[0]
     best = {}
     for m in measured:
-        k = kind_of(m["plan"], extra)
+        k = kind_of(m["plan"], extra, balanced)
         if m["final"] and (k not in best or m["gflops"] > best[k]["gflops"]):
             best[k] = {"describe": m["plan"].describe(), "cap": m["cap"],
                        "gflops": m["gflops"], "registers": m["registers"],
@@ -155,7 +166,8 @@ def main(argv=None) -> int:
     ap.add_argument("--dtypes", default="float,double")
     ap.add_argument("--minutes", type=float, default=30.0, help="stop starting rows after this")
     ap.add_argument("--kinds", default=",".join(KINDS),
-                    help=f"comma-separated, of {', '.join(KINDS)} (default: all)")
+                    help=f"comma-separated, of {', '.join(KINDS)}, {BALANCED} (default: "
+                    f"{', '.join(KINDS)})")
     ap.add_argument("--extra", action="append", default=[],
                     help="a plan to measure beside the variants, as options over the tuned "
                     "plan's: 'bt=8 bs=1024 coarsen=4 barriers=step' (repeatable)")
@@ -166,7 +178,7 @@ def main(argv=None) -> int:
     from an5dpy.cuda.runtime import device_name
 
     kinds = [k for k in args.kinds.split(",") if k]
-    unknown = set(kinds) - set(KINDS)
+    unknown = set(kinds) - set(KINDS) - {BALANCED}
     if unknown:
         ap.error(f"--kinds: unknown {', '.join(sorted(unknown))}")
     shown = kinds + ([EXTRA] if args.extra else [])

@@ -362,6 +362,45 @@ def variant_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
     return out
 
 
+#: The stream lengths of :func:`balanced_stream_plans`: within this factor of the plan's
+#: own, either way.
+BALANCE_FACTOR = 2
+
+
+def balanced_stream_plans(info: StencilInfo, model, plan: BlockingPlan, cap: int | None,
+                          count: int = 2) -> list[BlockingPlan]:
+    """``plan`` at the ``count`` stream lengths within :data:`BALANCE_FACTOR` of its own that
+    the model (with register budget ``cap``) predicts fastest, those it predicts faster than
+    ``plan``, fastest first; none for a plan without stream division.
+
+    The search space's stream lengths are powers of two, and a launch's blocks (in-plane
+    blocks times stream blocks) fill its last wave as they fall: star2d1r float's tuned
+    plan on the H200 (bt=15 bs=512 sl=256) launches 2,176 blocks, 8.24 waves of the 264
+    that fit at once, its last wave a quarter full. A length in between can fill it (sl
+    309: 6.95 waves), at the cost of the halo planes that each stream block's first steps
+    compute again; the model weighs both (eff_SM, the streaming counts), and predicts
+    2-16% for the tuned plans of artifact/H200. Not measured yet, so the tuner does not
+    search them: ``scripts/variants_compare.py --kinds balanced`` measures them beside the
+    tuned plans."""
+    if plan.sl is None:
+        return []
+    own = predicted_gflops(model, plan, cap)
+    # one length per count of stream blocks: the shortest, whose blocks are the most even
+    by_blocks: dict[int, tuple[float, BlockingPlan]] = {}
+    for sl in range(max(1, plan.sl // BALANCE_FACTOR), plan.sl * BALANCE_FACTOR + 1):
+        try:
+            other = blocking_plan(info, plan.bt, bs=plan.bs, sl=sl, opt=plan.mode.value,
+                                  coarsen=plan.coarsen, barriers=plan.barriers)
+            blocks = model.launch_cost(other, other.bt, cap).stream_blocks
+        except UsageError:  # too short for the plan's head and tail, or does not fit
+            continue
+        if blocks not in by_blocks:
+            by_blocks[blocks] = (predicted_gflops(model, other, cap), other)
+    own_blocks = model.launch_cost(plan, plan.bt, cap).stream_blocks
+    faster = [(g, p) for blocks, (g, p) in by_blocks.items() if blocks != own_blocks and g > own]
+    return [p for _, p in sorted(faster, key=lambda x: (-x[0], x[1].sl))[:count]]
+
+
 #: After every candidate was timed once, the search also measures the neighbours
 #: (:func:`neighbour_plans`) of this many of the fastest plans (:class:`Neighbourhood`).
 #: On the 18 rows of artifact/H200 measured with it, the neighbours of the fastest plan

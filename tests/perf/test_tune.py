@@ -693,3 +693,48 @@ def test_the_tuner_times_timing_builds_in_runs_of_full_launches(monkeypatch):
     for m in measured:
         assert m.seconds == pytest.approx(37e-4)
         assert m.gflops == pytest.approx(gflops(info, env, 37e-4))
+
+
+@pytest.mark.parametrize("name, dtype, bt, bs, sl, kw, cap", [
+    ("star2d1r", "float", 15, (512,), 256, {"coarsen": 2, "barriers": "step"}, 96),
+    ("star3d1r", "float", 4, (32, 32), 128, {}, None),
+    ("box3d3r", "double", 1, (64, 16), 128, {"opt": "assoc"}, 32),
+    ("j2d5pt", "double", 4, (256,), 128, {}, 64),
+])
+def test_balanced_stream_plans_fill_the_last_wave_at_lengths_the_model_predicts_faster(
+        name, dtype, bt, bs, sl, kw, cap):
+    import math
+    from an5dpy.driver import blocking_plan
+    from an5dpy.perf.model import Model
+    from an5dpy.perf.tune import BALANCE_FACTOR, balanced_stream_plans, predicted_gflops
+    _, info, env = bench(name, dtype)
+    model = Model(info, H200, env)
+    plan = blocking_plan(info, bt, bs=bs, sl=sl, **kw)
+    out = balanced_stream_plans(info, model, plan, cap)
+    assert 1 <= len(out) <= 2  # each of these plans' last wave is part empty
+    own = predicted_gflops(model, plan, cap)
+    predicted = [predicted_gflops(model, p, cap) for p in out]
+    assert predicted == sorted(predicted, reverse=True) and min(predicted) > own
+    blocks = {model.launch_cost(p, bt, cap).stream_blocks for p in (plan, *out)}
+    assert len(blocks) == len(out) + 1  # each a count of stream blocks of its own
+    for p in out:
+        assert p == replace(plan, sl=p.sl)  # the plan but its stream length
+        assert sl // BALANCE_FACTOR <= p.sl <= sl * BALANCE_FACTOR
+        # the shortest length of its count of stream blocks: one plane less adds a block
+        shorter = replace(plan, sl=p.sl - 1)
+        assert (model.launch_cost(shorter, bt, cap).stream_blocks
+                > model.launch_cost(p, bt, cap).stream_blocks)
+    # the fastest fills its last wave better than the plan does
+    def fill(p):
+        waves = model.launch_cost(p, bt, cap).waves
+        return waves / math.ceil(waves)
+    assert fill(out[0]) > fill(plan)
+
+
+def test_a_plan_without_stream_division_has_no_balanced_lengths():
+    from an5dpy.driver import blocking_plan
+    from an5dpy.perf.model import Model
+    from an5dpy.perf.tune import balanced_stream_plans
+    _, info, env = bench("star3d3r")
+    plan = blocking_plan(info, 1, bs=(32, 16), sl=None, coarsen=2)
+    assert balanced_stream_plans(info, Model(info, H200, env), plan, 32) == []

@@ -114,7 +114,7 @@ def test_the_comparison_runs_checks_and_times_both_generations_with_a_fake_gpu(
             f"| {case} | 90 | 100 | 1.111 | 32, 32 | {results} |")
 
 
-def test_variants_compare_extra_plans_take_the_tuned_plans_other_options():
+def test_variants_compare_extra_and_balanced_plans_take_the_tuned_plans_other_options():
     from an5dpy.driver import blocking_plan, load
     _, info = load(os.path.join(REPO, "c_inputs", "star2d1r.c"), (("SB_TYPE", "float"),))
     tuned = blocking_plan(info, 14, bs=(256,), sl=256, barriers="step")
@@ -123,6 +123,12 @@ def test_variants_compare_extra_plans_take_the_tuned_plans_other_options():
     assert [p.describe() for p in extra] == [
         "bt=8 bs=1024 sl=256 coarsen=4 barriers=step opt=nondiag dtype=float"]
     assert variants_compare.kind_of(extra[0], extra) == variants_compare.EXTRA
+    # the tuned plan at another stream length is balanced, whatever the plan's own kind
+    # (this one has one barrier per step)
+    balanced = blocking_plan(info, 14, bs=(256,), sl=309, barriers="step")
+    assert variants_compare.kind_of(tuned) == "barriers"
+    assert variants_compare.kind_of(balanced, extra, [balanced]) == variants_compare.BALANCED
+    assert variants_compare.variants(info, tuned, ["balanced"]) == []  # not a tuner variant
     # without a base plan (an ab_compare case): no stream division unless given, one cell
     # per thread and a barrier per level
     alone = variants_compare.settings_plan(info, {"bt": "2", "bs": "256", "sl": "off"})
