@@ -23,7 +23,7 @@ runs of about 0.2 s); the launches of every variant are the base's, from this ch
 render model. The table gives the base's best GFLOP/s and each edit's best over it, with
 the registers ptxas gave each (``s``: it spills).
 
-The edits (D: how many streaming steps ahead, an integer of at least 1) change every
+The loads' edits (D: how many streaming steps ahead, an integer of at least 1) change every
 inner-phase loop (``for (; an5d_step + N <= an5d_plain_end; an5d_step += N) {``), the
 level-0 loads in it (``LOAD(an5d_reg_0_.., an5d_step + k)``, in ``AN5D_CELLm(...)`` for a
 coarsened plan), and nothing else:
@@ -39,6 +39,11 @@ coarsened plan), and nothing else:
 
 Each clamps the plane ahead with ``min(.., an5d_last_load)``: no load or prefetch goes past
 the planes the block may read (what is loaded past the loop's end is never used).
+
+One edit changes the blocks instead, each blocked kernel's whole body:
+
+* ``persistent:D``: D blocks per SM stay resident and take the launch's block indices in
+  turn; the others leave at once (:func:`persistent`).
 """
 
 from __future__ import annotations
@@ -355,16 +360,73 @@ def prefetch_async(text: str, depth: int) -> str:
     return "#include <cuda_pipeline.h>\n" + edit_inner_loops(text, edit_loop)
 
 
+#: The line of a blocked kernel that reads its block's index (templates/kernel.cu.j2).
+BLOCK_INDEX = "int an5d_bid = blockIdx.x;"
+
+
+def kernel_bodies(text: str) -> list[tuple[str, int, int]]:
+    """Each blocked kernel's name and its body's span: ``text[start:end]`` lies between the
+    body's braces (no brace of a kernel is in a string)."""
+    bodies = []
+    for m in BLOCKED_KERNEL.finditer(text):
+        start = text.index("\n{\n", m.end()) + 3
+        depth, i = 1, start
+        while depth:
+            if i == len(text):
+                raise EditError(f"kernel {m.group(1)} is not closed")
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        bodies.append((m.group(1), start, i - 1))
+    return bodies
+
+
+def persistent(text: str, depth: int) -> str:
+    """Every blocked kernel made persistent: the launch's first ``depth`` blocks per SM (the
+    SMs as ``%nsmid`` counts them) stay resident and take the launch's block indices in
+    turn (their own, then that many further on, ...), and every other block leaves at once;
+    the launches are unchanged. Blocks of a launch are independent, so each index is
+    computed as it was; a barrier ends each one, so that the next index's first writes to
+    shared memory wait for this one's last reads. ``depth`` should be the blocks per SM
+    that the kernel's registers and shared memory allow (a larger one leaves some of the
+    staying blocks waiting for an SM). What it can save is each block's start; the last
+    wave's idle SMs stay, as every block index is as long as before."""
+    bodies = kernel_bodies(text)
+    if not bodies:
+        raise EditError("no blocked kernel")
+    out, pos = [], 0
+    for name, start, end in bodies:
+        body = text[start:end]
+        if body.count(BLOCK_INDEX) != 1:
+            raise EditError(f"kernel {name}: not one {BLOCK_INDEX!r} in its body")
+        if re.search(r"\breturn\b", body):
+            raise EditError(f"kernel {name}: a return in its body would leave the block's "
+                            "loop")
+        head = (f"  /* hand edit persistent:{depth}: {depth} blocks per SM stay and take the "
+                "launch's blocks in turn */\n"
+                "  unsigned an5d_sms;\n"
+                '  asm("mov.u32 %0, %%nsmid;" : "=r"(an5d_sms));\n'
+                f"  const unsigned an5d_resident = {depth}u * an5d_sms;\n"
+                "  if (blockIdx.x >= an5d_resident) return;\n"
+                "  for (unsigned an5d_pb = blockIdx.x; an5d_pb < gridDim.x; "
+                "an5d_pb += an5d_resident) {\n")
+        tail = "  __syncthreads();\n  }\n"
+        out += [text[pos:start], head,
+                body.replace(BLOCK_INDEX, "int an5d_bid = (int)an5d_pb;"), tail]
+        pos = end
+    return "".join(out + [text[pos:]])
+
+
 # --------------------------------------------------------------------------- the edits
 
 #: The edits by kind: each makes an edited kernel file of a kernel file's text and D.
 EDITS = {"prefetch-registers": prefetch_registers, "prefetch-l2": prefetch_l2,
-         "prefetch-async": prefetch_async}
+         "prefetch-async": prefetch_async, "persistent": persistent}
 
 
 @dataclass(frozen=True)
 class Edit:
-    """An edit of EDITS and its D, how many streaming steps ahead it loads."""
+    """An edit of EDITS and its D: how many streaming steps ahead it loads (the loads'
+    edits) or how many blocks per SM stay (``persistent``)."""
 
     kind: str
     depth: int
@@ -377,7 +439,7 @@ class Edit:
             raise ValueError(f"unknown edit {text!r} (the edits: "
                              f"{', '.join(f'{k}:D' for k in EDITS)})")
         if not depth.isdigit() or int(depth) < 1:
-            raise ValueError(f"edit {text!r}: D, how many steps ahead it loads, must be an "
+            raise ValueError(f"edit {text!r}: D (steps ahead, or blocks per SM) must be an "
                              f"integer of at least 1 ({kind}:D)")
         return cls(kind, int(depth))
 

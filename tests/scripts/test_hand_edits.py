@@ -1,10 +1,10 @@
 """scripts/hand_edits.py without a GPU: its edits of real generated kernels (written through
 its --write, of a 3D case, a coarsened 2D one and a coarsened double one): every inner
 loop's level-0 loads and nothing else changed, the queues of the kernel's element type, the
-shared-memory queue's copies, waits and reads run as cp.async may run them, the edited files
-built by nvcc; the refusal of texts the edits do not fit, the folders and
-manifest --write leaves, the bit-for-bit comparison, the table and the command line; on a
-GPU (marker gpu), a tiny --run."""
+shared-memory queue's copies, waits and reads run as cp.async may run them, the persistent
+blocks' loop around each kernel's body, the edited files built by nvcc; the refusal of
+texts the edits do not fit, the folders and manifest --write leaves, the bit-for-bit
+comparison, the table and the command line; on a GPU (marker gpu), a tiny --run."""
 
 from __future__ import annotations
 
@@ -26,8 +26,11 @@ CASE_2D = "star2d1r float bt=4 bs=256 sl=64 coarsen=2"
 CASE_DOUBLE = "star3d1r double bt=2 bs=32x32 sl=64 coarsen=2 regs=64"
 CASES = (CASE_3D, CASE_2D, CASE_DOUBLE)
 EDITS = ("prefetch-registers:1", "prefetch-registers:3", "prefetch-l2:2")
-#: The shared-memory queue's edits (of every case too; the table's test keeps to EDITS).
+#: The shared-memory queue's edits and the persistent blocks' (of every case too; the
+#: table's test keeps to EDITS).
 ASYNC_EDITS = ("prefetch-async:1", "prefetch-async:2")
+PERSISTENT_EDITS = ("persistent:2",)
+MORE_EDITS = ASYNC_EDITS + PERSISTENT_EDITS
 
 #: A level-0 load of the inner phase (the prologue's take constant planes, the head's and
 #: tail's are G_LOADs).
@@ -39,7 +42,7 @@ def written(tmp_path_factory):
     """The cases' kernels and each edit's copy, as --write leaves them."""
     out = str(tmp_path_factory.mktemp("hand_edits"))
     assert hand_edits.main(["--write", out,
-                            *(a for e in EDITS + ASYNC_EDITS for a in ("--edit", e)),
+                            *(a for e in EDITS + MORE_EDITS for a in ("--edit", e)),
                             *CASES]) == 0
     return out
 
@@ -208,12 +211,53 @@ def test_the_shared_memory_queue_is_refused_where_the_block_size_is_unknown(writ
         hand_edits.Edit.parse("prefetch-async:1").apply(unbounded)
 
 
+#: What the persistent edit wraps each blocked kernel's body in (its head and its tail).
+PERSISTENT_HEAD = re.compile(
+    r"  /\* hand edit persistent:(\d+): [^\n]*\*/\n  unsigned an5d_sms;\n"
+    r'  asm\("mov\.u32 %0, %%nsmid;" : "=r"\(an5d_sms\)\);\n'
+    r"  const unsigned an5d_resident = (\d+)u \* an5d_sms;\n"
+    r"  if \(blockIdx\.x >= an5d_resident\) return;\n"
+    r"  for \(unsigned an5d_pb = blockIdx\.x; an5d_pb < gridDim\.x; "
+    r"an5d_pb \+= an5d_resident\) \{\n")
+PERSISTENT_TAIL = "  __syncthreads();\n  }\n}"
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_persistent_blocks_take_the_launch_blocks_in_turn_and_change_nothing_else(written, case):
+    base = kernel_text(written, "base", case)
+    edited = kernel_text(written, "persistent-2", case)
+    kernels = len(hand_edits.BLOCKED_KERNEL.findall(base))
+    heads = PERSISTENT_HEAD.findall(edited)
+    assert kernels > 1 and heads == [("2", "2")] * kernels
+    # every block index read from the loop's, each kernel's body closed by a barrier
+    assert edited.count("int an5d_bid = (int)an5d_pb;") == kernels
+    assert hand_edits.BLOCK_INDEX not in edited
+    assert edited.count(PERSISTENT_TAIL) == kernels
+    undone = PERSISTENT_HEAD.sub("", edited).replace(PERSISTENT_TAIL, "}").replace(
+        "int an5d_bid = (int)an5d_pb;", hand_edits.BLOCK_INDEX)
+    assert undone == base
+
+
+def test_persistent_blocks_are_refused_where_the_body_leaves_early_or_reads_no_block(written):
+    base = kernel_text(written, "base", CASE_3D)
+    edit = hand_edits.Edit.parse("persistent:1")
+    early = base.replace(hand_edits.BLOCK_INDEX,
+                         hand_edits.BLOCK_INDEX + " if (an5d_bid < 0) return;", 1)
+    with pytest.raises(hand_edits.EditError, match="a return in its body"):
+        edit.apply(early)
+    without = base.replace(hand_edits.BLOCK_INDEX, "int an5d_bid = 0;", 1)
+    with pytest.raises(hand_edits.EditError, match="an5d_star3d1r_kernel_d1: not one"):
+        edit.apply(without)
+    with pytest.raises(hand_edits.EditError, match="no blocked kernel"):
+        edit.apply('extern "C" __global__ void f(float *a) { a[0] = 1; }\n')
+
+
 def test_the_edited_kernels_build(written, tmp_path):
     from an5dpy.cuda.runtime import BuildOptions, compile_cubin, nvcc_path
     if nvcc_path() is None:
         pytest.skip("nvcc is not installed")
     paths = [hand_edits.kernel_file(os.path.join(written, hand_edits.Edit.parse(e).folder), c)
-             for e in EDITS + ASYNC_EDITS for c in CASES]
+             for e in EDITS + MORE_EDITS for c in CASES]
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 4) as pool:
         cubins = list(pool.map(lambda p: compile_cubin(p, BuildOptions(arch="sm_90"), tmp_path),
                                paths))
@@ -226,13 +270,13 @@ def test_write_leaves_base_and_each_edit_in_folders_of_their_own_and_the_manifes
     slug = ab_compare.slug(CASE_DOUBLE)
     assert slug == "star3d1r_double_bt_2_bs_32x32_sl_64_coarsen_2_regs_64"
     for folder in ("base", "prefetch-registers-1", "prefetch-registers-3", "prefetch-l2-2",
-                   "prefetch-async-1", "prefetch-async-2"):
+                   "prefetch-async-1", "prefetch-async-2", "persistent-2"):
         assert sorted(os.listdir(os.path.join(written, folder, slug))) == [
             "star3d1r_host.cu", "star3d1r_kernel.cu", "star3d1r_kernel.hu"]
     with open(os.path.join(written, hand_edits.MANIFEST)) as f:
-        assert json.load(f) == {"cases": list(CASES), "edits": list(EDITS + ASYNC_EDITS)}
+        assert json.load(f) == {"cases": list(CASES), "edits": list(EDITS + MORE_EDITS)}
     assert hand_edits.read_manifest(written) == (
-        list(CASES), [hand_edits.Edit.parse(e) for e in EDITS + ASYNC_EDITS])
+        list(CASES), [hand_edits.Edit.parse(e) for e in EDITS + MORE_EDITS])
     # the base is what this checkout's driver generates for the case (the launches --run
     # makes are of its render model)
     from an5dpy.driver import generate
@@ -391,16 +435,15 @@ def test_run_builds_checks_and_times_every_variant_of_a_case_with_a_fake_gpu(
 def test_run_checks_and_times_a_case_and_its_edit_on_the_gpu(tmp_path, capsys):
     out, jsonl = str(tmp_path / "kernels"), str(tmp_path / "rows.jsonl")
     case = "star2d1r float bt=2 bs=256 sl=64"
-    assert hand_edits.main(["--write", out, "--edit", "prefetch-registers:1",
-                            "--edit", "prefetch-async:2", case]) == 0
+    edits = ("prefetch-registers:1", "prefetch-async:2", "persistent:1")
+    assert hand_edits.main(["--write", out, *(a for e in edits for a in ("--edit", e)),
+                            case]) == 0
     assert hand_edits.main(["--run", out, "--repeats", "1", "--out", jsonl]) == 0
     text = capsys.readouterr().out
-    assert ("| case | base GFLOP/s (registers) | prefetch-registers:1 / base (registers) "
-            "| prefetch-async:2 / base (registers) |") in text
+    assert ("| case | base GFLOP/s (registers) | "
+            + " | ".join(f"{e} / base (registers)" for e in edits) + " |") in text
     assert f"| {case} | " in text and "WRONG" not in text
     with open(jsonl) as f:
         (row,) = [json.loads(line) for line in f]
-    assert row["same"] == {"prefetch-registers:1": True, "prefetch-async:2": True}
-    assert row["failed"] == {}
-    assert [len(row["gflops"][name]) for name in ("base", "prefetch-registers:1",
-                                                   "prefetch-async:2")] == [1, 1, 1]
+    assert row["same"] == {e: True for e in edits} and row["failed"] == {}
+    assert [len(row["gflops"][name]) for name in ("base", *edits)] == [1, 1, 1, 1]
