@@ -103,35 +103,23 @@ def submit(bench, text: str, old_dir: str) -> dict:
 #: Steps of the results' check before the timing: odd, so that the launches of remainder
 #: degrees run too.
 CHECK_STEPS = 9
-#: How far apart two generations' results may be and still agree, relative to the largest
-#: magnitude of the results: the generations may order a sum differently (the benchmarks'
-#: builds use fast math), which moves a result by rounding, never by more.
+#: How far apart two generations' results may be and still agree, in relative error as
+#: ``an5d verify`` measures it: the generations may order a sum differently (the
+#: benchmarks' builds use fast math), which moves a result by rounding, never by more.
 AGREEMENT = {"float": 1e-4, "double": 1e-10}
 
 
-def same_bits(a, b) -> bool:
-    """Whether two arrays (cupy or numpy) hold the same bits: compared as unsigned integers,
-    so that NaNs of the same payload are equal and a different payload, or -0.0 against
-    0.0, is not."""
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    bits = f"u{a.dtype.itemsize}"
-    return bool((a.view(bits) == b.view(bits)).all())
-
-
 def agreement(a, b, dtype: str) -> str:
-    """``"same"`` (bit for bit), ``"close"`` (NaN at the same cells, every other value within
-    ``AGREEMENT[dtype]`` of the largest magnitude) or ``"WRONG"``."""
-    if same_bits(a, b):
-        return "same"
+    """``"same"`` (bit for bit, any NaN equal to any NaN), ``"close"`` (within
+    ``AGREEMENT[dtype]`` of relative error) or ``"WRONG"``: ``an5d verify``'s comparison
+    (:func:`an5dpy.check.verify.compare`) of the new result against the old."""
     import numpy as np
+    from an5dpy.check.verify import compare
     a, b = (x.get() if hasattr(x, "get") else np.asarray(x) for x in (a, b))
-    if a.shape != b.shape or not np.array_equal(np.isnan(a), np.isnan(b)):
+    if a.shape != b.shape or a.dtype != b.dtype:
         return "WRONG"
-    finite = ~np.isnan(a)
-    a, b = a[finite].astype(np.float64), b[finite].astype(np.float64)
-    scale = max(float(np.abs(b).max(initial=0.0)), 1.0)
-    return "close" if bool(np.all(np.abs(a - b) <= AGREEMENT[dtype] * scale)) else "WRONG"
+    result = compare(b, a, AGREEMENT[dtype])
+    return "same" if result.bit_identical else "close" if result.passed else "WRONG"
 
 
 def checked_result(bench, info, plan, built, env):

@@ -126,16 +126,23 @@ class InnerLoop:
     loads: tuple[Load, ...]
 
 
+def closing_brace(text: str, start: int, what: str) -> int:
+    """The offset just past the brace that closes the one opened right before ``start`` (no
+    brace of a kernel is in a string); ``what`` names the opening in the error."""
+    depth, i = 1, start
+    while depth:
+        if i == len(text):
+            raise EditError(f"{what} is not closed")
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        i += 1
+    return i
+
+
 def inner_loops(text: str) -> list[InnerLoop]:
     """The inner-phase loops of a kernel file, with their level-0 loads."""
     loops = []
     for m in INNER_LOOP.finditer(text):
-        depth, i = 1, m.end()
-        while depth:  # to the loop's closing brace (no brace of a body is in a string)
-            if i == len(text):
-                raise EditError(f"the inner loop at offset {m.start()} is not closed")
-            depth += {"{": 1, "}": -1}.get(text[i], 0)
-            i += 1
+        i = closing_brace(text, m.end(), f"the inner loop at offset {m.start()}")
         body = text[m.end():i]
         loads = tuple(Load(lm, cell_of(lm)) for lm in LEVEL0_LOAD.finditer(body))
         if len(ANY_LEVEL0_LOAD.findall(body)) != len(loads):
@@ -192,6 +199,20 @@ def by_cell(loop: InnerLoop) -> dict[str | None, list[Load]]:
     return cells
 
 
+def queued_cells(loop: InnerLoop, queue: str) -> dict[str | None, list[Load]]:
+    """:func:`by_cell`, where each cell's loads take the planes in turn, one each, the next
+    iteration going on where this one stops: only then can a queue (``queue`` names it in
+    the error) hold the planes ahead."""
+    cells = by_cell(loop)
+    for cell, loads in cells.items():
+        offsets = [load.offset for load in loads]
+        if offsets != list(range(offsets[0], offsets[0] + loop.stride)):
+            raise EditError(f"the inner loop at offset {loop.start} loads planes "
+                            f"an5d_step + {offsets} of cell {cell}, not {loop.stride} in "
+                            f"turn: {queue} cannot serve them")
+    return cells
+
+
 def rewritten(text: str, loop: InnerLoop, replace) -> str:
     """The loop's text with each of its loads replaced by ``replace(load)``."""
     body, out, pos = text[loop.body:loop.end], [text[loop.start:loop.body]], 0
@@ -214,15 +235,8 @@ def prefetch_registers(text: str, depth: int) -> str:
         fill = [f"/* hand edit prefetch-registers:{depth}: level-0 loads {depth} planes "
                 "ahead */"]
         queues = {}
-        for cell, loads in by_cell(loop).items():
-            offsets = [load.offset for load in loads]
-            first = offsets[0]
-            # the queue holds the next `depth` planes only if the loads take the planes in
-            # turn, one each, the next iteration going on where this one stops
-            if offsets != list(range(first, first + loop.stride)):
-                raise EditError(f"the inner loop at offset {loop.start} loads planes "
-                                f"an5d_step + {offsets} of cell {cell}, not {loop.stride} in "
-                                "turn: a queue of registers cannot serve them")
+        for cell, loads in queued_cells(loop, "a queue of registers").items():
+            first = loads[0].offset
             types = {element_type(text, loop.start, load.reg) for load in loads}
             if len(types) != 1:
                 raise EditError(f"the level-0 registers of cell {cell} are of several types: "
@@ -292,15 +306,8 @@ def prefetch_async(text: str, depth: int) -> str:
     copy's zero fill), what ``LOAD`` gives it. The queue has ``depth + 1`` slots per cell,
     so a copy never writes the slot of the plane just read."""
     def edit_loop(text: str, loop: InnerLoop) -> str:
-        cells = by_cell(loop)
-        firsts = {}
-        for cell, loads in cells.items():
-            offsets = [load.offset for load in loads]
-            if offsets != list(range(offsets[0], offsets[0] + loop.stride)):
-                raise EditError(f"the inner loop at offset {loop.start} loads planes "
-                                f"an5d_step + {offsets} of cell {cell}, not {loop.stride} in "
-                                "turn: a queue cannot serve them")
-            firsts[cell] = offsets[0]
+        cells = queued_cells(loop, "a queue")
+        firsts = {cell: loads[0].offset for cell, loads in cells.items()}
         types = {element_type(text, loop.start, load.reg) for load in loop.loads}
         if len(types) != 1:
             raise EditError(f"the level-0 registers are of several types: "
@@ -370,13 +377,8 @@ def kernel_bodies(text: str) -> list[tuple[str, int, int]]:
     bodies = []
     for m in BLOCKED_KERNEL.finditer(text):
         start = text.index("\n{\n", m.end()) + 3
-        depth, i = 1, start
-        while depth:
-            if i == len(text):
-                raise EditError(f"kernel {m.group(1)} is not closed")
-            depth += {"{": 1, "}": -1}.get(text[i], 0)
-            i += 1
-        bodies.append((m.group(1), start, i - 1))
+        bodies.append((m.group(1), start,
+                       closing_brace(text, start, f"kernel {m.group(1)}") - 1))
     return bodies
 
 
@@ -529,8 +531,15 @@ def submit(bench, out: str, case: str, edits: list[Edit]) -> dict:
                        for name, path in sources.items()}}
 
 
-#: An edit changes no arithmetic, so its result must be the base's bit for bit.
-same_bits = ab_compare.same_bits
+def same_bits(a, b) -> bool:
+    """Whether two arrays (cupy or numpy) hold the same bits: compared as unsigned integers,
+    so that NaNs of the same payload are equal and a different payload, or -0.0 against
+    0.0, is not (an edit changes no arithmetic, so its result must be the base's bit for
+    bit)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    bits = f"u{a.dtype.itemsize}"
+    return bool((a.view(bits) == b.view(bits)).all())
 
 
 def measure(bench, job: dict, repeats: int) -> dict:

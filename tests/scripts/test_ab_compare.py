@@ -57,7 +57,7 @@ def test_two_generations_results_agree_bit_for_bit_or_within_rounding():
         a[1, 2, 3] = np.nan
         assert ab_compare.agreement(a, a.copy(), dtype) == "same"
         rounded = a.copy()
-        rounded[0, 0, 0] += tolerance / 4  # within rounding of the largest value (< 1)
+        rounded[0, 0, 0] += tolerance / 4  # within rounding of the values (< 1)
         assert ab_compare.agreement(a, rounded, dtype) == "close"
         far = a.copy()
         far[2, 4, 6] += tolerance * 4
@@ -66,7 +66,7 @@ def test_two_generations_results_agree_bit_for_bit_or_within_rounding():
         moved[1, 2, 3], moved[0, 1, 1] = 0.5, np.nan  # a NaN at another cell
         assert ab_compare.agreement(a, moved, dtype) == "WRONG"
         assert ab_compare.agreement(a, a[:2], dtype) == "WRONG"
-    # the tolerance is relative to the largest magnitude
+    # the tolerance is relative (to the cell's value, or the grid's mean magnitude)
     big = np.full(4, 1e6, np.float32)
     assert ab_compare.agreement(big, big + np.float32(64), "float") == "close"
 
