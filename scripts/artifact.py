@@ -103,8 +103,9 @@ def kernels_outdated(row: dict) -> bool:
 #: (an5dpy.perf.tune.Neighbourhood; the row's field ``neighbour_rounds``: how many ran);
 #: 5 climbs from the fastest plan alone after the first round (an5dpy.perf.tune.CLIMB_ROOTS;
 #: 4 climbed from both roots), and each measured plan records its round (``round``: 0 the
-#: first round's jobs, k the k-th round of neighbours).
-NEIGHBOURHOOD = 5
+#: first round's jobs, k the k-th round of neighbours); 6 then measures the fastest build's
+#: other stream lengths (an5dpy.perf.tune.balanced_stream_plans; ``balanced`` true).
+NEIGHBOURHOOD = 6
 
 
 def gpu_slug(name: str) -> str:
@@ -214,14 +215,18 @@ def submit_jobs(bench, info, plans, stem, pool=None, model=None):
                          budget_score=partial(predicted_gflops, model) if model else None)
 
 
-def neighbourhood(bench, info, stem, model=None):
+def neighbourhood(bench, info, stem, model):
     """The tuner's rounds of neighbours for a row (an5dpy.perf.tune.Neighbourhood): the
-    neighbours of its fastest plans, built on the bench's neighbour pool (budgets as
+    neighbours of its fastest plans, then the fastest build's other stream lengths that
+    ``model`` predicts faster, built on the bench's neighbour pool (budgets as
     :func:`submit_jobs`)."""
-    from an5dpy.perf.tune import Neighbourhood, neighbour_plans
+    from functools import partial
+
+    from an5dpy.perf.tune import Neighbourhood, balanced_stream_plans, neighbour_plans
     return Neighbourhood(lambda plan: neighbour_plans(info, plan),
                          lambda plans: submit_jobs(bench, info, plans, stem,
-                                                   bench.neighbour_pool, model))
+                                                   bench.neighbour_pool, model),
+                         balance=partial(balanced_stream_plans, info, model))
 
 
 def start_screening(bench, info, env, jobs, label, finalists=None, neighbours=None,
@@ -258,7 +263,8 @@ def confirmed(screening) -> list[dict]:
             regs, spills = (own.registers, own.spills) if own else (None, False)
         out.append({"plan": s.plan, "cap": s.cap, "gflops": g, "seconds": sec,
                     "steps": steps, "registers": regs, "spills": bool(spills),
-                    "final": s.final is not None, "round": s.round})
+                    "final": s.final is not None, "round": s.round,
+                    **({"balanced": True} if s.balanced else {})})
     return out
 
 

@@ -47,7 +47,8 @@ KINDS = {
 #: The kind of the plans of ``--extra`` (:func:`extra_plans`).
 EXTRA = "extra"
 #: The kind of the tuned plan at the stream lengths that fill its last wave of blocks
-#: (:func:`an5dpy.perf.tune.balanced_stream_plans`), which the tuner does not search yet.
+#: (:func:`an5dpy.perf.tune.balanced_stream_plans`), which the tuner measures for its fastest
+#: build (artifact/H200/balanced_stream.md: measured with this kind first).
 BALANCED = "balanced"
 
 

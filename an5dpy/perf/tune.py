@@ -185,7 +185,9 @@ def cache_key(info: StencilInfo, dtype: str, gpu: str, env: Mapping, top: int,
                         generator_fingerprint(),
                         sorted((k, v) for k, v in env.items()), top, list(caps),
                         measure_steps, diverse,
-                        [NEIGHBOURHOOD_ROOTS, NEIGHBOURHOOD_ROUNDS, CLIMB_ROOTS] if diverse
+                        # the search: its neighbourhood and its stream lengths
+                        [NEIGHBOURHOOD_ROOTS, NEIGHBOURHOOD_ROUNDS, CLIMB_ROOTS,
+                         BALANCE_FACTOR] if diverse
                         else 0]
                        + ([gpus] if gpus > 1 else []), default=str)
     return hashlib.sha256(parts.encode()).hexdigest()
@@ -379,9 +381,12 @@ def balanced_stream_plans(info: StencilInfo, model, plan: BlockingPlan, cap: int
     that fit at once, its last wave a quarter full. A length in between can fill it (sl
     309: 6.95 waves), at the cost of the halo planes that each stream block's first steps
     compute again; the model weighs both (eff_SM, the streaming counts), and predicts
-    2-16% for the tuned plans of artifact/H200. Not measured yet, so the tuner does not
-    search them: ``scripts/variants_compare.py --kinds balanced`` measures them beside the
-    tuned plans."""
+    2-16% for the tuned plans of artifact/H200. Measured there beside the tuned plans
+    (``scripts/variants_compare.py --kinds balanced``, artifact/H200/balanced_stream.md):
+    the faster of the two gained more than 1% on 18 of 39 rows, up to 7.1% (box3d1r
+    double), and lost more than 1% on 11: the model cannot tell which, so the search
+    measures them, for its fastest build once the neighbourhood stopped
+    (:attr:`Neighbourhood.balance`)."""
     if plan.sl is None:
         return []
     own = predicted_gflops(model, plan, cap)
@@ -514,7 +519,8 @@ def tune(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], stem: 
     (:func:`tuning_candidates`) and the model's best plan's variants
     (:func:`variant_plans`), and ``extra``, each with every register budget in
     ``caps`` that binds; with ``diverse``, then the neighbours of the fastest
-    (:func:`neighbour_plans`, :class:`Neighbourhood`). The result keeps the model's
+    (:func:`neighbour_plans`, :class:`Neighbourhood`) and the fastest build's other
+    stream lengths (:func:`balanced_stream_plans`). The result keeps the model's
     ``max(top, ranked)`` best plans.
 
     With ``gpus`` > 1 the ranking is the model's of a run over that many GPUs
@@ -546,7 +552,8 @@ def tune(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], stem: 
     predicted = dict(ranking)
     run_env = with_steps(info, env, measure_steps) if measure_steps else dict(env)
     from an5dpy.perf.model import Model
-    budget_score = partial(predicted_gflops, Model(info, gpu, env))  # one budget per plan
+    model = Model(info, gpu, env)
+    budget_score = partial(predicted_gflops, model)  # one budget per plan
     if gpus > 1:
         chosen = diverse_candidates(ranking, top, extra, per_bt=diverse, per_bs=diverse)
         measured = measure_plans_multi(info, chosen, caps, run_env, stem, tuple(range(gpus)),
@@ -558,7 +565,8 @@ def tune(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], stem: 
         chosen = tuning_candidates(ranking, paper, top, extra, per_bt=diverse, per_bs=diverse)
         measured = measure_plans(info, chosen, caps, run_env, stem, predicted, repeats,
                                  progress, (lambda p: neighbour_plans(info, p)) if diverse
-                                 else None, budget_score)
+                                 else None, budget_score,
+                                 partial(balanced_stream_plans, info, model))
     result = TuneResult(gpu.name, sizes, steps, result.ranking, tuple(measured),
                         len(plans), measure_steps, gpus)
     if use_cache:
@@ -685,6 +693,7 @@ class Screened:
     gflops: float
     final: object = None
     round: int = 0  # 0: the first round's jobs; k: the k-th round of neighbours
+    balanced: bool = False  # one of the fastest plan's stream lengths (Neighbourhood.balance)
 
 
 @dataclass(frozen=True)
@@ -695,7 +704,13 @@ class Neighbourhood:
     measured yet are built (``submit(plans)`` gives their jobs, as :func:`submit_builds`)
     and timed once too; then those of the ``climb_roots`` fastest shapes whose
     neighbours were not measured yet, round after round, until there is none or
-    ``rounds`` rounds were timed; then the finalists are chosen."""
+    ``rounds`` rounds were timed; with ``balance``, then the fastest build's other stream
+    lengths (``balance(plan, cap)``, as :func:`balanced_stream_plans`) not measured yet;
+    then the finalists are chosen.
+
+    The stream length comes last: which length fills a launch's last wave depends on the
+    block, the degree and the registers, which the rounds before settle, and it changes
+    neither the halo nor a kernel's code, so the lengths need no round of neighbours."""
 
     plans: Callable[[BlockingPlan], Sequence[BlockingPlan]]
     submit: Callable[[Sequence[BlockingPlan]], list]
@@ -703,6 +718,7 @@ class Neighbourhood:
     rounds: int = NEIGHBOURHOOD_ROUNDS
     shape: Callable[[BlockingPlan], object] = plan_shape
     climb_roots: int = CLIMB_ROOTS
+    balance: Callable[[BlockingPlan, int | None], Sequence[BlockingPlan]] | None = None
 
     def root_plans(self, screened: Sequence[Screened], count: int) -> list[BlockingPlan]:
         """The fastest plan of each of the ``count`` fastest shapes of ``screened``
@@ -729,6 +745,16 @@ class Neighbourhood:
         known.update(new)
         return self.submit(new) if new else []
 
+    def balance_jobs(self, fastest: Screened, known: set) -> list:
+        """The jobs of ``fastest``'s other stream lengths (:attr:`balance`) not in
+        ``known``, submitted; ``known`` takes their plans."""
+        if self.balance is None:
+            return []
+        new = [p for p in dict.fromkeys(self.balance(fastest.plan, fastest.cap))
+               if p not in known]
+        known.update(new)
+        return self.submit(new) if new else []
+
 
 class Stopwatch:
     """Seconds spent per kind of wait, summed (:func:`screen`: ``builds``, waiting for
@@ -751,8 +777,8 @@ class Screening:
     while the second round's builds run (``scripts/artifact.py``: the next row's first
     round). :meth:`first_round` times every job once and submits the neighbourhood's
     builds without waiting for them; :meth:`finish` waits for those builds, times them,
-    builds and times the later rounds the neighbourhood climbs to, and then the
-    finalists."""
+    builds and times the later rounds the neighbourhood climbs to and the fastest plan's
+    other stream lengths (:attr:`Neighbourhood.balance`), and then the finalists."""
 
     def __init__(self, jobs, time_once, time_final, finalists: int = FINALISTS,
                  on_error=None, progress: bool = False,
@@ -768,7 +794,8 @@ class Screening:
         self._known: set = set()  # plans measured or submitted
         self._expanded: set = set()  # shapes whose neighbours were submitted
 
-    def _time_each(self, round_jobs, desc: str, round_no: int = 0) -> list[Screened]:
+    def _time_each(self, round_jobs, desc: str, round_no: int = 0,
+                   balanced: bool = False) -> list[Screened]:
         from tqdm import tqdm
         out = []
         for plan, cap, fut in tqdm(round_jobs, desc=desc, disable=not self.progress):
@@ -778,7 +805,7 @@ class Screening:
                     continue
                 out.append(Screened(plan, cap, built,
                                     self.clock.timed("runs", self.time_once, plan, built),
-                                    round=round_no))
+                                    round=round_no, balanced=balanced))
             except Exception as e:  # noqa: BLE001 - reported by the caller's handler
                 if self.on_error is None:
                     raise
@@ -793,7 +820,8 @@ class Screening:
             self.more = self.neighbourhood.jobs(self.screened, self._known, self._expanded)
 
     def finish(self) -> list[Screened]:
-        """The rounds of neighbours and the finalists (fastest first)."""
+        """The rounds of neighbours, the fastest plan's other stream lengths and the
+        finalists (fastest first)."""
         screened = self.screened
         while self.more:
             # every neighbour build first, as in the first round: nvcc would delay the
@@ -806,6 +834,13 @@ class Screening:
             self.more = (self.neighbourhood.jobs(screened, self._known, self._expanded,
                                                  first=False)
                          if self.rounds < self.neighbourhood.rounds else [])
+        lengths = (self.neighbourhood.balance_jobs(screened[0], self._known)
+                   if self.neighbourhood is not None and screened else [])
+        if lengths:  # built first, as every round
+            self.clock.timed("builds", concurrent.futures.wait, [f for _, _, f in lengths])
+            screened = sorted(screened + self._time_each(lengths, "time stream lengths",
+                                                         self.rounds, balanced=True),
+                              key=lambda s: -s.gflops)
         for s in screened[:self.finalists]:
             s.final = self.clock.timed("runs", self.time_final, s.plan, s.built)
         return screened
@@ -831,13 +866,17 @@ def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
                   predicted: Mapping[BlockingPlan, float] | None = None, repeats: int = 3,
                   progress: bool = True,
                   neighbours: Callable[[BlockingPlan], Sequence[BlockingPlan]] | None = None,
-                  budget_score: Callable[[BlockingPlan, int], float] | None = None
+                  budget_score: Callable[[BlockingPlan, int], float] | None = None,
+                  balance: Callable[[BlockingPlan, int | None],
+                                    Sequence[BlockingPlan]] | None = None
                   ) -> list[Measured]:
     """Build every plan with each register budget that binds (with ``budget_score``, the
     best of them by it: :func:`submit_builds`), in parallel with nvcc, and
     time them (:func:`screen`): every build once after a warm-up, with ``neighbours`` (as
-    :func:`neighbour_plans`) then the neighbours of the fastest (:class:`Neighbourhood`),
-    and the ``FINALISTS`` fastest again ``repeats`` times (their median is reported).
+    :func:`neighbour_plans`) then the neighbours of the fastest (:class:`Neighbourhood`)
+    and with ``balance`` too the fastest build's other stream lengths
+    (:attr:`Neighbourhood.balance`), and the ``FINALISTS`` fastest again ``repeats``
+    times (their median is reported).
 
     Where the run's step count can be set (:func:`steps_can_vary`) the builds are timing
     builds (:func:`timing_degrees`: the full degree's kernel alone, a fraction of the
@@ -867,7 +906,7 @@ def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
         return median(times) * steps / timed if timed != steps else median(times)
 
     return _build_and_time(info, plans, caps, env, stem, predicted, repeats, progress,
-                           seconds, neighbours, budget_score, timing)
+                           seconds, neighbours, budget_score, timing, balance)
 
 
 def overlaps(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], gpus: int,
@@ -958,12 +997,16 @@ def _build_and_time(info: StencilInfo, plans: Sequence[BlockingPlan],
                     progress: bool, seconds,
                     neighbours: Callable[[BlockingPlan], Sequence[BlockingPlan]] | None = None,
                     budget_score: Callable[[BlockingPlan, int], float] | None = None,
-                    timing: bool = False) -> list[Measured]:
+                    timing: bool = False,
+                    balance: Callable[[BlockingPlan, int | None],
+                                      Sequence[BlockingPlan]] | None = None
+                    ) -> list[Measured]:
     """Build every plan with each budget of ``caps`` that binds (:func:`submit_builds`,
     with ``budget_score``; ``timing``: timing builds, whose ``seconds`` must run
     :func:`timing_steps` steps), then :func:`screen` the
     builds with ``seconds(plan, built, count)``, the median seconds of ``count`` runs (with
-    ``neighbours``, the :class:`Neighbourhood` of the fastest too)."""
+    ``neighbours``, the :class:`Neighbourhood` of the fastest too, with ``balance`` as
+    its :attr:`~Neighbourhood.balance`)."""
     from tqdm import tqdm
 
     from an5dpy.perf.bench import gflops
@@ -979,7 +1022,8 @@ def _build_and_time(info: StencilInfo, plans: Sequence[BlockingPlan],
             fut.result()
         neighbourhood = None if neighbours is None else Neighbourhood(
             neighbours, lambda new: submit_builds(pool, info, new, caps, stem, options,
-                                                  timing=timing, budget_score=budget_score))
+                                                  timing=timing, budget_score=budget_score),
+            balance=balance)
         screened = screen(jobs, lambda p, b: gflops(info, env, seconds(p, b, 1)),
                           lambda p, b: seconds(p, b, repeats), progress=progress,
                           neighbourhood=neighbourhood)

@@ -425,6 +425,51 @@ def test_the_rounds_of_neighbours_climb_while_a_new_plan_becomes_a_root():
     assert submitted == [["c/1", "d/1"]] and out[0].plan == "a/1"
 
 
+def test_after_the_rounds_the_fastest_builds_other_stream_lengths_are_timed_once():
+    import concurrent.futures
+    from an5dpy.perf.tune import Neighbourhood, screen
+
+    def done(value):
+        f = concurrent.futures.Future()
+        f.set_result(value)
+        return f
+
+    # "<shape>/<stream length>"; b/1's neighbour c/1 is the fastest after one round
+    rates = {"a/1": 10.0, "b/1": 30.0, "c/1": 40.0, "c/2": 45.0, "c/3": 5.0, "a/2": 99.0}
+    submitted, asked = [], []
+
+    def submit(plans):
+        submitted.append(list(plans))
+        return [(p, 32, done(p)) for p in plans]
+
+    def balance(plan, cap):
+        asked.append((plan, cap))
+        return [f"{plan[0]}/2", f"{plan[0]}/3", "a/1", f"{plan[0]}/2"]
+
+    def run(rounds, balance):
+        submitted.clear(), asked.clear()
+        return screen([("a/1", None, done("a/1")), ("b/1", 32, done("b/1"))],
+                      lambda p, b: rates[p], lambda p, b: b, finalists=2,
+                      neighbourhood=Neighbourhood(lambda p: ["c/1"] if p == "b/1" else [],
+                                                  submit, roots=1, rounds=rounds,
+                                                  shape=lambda p: p[0], balance=balance))
+
+    out = run(1, balance)
+    # asked once, for the fastest build after the rounds, with its budget; the lengths
+    # measured already (a/1) or listed twice are submitted once
+    assert asked == [("c/1", 32)]
+    assert submitted == [["c/1"], ["c/2", "c/3"]]
+    assert [s.plan for s in out] == ["c/2", "c/1", "b/1", "a/1", "c/3"]
+    assert [s.balanced for s in out] == [True, False, False, False, True]
+    assert out[0].round == 1 and out[0].final == "c/2"  # a finalist like any build
+    # without ``balance`` the rounds end the search
+    out = run(1, None)
+    assert submitted == [["c/1"]] and [s.plan for s in out] == ["c/1", "b/1", "a/1"]
+    # no length left to measure: nothing more is submitted
+    out = run(1, lambda plan, cap: ["c/1", "b/1"])
+    assert submitted == [["c/1"]] and not any(s.balanced for s in out)
+
+
 def test_a_screening_submits_its_second_round_and_waits_for_it_only_when_finished():
     import concurrent.futures
     import threading

@@ -217,15 +217,15 @@ def test_rows_of_an_earlier_generation_of_kernels_are_listed(artifact, tmp_path)
 def test_measure_rows_times_the_neighbours_of_the_fastest_plans_of_each_row(
         artifact, tmp_path, monkeypatch):
     """A row's run without a GPU (builds and runs faked): the candidates, then the
-    neighbours of the two fastest shapes, then those of plans that became roots, the
-    row's fastest plan among them all."""
+    neighbours of the two fastest shapes, then those of plans that became roots, then
+    the fastest build's other stream lengths, the row's fastest plan among them all."""
     import json
 
     import an5dpy.perf.tune as tune
 
-    def rate(plan):  # favours 2 cells per thread, bT 5 and step barriers
+    def rate(plan):  # favours 2 cells per thread, bT 5, step barriers and long streams
         return 1000.0 + 300 * (plan.coarsen == 2) - 20 * abs(plan.bt - 5) + 7 * (
-            plan.barriers.value == "step")
+            plan.barriers.value == "step") + plan.sl / 1000
 
     def fake_time(self, info, plan, built, env, naive=False, repeats=2, min_run_s=0.2):
         return (100.0 if naive else rate(plan)), 0.2, 100, 40, False
@@ -240,9 +240,20 @@ def test_measure_rows_times_the_neighbours_of_the_fastest_plans_of_each_row(
     infos = []
     monkeypatch.setattr(tune, "neighbour_plans", lambda info, plan: (
         roots.append(plan) or infos.append(info) or neighbours(info, plan)))
+    asked = []
+    lengths_of = tune.balanced_stream_plans
+    monkeypatch.setattr(tune, "balanced_stream_plans", lambda info, model, plan, cap: (
+        asked.append((plan, cap)) or lengths_of(info, model, plan, cap)))
     artifact.measure_rows(str(tmp_path), ["star2d1r"], ["float"], 5, float("inf"), set())
     row = json.loads((tmp_path / "rows.jsonl").read_text())
-    (first, candidates, model), *later = rounds
+    (first, candidates, model), *later, (_, lengths, _) = rounds
+    # after the rounds, the fastest build's other stream lengths, submitted once
+    fastest = max(candidates + [p for _, plans, _ in later for p in plans], key=rate)
+    assert [plan for plan, _ in asked] == [fastest] and lengths
+    assert all(tune.plan_shape(p) == tune.plan_shape(fastest) and p.sl != fastest.sl
+               for p in lengths)
+    assert {m["describe"] for m in row["measured"] if m.get("balanced")} == {
+        p.describe() for p in lengths}
     assert first and later and not any(pool_none for pool_none, _, _ in later)
     # every round builds the budget the row's model predicts fastest
     assert model is not None and model.info.dtype == "float"
@@ -264,13 +275,15 @@ def test_measure_rows_times_the_neighbours_of_the_fastest_plans_of_each_row(
     added = [p for _, plans, _ in later for p in plans]
     assert len(added) == len(set(added)) and not set(added) & set(candidates)
     measured = {m["describe"] for m in row["measured"]}
-    assert measured == {p.describe() for p in candidates + added}
-    # each measured entry's round: the round that submitted its plan
-    round_of = {p.describe(): k for k, (_, plans, _) in enumerate(rounds) for p in plans}
+    assert measured == {p.describe() for p in candidates + added + lengths}
+    # each measured entry's round: the round that submitted its plan, the last one's for
+    # the stream lengths
+    round_of = {p.describe(): k for k, (_, plans, _) in enumerate(rounds[:-1]) for p in plans}
+    round_of.update({p.describe(): len(later) for p in lengths})
     assert all(m["round"] == round_of[m["describe"]] for m in row["measured"])
     assert row["plans_measured"] == len(measured)
     assert row["neighbourhood"] == artifact.NEIGHBOURHOOD
-    assert row["best"]["gflops"] == max(map(rate, candidates + added))
+    assert row["best"]["gflops"] == max(map(rate, candidates + added + lengths))
     assert row["wall_s"] >= 0
     # the faked builds and runs return at once: the split is there, and within the row's
     assert set(row["wall_parts"]) == {"builds", "runs"}

@@ -144,10 +144,13 @@ def test_the_fitted_constants_predict_a_re_measurement_they_were_not_fitted_to(m
     # the final climbing rule (NEIGHBOURHOOD 5), whose rows moved by the calls' noise: 16
     # rows, 22 within 3%, accuracy 1.148 (README, "Where it stands"); five 3D assoc rows
     # measured with the warp branch, SPILL_INSTRUCTIONS 1.25 and CELL_EFFICIENCY 2D 2
-    # cells at its median 0.98: 22 rows, 26 within 3%, accuracy 1.105
+    # cells at its median 0.98: 22 rows, 26 within 3%, accuracy 1.105; then 20 rows
+    # measured again with the tuner's balanced stream lengths (NEIGHBOURHOOD 6), 16 of
+    # them now tuned at a length between powers of two, which the model ranks beside
+    # the power of two of the same plan: 19 rows, 28 within 3%, accuracy 1.100
     gpu, data = model_fit.load(ROWS)
     scores = model_fit.score(data, model_fit.model_setting(gpu))
-    assert scores.hit.sum() >= 21 and scores.near.sum() >= 25
+    assert scores.hit.sum() >= 19 and scores.near.sum() >= 27
     assert 0.87 <= model_fit.geomean_ratio(scores.log_ratio) <= 1.15
     plain = model_fit.score(data.with_efficiency({}), model_fit.model_setting(gpu))
     assert plain.near.sum() < scores.near.sum()
@@ -180,9 +183,11 @@ def test_the_cell_efficiencies_are_the_tables_medians(model_fit):
     assert set(measured) == set(CELL_EFFICIENCY)
     for key, value in measured.items():
         assert abs(value - CELL_EFFICIENCY[key]) <= 0.05, key
-    # relative to one cell per thread; more cells reach less of the modelled speed
+    # relative to one cell per thread; more cells reach no more of the modelled speed
+    # (2 cells in 2D about as much: 1.004 since the balanced stream lengths, 0.984 before)
     assert measured[(2, 1)] == measured[(3, 1)] == 1.0
-    assert measured[(2, 4)] < measured[(2, 2)] < 1.0 and measured[(3, 4)] < 1.0
+    assert measured[(2, 4)] < measured[(2, 2)] <= 1.01
+    assert measured[(3, 4)] < measured[(3, 2)] < 1.0
 
 
 def test_cell_efficiencies_follow_the_kept_rows_and_the_scores_follow_the_table(model_fit,
