@@ -373,7 +373,8 @@ def balanced_stream_plans(info: StencilInfo, model, plan: BlockingPlan, cap: int
                           count: int = 2) -> list[BlockingPlan]:
     """``plan`` at the ``count`` stream lengths within :data:`BALANCE_FACTOR` of its own that
     the model (with register budget ``cap``) predicts fastest, those it predicts faster than
-    ``plan``, fastest first; none for a plan without stream division.
+    ``plan``, fastest first; none for a plan without stream division or one the model
+    cannot place on an SM with that budget.
 
     The search space's stream lengths are powers of two, and a launch's blocks (in-plane
     blocks times stream blocks) fill its last wave as they fall: star2d1r float's tuned
@@ -401,7 +402,10 @@ def balanced_stream_plans(info: StencilInfo, model, plan: BlockingPlan, cap: int
             continue
         if blocks not in by_blocks:
             by_blocks[blocks] = (predicted_gflops(model, other, cap), other)
-    own_blocks = model.launch_cost(plan, plan.bt, cap).stream_blocks
+    try:
+        own_blocks = model.launch_cost(plan, plan.bt, cap).stream_blocks
+    except UsageError:  # the model cannot place the plan at this budget: nothing to balance
+        return []
     faster = [(g, p) for blocks, (g, p) in by_blocks.items() if blocks != own_blocks and g > own]
     return [p for _, p in sorted(faster, key=lambda x: (-x[0], x[1].sl))[:count]]
 

@@ -783,3 +783,17 @@ def test_a_plan_without_stream_division_has_no_balanced_lengths():
     _, info, env = bench("star3d3r")
     plan = blocking_plan(info, 1, bs=(32, 16), sl=None, coarsen=2)
     assert balanced_stream_plans(info, Model(info, H200, env), plan, 32) == []
+
+
+def test_a_plan_the_model_cannot_place_at_its_budget_has_no_balanced_lengths():
+    # 1024 threads of 96 registers are more than an SM holds: the search's last step
+    # must not stop a tuning run on such a build
+    from an5dpy.driver import blocking_plan
+    from an5dpy.perf.model import Model
+    from an5dpy.perf.tune import balanced_stream_plans, predicted_gflops
+    _, info, env = bench("star3d1r")
+    model = Model(info, H200, env)
+    plan = blocking_plan(info, 1, bs=(32, 32), sl=64)
+    assert predicted_gflops(model, plan, 96) == 0.0
+    assert balanced_stream_plans(info, model, plan, 96) == []
+    assert balanced_stream_plans(info, model, plan, None)  # placed without the budget
