@@ -18,7 +18,10 @@ given the tuned plan's) to every row where they are legal, as the kind ``extra``
 ``balanced`` (not among the default kinds) adds the tuned plan at the two stream lengths
 that the model predicts fastest within a factor 2 of its own
 (:func:`an5dpy.perf.tune.balanced_stream_plans`: lengths between the search space's
-powers of two, whose blocks fill the launch's last wave). Each variant
+powers of two, whose blocks fill the launch's last wave). ``tiles`` (not among the default
+kinds either) adds the tuned plan with one block side a quarter smaller or half larger
+(:func:`an5dpy.perf.tune.tile_plans`: sides between the search space's powers of two).
+Each variant
 is built with each of the tuner's register budgets that binds, screened with short runs,
 and the fastest three (the tuned plan among them, always) are timed as reported runs, in
 one process, one after the other. Rows go to ``<out>/variants.jsonl`` as they finish; the
@@ -50,6 +53,9 @@ EXTRA = "extra"
 #: (:func:`an5dpy.perf.tune.balanced_stream_plans`), which the tuner measures for its fastest
 #: build (artifact/H200/balanced_stream.md: measured with this kind first).
 BALANCED = "balanced"
+#: The kind of the tuned plan with one block side between the powers of two
+#: (:func:`an5dpy.perf.tune.tile_plans`), which the tuner does not search yet.
+TILES = "tiles"
 
 
 def settings_plan(info, given, base=None):
@@ -94,11 +100,13 @@ def variants(info, tuned, kinds):
     return [p for p in plans if any(KINDS[k](p) for k in kinds if k in KINDS)]
 
 
-def kind_of(plan, extra=(), balanced=()) -> str:
+def kind_of(plan, extra=(), balanced=(), tiles=()) -> str:
     if plan in extra:
         return EXTRA
     if plan in balanced:  # the tuned plan but its stream length, whatever its kind
         return BALANCED
+    if plan in tiles:  # the tuned plan but one block side, whatever its kind
+        return TILES
     return next((k for k, test in KINDS.items() if test(plan)), "tuned")
 
 
@@ -107,14 +115,15 @@ def compare_row(bench, row, gpu, kinds, specs=()):
     plan's own reported run, and the best variant of each kind (None where the tuned
     plan has no variant of these kinds)."""
     import artifact
-    from an5dpy.perf.tune import balanced_stream_plans, plan_from_json
+    from an5dpy.perf.tune import balanced_stream_plans, plan_from_json, tile_plans
     info, env, model, _space, _ranked = artifact.row_context(row, gpu)
     tuned = plan_from_json(info, row["best"]["plan"])
     extra = [p for p in extra_plans(info, tuned, specs) if p != tuned]
     balanced = (balanced_stream_plans(info, model, tuned, row["best"]["cap"])
                 if BALANCED in kinds else [])
+    tiles = tile_plans(info, tuned) if TILES in kinds else []
     plans = [tuned, *variants(info, tuned, kinds)]
-    plans += [p for p in extra + balanced if p not in plans]
+    plans += [p for p in extra + balanced + tiles if p not in plans]
     if len(plans) == 1:  # none of these kinds applies (another mode)
         return None
     jobs = artifact.submit_jobs(bench, info, plans, row["stencil"].replace("-", "_"))
@@ -126,7 +135,7 @@ def compare_row(bench, row, gpu, kinds, specs=()):
     base = bench.time(info, tuned, built, env)[0]
     best = {}
     for m in measured:
-        k = kind_of(m["plan"], extra, balanced)
+        k = kind_of(m["plan"], extra, balanced, tiles)
         if m["final"] and (k not in best or m["gflops"] > best[k]["gflops"]):
             best[k] = {"describe": m["plan"].describe(), "cap": m["cap"],
                        "gflops": m["gflops"], "registers": m["registers"],
@@ -167,7 +176,7 @@ def main(argv=None) -> int:
     ap.add_argument("--dtypes", default="float,double")
     ap.add_argument("--minutes", type=float, default=30.0, help="stop starting rows after this")
     ap.add_argument("--kinds", default=",".join(KINDS),
-                    help=f"comma-separated, of {', '.join(KINDS)}, {BALANCED} (default: "
+                    help=f"comma-separated, of {', '.join(KINDS)}, {BALANCED}, {TILES} (default: "
                     f"{', '.join(KINDS)})")
     ap.add_argument("--extra", action="append", default=[],
                     help="a plan to measure beside the variants, as options over the tuned "
@@ -179,7 +188,7 @@ def main(argv=None) -> int:
     from an5dpy.cuda.runtime import device_name
 
     kinds = [k for k in args.kinds.split(",") if k]
-    unknown = set(kinds) - set(KINDS) - {BALANCED}
+    unknown = set(kinds) - set(KINDS) - {BALANCED, TILES}
     if unknown:
         ap.error(f"--kinds: unknown {', '.join(sorted(unknown))}")
     shown = kinds + ([EXTRA] if args.extra else [])

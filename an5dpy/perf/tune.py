@@ -479,6 +479,39 @@ def block_sides(bs: tuple[int, ...]) -> list[tuple[int, ...]]:
     return out
 
 
+#: The scalings of one block side in :func:`tile_plans`, as (numerator, denominator): a
+#: quarter less and a half more (from 64: 48 and 96; from 32: 24 and 48).
+TILE_SCALES = ((3, 4), (3, 2))
+
+
+def tile_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
+    """``plan`` with one in-plane block side scaled by each of :data:`TILE_SCALES` where
+    the side comes out whole, one side at a time (array order), all else kept; those legal.
+
+    The search's block sides are powers of two, so a block's threads go up or down by
+    twice at once, and with them its registers per thread under the launch bounds: on the
+    H200, star3d1r double's tuned plan (bt=4 64x32, 2 cells per thread, one barrier per
+    step: 1,024 threads, held to 64 registers) spills 48 bytes and reloads 292 per thread,
+    where ptxas (nvcc 13.0, sm_90, no GPU) builds its 64x24 (768 threads, 80 registers)
+    without spills, at 58% of the block's cells computed at the last level against 66%,
+    and the halved block (32x32, 512 threads) with 92 registers at 56%. Not measured yet,
+    so the tuner does not search them: ``scripts/variants_compare.py --kinds tiles``
+    measures them beside the tuned plans."""
+    out = []
+    for d, side in enumerate(plan.bs):
+        for num, den in TILE_SCALES:
+            if side * num % den:
+                continue
+            bs = plan.bs[:d] + (side * num // den,) + plan.bs[d + 1:]
+            try:
+                out.append(blocking_plan(info, plan.bt, bs=bs, sl=plan.sl,
+                                         opt=plan.mode.value, coarsen=plan.coarsen,
+                                         barriers=plan.barriers))
+            except UsageError:  # too many threads, no compute region, or does not fit
+                continue
+    return list(dict.fromkeys(out))
+
+
 def space_with_measured(info: StencilInfo, gpu: GpuSpec,
                         measured: Iterable[Mapping]) -> list[BlockingPlan]:
     """The search space the model ranks (:func:`candidate_plans`) and the plans of

@@ -776,6 +776,55 @@ def test_balanced_stream_plans_fill_the_last_wave_at_lengths_the_model_predicts_
     assert fill(out[0]) > fill(plan)
 
 
+@pytest.mark.parametrize("name, dtype, bt, describe_bs, kw", [
+    ("star3d1r", "double", 4, "64x32", {"sl": 128, "coarsen": 2, "barriers": "step"}),
+    ("star3d1r", "float", 4, "32x32", {"sl": 128}),
+    ("box3d3r", "float", 1, "64x16", {"sl": 64, "opt": "assoc"}),
+    ("star2d1r", "float", 15, "512", {"sl": 256, "coarsen": 2, "barriers": "step"}),
+    ("j2d5pt", "double", 7, "128", {"sl": 128, "barriers": "step"}),
+])
+def test_tile_plans_scale_one_block_side_by_three_quarters_or_three_halves(
+        name, dtype, bt, describe_bs, kw):
+    from fractions import Fraction
+    from an5dpy.blocking.plan import parse_block_size
+    from an5dpy.driver import blocking_plan
+    from an5dpy.perf.tune import tile_plans
+    _, info, _ = bench(name, dtype)
+    plan = blocking_plan(info, bt, bs=parse_block_size(describe_bs, info.ndim), **kw)
+    out = tile_plans(info, plan)
+    assert out and plan not in out and len(out) == len(set(out))
+    for p in out:
+        assert (p.bt, p.sl, p.mode, p.coarsen, p.barriers) == (
+            plan.bt, plan.sl, plan.mode, plan.coarsen, plan.barriers)
+        changed = [(a, b) for a, b in zip(p.bs, plan.bs) if a != b]
+        assert len(changed) == 1 and Fraction(*changed[0]) in (Fraction(3, 4), Fraction(3, 2))
+    # every such side that makes a legal plan, and no other
+    expected = set()
+    for d, side in enumerate(plan.bs):
+        for scale in (Fraction(3, 4), Fraction(3, 2)):
+            if (side * scale).denominator == 1:
+                try:
+                    expected.add(blocking_plan(
+                        info, bt, bs=plan.bs[:d] + (int(side * scale),) + plan.bs[d + 1:],
+                        **kw))
+                except UsageError:
+                    pass
+    assert set(out) == expected
+
+
+def test_tile_plans_of_star3d1r_doubles_tuned_plan_have_fewer_threads():
+    # 64x32 cells of 2 per thread are 1,024 threads; a side a half larger would be 1,536
+    from an5dpy.blocking.plan import parse_block_size
+    from an5dpy.driver import blocking_plan
+    from an5dpy.perf.tune import tile_plans
+    _, info, _ = bench("star3d1r", "double")
+    plan = blocking_plan(info, 4, bs=parse_block_size("64x32", 3), sl=128, coarsen=2,
+                         barriers="step")
+    assert sorted(p.describe().split()[1] for p in tile_plans(info, plan)) == [
+        "bs=48x32", "bs=64x24"]
+    assert {p.nthreads for p in tile_plans(info, plan)} == {768}
+
+
 def test_a_plan_without_stream_division_has_no_balanced_lengths():
     from an5dpy.driver import blocking_plan
     from an5dpy.perf.model import Model

@@ -1,7 +1,7 @@
 """scripts/ab_compare.py without a GPU: a case's spelling, the kernels --write has a
 checkout write (this one here), the plan the timing side rebuilds from the same case, the
 comparison of the two generations' results, the table, and --old's run with a faked GPU;
-and scripts/variants_compare.py's --extra plans."""
+and scripts/variants_compare.py's --extra plans and its run with a faked GPU."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from paths import REPO
-from script_support import load_script
+from script_support import fake_gpu, load_script
 
 ab_compare = load_script("ab_compare")
 variants_compare = load_script("variants_compare")
@@ -129,8 +129,49 @@ def test_variants_compare_extra_and_balanced_plans_take_the_tuned_plans_other_op
     assert variants_compare.kind_of(tuned) == "barriers"
     assert variants_compare.kind_of(balanced, extra, [balanced]) == variants_compare.BALANCED
     assert variants_compare.variants(info, tuned, ["balanced"]) == []  # not a tuner variant
+    # and with one block side between the powers of two, of the kind tiles
+    tile = blocking_plan(info, 14, bs=(384,), sl=256, barriers="step")
+    assert variants_compare.kind_of(tile, extra, [balanced], [tile]) == variants_compare.TILES
+    assert variants_compare.variants(info, tuned, ["tiles"]) == []
     # without a base plan (an ab_compare case): no stream division unless given, one cell
     # per thread and a barrier per level
     alone = variants_compare.settings_plan(info, {"bt": "2", "bs": "256", "sl": "off"})
     assert (alone.sl, alone.coarsen, alone.barriers.value) == (None, 1, "level")
     assert variants_compare.settings_plan(info, {"bt": "2", "bs": "256"}).sl is None
+
+
+def test_variants_compare_measures_the_balanced_lengths_and_tiles_of_a_row_with_a_fake_gpu(
+        tmp_path, monkeypatch, capsys):
+    import sys
+    from an5dpy.perf.gpus import get_gpu
+    from an5dpy.perf.tune import balanced_stream_plans, plan_from_json, tile_plans
+    artifact = sys.modules.get("artifact") or load_script("artifact")
+    with open(os.path.join(REPO, "artifact", "H200", "rows.jsonl")) as f:
+        row = next(r for r in map(json.loads, f)
+                   if (r["stencil"], r["dtype"]) == ("star3d1r", "double"))
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps(row) + "\n")
+
+    def rate(plan):  # the tiles fastest, then the balanced lengths, then the tuned plan
+        return 1000.0 + 200 * (plan.bs != tuned.bs) + 100 * (plan.sl != tuned.sl)
+
+    fake_gpu(monkeypatch, artifact, lambda self, info, plan, *a, **k: (
+        rate(plan), 0.2, 100, 40, False))
+    info, _, model, _, _ = artifact.row_context(row, get_gpu("H200"))
+    tuned = plan_from_json(info, row["best"]["plan"])
+    out = tmp_path / "out"
+    assert variants_compare.main(["--rows", str(rows), "--kinds", "balanced,tiles",
+                                  "--out", str(out)]) == 0
+    (result,) = [json.loads(line) for line in (out / "variants.jsonl").read_text().splitlines()]
+    measured = {m["describe"] for m in result["measured"]}
+    lengths = balanced_stream_plans(info, model, tuned, row["best"]["cap"])
+    tiles = tile_plans(info, tuned)
+    assert lengths and tiles
+    assert measured == {p.describe() for p in (tuned, *lengths, *tiles)}
+    # each screened at its rate; the finalists (the three fastest builds) are tiles
+    assert {m["gflops"] for m in result["measured"]
+            if m["describe"] in {p.describe() for p in lengths}} == {1100.0}
+    assert set(result["best"]) == {"tiles"} and result["best"]["tiles"]["gflops"] == 1200.0
+    assert result["tuned"]["gflops"] == 1000.0  # its own reported run
+    table = (out / "variants.md").read_text()
+    assert table.splitlines()[-1].endswith("| 1.200 |")
