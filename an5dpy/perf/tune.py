@@ -496,7 +496,8 @@ def tile_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
     without spills, at 58% of the block's cells computed at the last level against 66%,
     and the halved block (32x32, 512 threads) with 92 registers at 56%. Not measured yet,
     so the tuner does not search them: ``scripts/variants_compare.py --kinds tiles``
-    measures them beside the tuned plans."""
+    measures them beside the tuned plans (artifact/H200/tiles.md: the model's
+    predictions)."""
     out = []
     for d, side in enumerate(plan.bs):
         for num, den in TILE_SCALES:
