@@ -490,11 +490,12 @@ def tile_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
 
     The search's block sides are powers of two, so a block's threads go up or down by
     twice at once, and with them its registers per thread under the launch bounds: on the
-    H200, star3d1r double's tuned plan (bt=4 64x32, 2 cells per thread, one barrier per
-    step: 1,024 threads, held to 64 registers) spills 48 bytes and reloads 292 per thread,
-    where ptxas (nvcc 13.0, sm_90, no GPU) builds its 64x24 (768 threads, 80 registers)
-    without spills, at 58% of the block's cells computed at the last level against 66%,
-    and the halved block (32x32, 512 threads) with 92 registers at 56%. Not measured yet,
+    H200, star3d1r double's tuned plan (bt=4 64x32 sl=171, 2 cells per thread, one
+    barrier per step: 1,024 threads, held to 64 registers) spills 48 bytes and reloads
+    292 per thread, where ptxas (nvcc 13.0, sm_90, no GPU) builds its 64x24 (768 threads,
+    80 registers) with 12 and 64 (none at sl=128), at 58% of the block's cells computed
+    at the last level against 66%, and the halved block (32x32, 512 threads) with 92
+    registers and no spills at 56%. Not measured yet,
     so the tuner does not search them: ``scripts/variants_compare.py --kinds tiles``
     measures them beside the tuned plans (artifact/H200/tiles.md: the model's
     predictions)."""
