@@ -696,8 +696,8 @@ def submit_builds(pool: concurrent.futures.Executor, info: StencilInfo,
     those that bind is built (:func:`model_budget`), the others give None too: in the
     three measured tables of artifact/ (H200 twice, H100: 9,148 builds of 3,184 plans) the
     unbudgeted build and the model's best budget that binds held every row's fastest
-    build, with a third fewer builds (``scripts/model_check.py --budgets``). ``timing``: timing builds
-    (:func:`timing_degrees`), for runs of :func:`timing_steps` steps only."""
+    build, with a third fewer builds (``scripts/model_check.py --budgets``). ``timing``:
+    timing builds (:func:`timing_degrees`), for runs of :func:`timing_steps` steps only."""
     from an5dpy.cuda.runtime import build_kernels
 
     def build(plan, cap=None):
