@@ -346,6 +346,27 @@ def shuffle_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
     return out
 
 
+def plan_with(info: StencilInfo, plan: BlockingPlan, **changes) -> BlockingPlan:
+    """``plan`` with the settings of ``changes`` (``bt``, ``bs``, ``sl``, ``coarsen``,
+    ``barriers``) changed and all else kept, checked: raises UsageError where that plan is
+    not legal."""
+    settings = {"bt": plan.bt, "bs": plan.bs, "sl": plan.sl, "coarsen": plan.coarsen,
+                "barriers": plan.barriers, **changes}
+    return blocking_plan(info, settings.pop("bt"), opt=plan.mode.value, **settings)
+
+
+def legal_plans(info: StencilInfo, plan: BlockingPlan,
+                changes: Iterable[Mapping]) -> list[BlockingPlan]:
+    """:func:`plan_with` of each of ``changes``, in order, those that are legal."""
+    out = []
+    for change in changes:
+        try:
+            out.append(plan_with(info, plan, **change))
+        except UsageError:  # no degree there, no compute region, too many threads, ...
+            continue
+    return out
+
+
 def variant_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
     """What the tuner measures besides the model's plans: ``plan`` coarsened
     (:func:`coarsened_plans`), and in mode nondiag ``plan`` and its coarsened plans of the
@@ -356,11 +377,8 @@ def variant_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
     coarsened = coarsened_plans(info, plan)
     out = list(coarsened)
     for p in (plan, *(c for c in coarsened if c.bs == plan.bs)):
-        try:
-            out.append(blocking_plan(info, p.bt, bs=p.bs, sl=p.sl, opt=p.mode.value,
-                                     coarsen=p.coarsen, barriers=Barriers.STEP))
-        except UsageError:  # another mode, or its buffers do not fit
-            continue
+        # none in another mode, or where its buffers do not fit
+        out += legal_plans(info, p, [{"barriers": Barriers.STEP}])
     return out
 
 
@@ -395,8 +413,7 @@ def balanced_stream_plans(info: StencilInfo, model, plan: BlockingPlan, cap: int
     by_blocks: dict[int, tuple[float, BlockingPlan]] = {}
     for sl in range(max(1, plan.sl // BALANCE_FACTOR), plan.sl * BALANCE_FACTOR + 1):
         try:
-            other = blocking_plan(info, plan.bt, bs=plan.bs, sl=sl, opt=plan.mode.value,
-                                  coarsen=plan.coarsen, barriers=plan.barriers)
+            other = plan_with(info, plan, sl=sl)
             blocks = model.launch_cost(other, other.bt, cap).stream_blocks
         except UsageError:  # too short for the plan's head and tail, or does not fit
             continue
@@ -456,24 +473,25 @@ def neighbour_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]
     degree's best block, so a fast degree was measured at one block size only (box2d4r
     double, artifact/H200: bt=2 at 512 cells, never at 256, which then measured 13%
     faster in the same run)."""
-    out = variant_plans(info, plan)
-    same_block = {"bs": plan.bs, "sl": plan.sl, "opt": plan.mode.value,
-                  "coarsen": plan.coarsen, "barriers": plan.barriers}
-    shapes = [(bt, same_block) for bt in (plan.bt - 1, plan.bt + 1, 2 * plan.bt)]
-    shapes += [(plan.bt, {**same_block, "bs": bs}) for bs in block_sides(plan.bs)]
-    for bt, kwargs in shapes:
-        try:
-            out.append(blocking_plan(info, bt, **kwargs))
-        except UsageError:  # no degree there, no compute region left, or too many threads
-            continue
+    changes = [{"bt": bt} for bt in (plan.bt - 1, plan.bt + 1, 2 * plan.bt)]
+    changes += [{"bs": bs} for bs in block_sides(plan.bs)]
+    out = variant_plans(info, plan) + legal_plans(info, plan, changes)
     return [p for p in dict.fromkeys(out) if p != plan]
 
 
-def block_sides(bs: tuple[int, ...]) -> list[tuple[int, ...]]:
-    """``bs`` with one side halved or doubled, each side in turn (array order)."""
+def halved_and_doubled(side: int) -> tuple[int, int]:
+    """The neighbours' block sides of ``side`` (:func:`neighbour_plans`)."""
+    return side // 2, side * 2
+
+
+def block_sides(bs: tuple[int, ...],
+                sides: Callable[[int], Iterable[int]] = halved_and_doubled
+                ) -> list[tuple[int, ...]]:
+    """``bs`` with one side replaced by each of ``sides(side)`` (default: halved or
+    doubled) that is at least 1, each side in turn (array order)."""
     out = []
     for d, side in enumerate(bs):
-        for new in (side // 2, side * 2):
+        for new in sides(side):
             if new >= 1:
                 out.append(bs[:d] + (new,) + bs[d + 1:])
     return out
@@ -499,19 +517,10 @@ def tile_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
     so the tuner does not search them: ``scripts/variants_compare.py --kinds tiles``
     measures them beside the tuned plans (artifact/H200/tiles.md: the model's
     predictions)."""
-    out = []
-    for d, side in enumerate(plan.bs):
-        for num, den in TILE_SCALES:
-            if side * num % den:
-                continue
-            bs = plan.bs[:d] + (side * num // den,) + plan.bs[d + 1:]
-            try:
-                out.append(blocking_plan(info, plan.bt, bs=bs, sl=plan.sl,
-                                         opt=plan.mode.value, coarsen=plan.coarsen,
-                                         barriers=plan.barriers))
-            except UsageError:  # too many threads, no compute region, or does not fit
-                continue
-    return list(dict.fromkeys(out))
+    def scaled(side: int) -> list[int]:
+        return [side * num // den for num, den in TILE_SCALES if side * num % den == 0]
+    blocks = block_sides(plan.bs, scaled)
+    return list(dict.fromkeys(legal_plans(info, plan, [{"bs": bs} for bs in blocks])))
 
 
 def space_with_measured(info: StencilInfo, gpu: GpuSpec,
