@@ -513,10 +513,12 @@ def tile_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
     292 per thread, where ptxas (nvcc 13.0, sm_90, no GPU) builds its 64x24 (768 threads,
     80 registers) with 12 and 64 (none at sl=128), at 58% of the block's cells computed
     at the last level against 66%, and the halved block (32x32, 512 threads) with 92
-    registers and no spills at 56%. Not measured yet,
-    so the tuner does not search them: ``scripts/variants_compare.py --kinds tiles``
-    measures them beside the tuned plans (artifact/H200/tiles.md: the model's
-    predictions)."""
+    registers and no spills at 56%. Measured beside the tuned plans of 24 rows on the
+    H200 (``scripts/variants_compare.py --kinds tiles``, artifact/H200/tiles.md): the
+    fastest tile plan gained 3-4% on three 3D assoc rows and lost on the other 21, up to
+    21% (star3d1r double's 48x32: 0.89, though it spills less), 1.005 in geomean
+    taking the better; what they would add to the search is not worth its builds, so
+    the tuner does not search them."""
     def scaled(side: int) -> list[int]:
         return [side * num // den for num, den in TILE_SCALES if side * num % den == 0]
     blocks = block_sides(plan.bs, scaled)
