@@ -206,13 +206,16 @@ HEAVY_FLOPS = 200
 def submit_jobs(bench, info, plans, stem, pool=None, model=None):
     """(plan, budget, future build) for every plan without a budget and with the tuner's
     budget (of CAPS) that binds and that ``model`` predicts fastest (every one that binds
-    without a model), on the bench's pool or ``pool`` (an5dpy.perf.tune.submit_builds)."""
+    without a model; with one, the budget its register estimate points to is started
+    beside the unbudgeted build), on the bench's pool or ``pool``
+    (an5dpy.perf.tune.submit_builds)."""
     from functools import partial
 
-    from an5dpy.perf.tune import CAPS, predicted_gflops, submit_builds
+    from an5dpy.perf.tune import CAPS, guessed_registers, predicted_gflops, submit_builds
     return submit_builds(pool or bench.pool, info, plans, CAPS, stem, bench.options,
                          timing=True,
-                         budget_score=partial(predicted_gflops, model) if model else None)
+                         budget_score=partial(predicted_gflops, model) if model else None,
+                         registers_guess=guessed_registers(model) if model else None)
 
 
 def neighbourhood(bench, info, stem, model):

@@ -47,9 +47,10 @@ def test_tune_measures_the_diverse_candidates_and_caches_the_result(capsys):
     from an5dpy.check.reference import resolve_params
     from an5dpy.cuda.runtime import device_name
     from an5dpy.blocking.plan import budget_register_limit
-    from an5dpy.perf.tune import (FINALISTS, candidate_plans, neighbour_plans,
-                                  paper_ranking, rank, tune, tuning_candidates,
-                                  variant_plans)
+    from an5dpy.perf.model import Model
+    from an5dpy.perf.tune import (FINALISTS, balanced_stream_plans, candidate_plans,
+                                  neighbour_plans, paper_ranking, rank, tune,
+                                  tuning_candidates, variant_plans)
 
     program, info = load(os.path.join(C_INPUTS, "star2d1r.c"), (("SB_TYPE", "float"),))
     env = resolve_params(program, {"compsize": 2000, "timestep": 40})
@@ -62,9 +63,14 @@ def test_tune_measures_the_diverse_candidates_and_caches_the_result(capsys):
                                  variant_plans(info, ranking[0][0]))
     plans = {m.plan for m in result.measured}
     assert plans >= set(expected)  # every candidate was built and timed
-    # and the neighbours of some of the fastest: each extra plan is one of them
+    # and the neighbours of some of the fastest, and the fastest build's other stream
+    # lengths: each extra plan is one of them
+    model = Model(info, gpu, env)
     nearby = {n for m in result.measured for n in neighbour_plans(info, m.plan)}
-    assert plans - set(expected) <= nearby
+    nearby |= {n for m in result.measured
+               for n in balanced_stream_plans(info, model, m.plan, m.cap)}
+    assert plans - set(expected) <= nearby, [p.describe() for p in plans - set(expected)
+                                             - nearby]
     # the model's best plan coarsened too, and with one barrier per step
     assert any(p.coarsen > 1 for p in plans)
     assert any(p.barriers.value == "step" for p in plans)

@@ -144,10 +144,11 @@ def test_a_register_budget_binds_only_below_what_ptxas_gave():
            "ptxas info    : Used 28 registers, used 1 barriers, 2064 bytes smem\n")
     cubin = Cubin("k.cubin", parse_ptxas_report(log), log)
     assert own_registers(cubin, plan) == 64  # the plan's own degree, not d1
-    assert budget_binds(cubin, plan, 32) and budget_binds(cubin, plan, 63)
-    assert not budget_binds(cubin, plan, 64) and not budget_binds(cubin, plan, 96)
+    assert budget_binds(64, 32) and budget_binds(64, 63)
+    assert not budget_binds(64, 64) and not budget_binds(64, 96)
     # no report for the plan's degree: measure rather than guess
-    assert budget_binds(cubin, make_plan(info, bt=4, bs=(256,)), 96)
+    assert own_registers(cubin, make_plan(info, bt=4, bs=(256,))) is None
+    assert budget_binds(None, 96)
 
 
 def _cubin(name: str, degree: int, registers: int):
@@ -223,6 +224,109 @@ def test_with_a_budget_score_only_the_best_scored_budget_that_binds_is_built(mon
     assert len(built) == 6
     assert {k for k, r in results.items() if r is not None} == set(built)
     assert len(results) == 12  # a job for every plan and budget, the skipped ones None
+
+
+def test_the_guessed_budget_starts_beside_the_unbudgeted_build_and_keeps_the_same_builds(
+        monkeypatch):
+    import concurrent.futures
+    import threading
+
+    import an5dpy.cuda.runtime
+    from an5dpy.blocking.plan import make_plan
+    from an5dpy.perf.tune import submit_builds
+    _, info, _ = bench("j2d5pt")
+    plans = [make_plan(info, bt=bt, bs=(256,), sl=256) for bt in (2, 8, 12)]
+    natural = {2: 40, 8: 100, 12: 70}  # registers ptxas gives each plan without a budget
+    score = {32: 2.0, 64: 1.0, 96: 3.0}  # wanted: bT 2 -> 32, bT 8 -> 96, bT 12 -> 32
+    # the guess: right for bT 2 and 8; for bT 12 it says 100 registers, so 96 (dropped)
+    guess = {2: 45, 8: 120, 12: 100}
+    started: list = []
+    release = threading.Event()
+
+    def fake_build(info_, plan, stem, options, smem_wrap=True, directory=None, regs=None,
+                   degrees=None):
+        started.append((plan.bt, regs))
+        if regs is None and plan.bt == 8:  # the long unbudgeted build
+            assert release.wait(10)
+        return ("model", _cubin("j2d5pt", plan.bt, regs or natural[plan.bt]))
+
+    monkeypatch.setattr(an5dpy.cuda.runtime, "build_kernels", fake_build)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        jobs = submit_builds(pool, info, plans, (None, 32, 64, 96), "j2d5pt", None,
+                             budget_score=lambda plan, cap: score[cap],
+                             registers_guess=lambda plan: guess[plan.bt])
+        # bT 8's budgeted build runs while its unbudgeted build is still going; the jobs
+        # of its other budgets, queued before it, did not hold the second worker
+        for _ in range(1000):
+            if (8, 96) in started:
+                break
+            threading.Event().wait(0.01)
+        assert (8, 96) in started and not jobs[1][2].done()
+        release.set()
+        results = {(p.bt, cap): f.result() for p, cap, f in jobs}
+    kept = {k for k, r in results.items() if r is not None}
+    assert kept == {(2, None), (2, 32), (8, None), (8, 96), (12, None), (12, 32)}
+    assert len(results) == 12  # a job for every plan and budget, the skipped ones None
+    assert results[(8, 96)][1].resources[0].registers == 96
+    assert results[(12, 96)] is None  # guessed, then dropped: 96 does not bind at 70
+
+
+def test_a_guessed_budget_fails_with_its_unbudgeted_build(monkeypatch):
+    import concurrent.futures
+
+    import an5dpy.cuda.runtime
+    from an5dpy.blocking.plan import make_plan
+    from an5dpy.perf.tune import submit_builds
+    _, info, _ = bench("j2d5pt")
+    plan = make_plan(info, bt=8, bs=(256,), sl=256)
+
+    def fake_build(info_, plan, stem, options, smem_wrap=True, directory=None, regs=None,
+                   degrees=None):
+        if regs is None:
+            raise RuntimeError("nvcc failed")
+        return ("model", _cubin("j2d5pt", plan.bt, regs))
+
+    monkeypatch.setattr(an5dpy.cuda.runtime, "build_kernels", fake_build)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        jobs = submit_builds(pool, info, [plan], (None, 64), "j2d5pt", None,
+                             budget_score=lambda plan, cap: 1.0,
+                             registers_guess=lambda plan: 100)
+        for _, _, f in jobs:
+            with pytest.raises(RuntimeError, match="nvcc failed"):
+                f.result()
+
+
+def test_budgeted_jobs_of_a_pool_shut_down_are_cancelled_not_left_waiting(monkeypatch):
+    import concurrent.futures
+    import threading
+
+    import an5dpy.cuda.runtime
+    from an5dpy.blocking.plan import make_plan
+    from an5dpy.perf.tune import submit_builds
+    _, info, _ = bench("j2d5pt")
+    plans = [make_plan(info, bt=bt, bs=(256,), sl=256) for bt in (2, 8)]
+    running, release = threading.Event(), threading.Event()
+
+    def fake_build(info_, plan, stem, options, smem_wrap=True, directory=None, regs=None,
+                   degrees=None):
+        if regs is None and plan.bt == 2:
+            running.set()
+            assert release.wait(10)
+        return ("model", _cubin("j2d5pt", plan.bt, regs or 100))
+
+    monkeypatch.setattr(an5dpy.cuda.runtime, "build_kernels", fake_build)
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    jobs = submit_builds(pool, info, plans, (None, 32, 64), "j2d5pt", None,
+                         registers_guess=lambda plan: 100 if plan.bt == 2 else 40)
+    assert running.wait(10)
+    pool.shutdown(wait=False, cancel_futures=True)  # a deadline passed (scripts/artifact.py)
+    release.set()
+    pool.shutdown(wait=True)
+    assert jobs[0][2].result()[1].resources[0].registers == 100  # it was running
+    assert jobs[1][2].cancelled()  # it was queued
+    budgeted = [f for _, cap, f in jobs if cap is not None]
+    done, waiting = concurrent.futures.wait(budgeted, timeout=10)
+    assert not waiting and all(f.cancelled() for f in budgeted)
 
 
 def test_timing_builds_hold_the_full_degree_and_timing_runs_launch_only_it(monkeypatch):
