@@ -401,7 +401,10 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
                "budgets": "model",
                "wall_s": round(wall, 1),
                "wall_parts": {kind: round(seconds, 1)
-                              for kind, seconds in sorted(stopwatch.seconds.items())}}
+                              for kind, seconds in sorted(stopwatch.seconds.items())},
+               # the same seconds by phase of the search (Sconf and naive outside them)
+               "wall_phases": {phase: round(seconds, 1)
+                               for phase, seconds in stopwatch.phases.items()}}
         space = space_with_measured(info, gpu, measured)
         row = rescore(row, model, model.rank(space), space, gpu, env)
         best = row["best"]
@@ -912,6 +915,11 @@ def render(out_dir: str) -> None:
         waits, runs = (sum(p.get(kind, 0.0) for p in parts) for kind in ("builds", "runs"))
         lines.append(f"- of the time of the {len(parts)} rows that split it: waiting for "
                      f"builds {waits:,.0f} s, timed runs {runs:,.0f} s")
+    phased = [r["wall_phases"] for r in rows if "wall_phases" in r]
+    if phased:
+        lines.append(f"- by phase of the search, the {len(phased)} rows that recorded it: "
+                     + ", ".join(f"{name} {seconds:,.0f} s"
+                                 for name, seconds in phase_totals(phased).items()))
     older = [f"{r['stencil']} {r['dtype']}" for r in rows if not measured_variants(r)]
     if older:
         lines.append(f"- measured before plans had cells per thread and barrier modes (no "
@@ -922,6 +930,19 @@ def render(out_dir: str) -> None:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines[summary:]))
     plot(out_dir, rows, gpu)
+
+
+def phase_totals(phased: list[dict]) -> dict[str, float]:
+    """Seconds per phase of the search summed over rows (``wall_phases``), the first round
+    first, the rounds of neighbours summed as one, then the stream lengths, the finalists
+    and any other phase."""
+    totals: dict[str, float] = {}
+    for phases in phased:
+        for name, seconds in phases.items():
+            key = "neighbour rounds" if name.startswith("round ") else name
+            totals[key] = totals.get(key, 0.0) + seconds
+    order = ["first round", "neighbour rounds", "stream lengths", "finalists"]
+    return {k: totals[k] for k in order + sorted(set(totals) - set(order)) if k in totals}
 
 
 def plot(out_dir: str, rows, gpu: str) -> None:

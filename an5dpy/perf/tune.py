@@ -33,6 +33,7 @@ sizes, step count, GPU (and GPU count), an5dpy version and a hash of the code ge
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import hashlib
 import json
 import os
@@ -908,18 +909,35 @@ class Neighbourhood:
 
 class Stopwatch:
     """Seconds spent per kind of wait, summed (:func:`screen`: ``builds``, waiting for
-    nvcc; ``runs``, timing on the GPU): where a tuning run's time goes."""
+    nvcc; ``runs``, timing on the GPU): where a tuning run's time goes. Within
+    :meth:`phase` the same seconds are also summed per phase of the search
+    (:class:`Screening`'s: ``first round``, ``round 1``, ``round 2``, ..., ``stream
+    lengths``, ``finalists``), whose sum is the part of :attr:`seconds` timed within one."""
 
     def __init__(self):
         self.seconds: dict[str, float] = {}
+        self.phases: dict[str, float] = {}
+        self._phase: str | None = None
+
+    @contextlib.contextmanager
+    def phase(self, name: str):
+        """Count what is timed within the block to phase ``name`` too."""
+        outer, self._phase = self._phase, name
+        try:
+            yield
+        finally:
+            self._phase = outer
 
     def timed(self, kind: str, call: Callable, *args, **kwargs):
-        """``call(*args, **kwargs)``, its seconds added to ``kind``."""
+        """``call(*args, **kwargs)``, its seconds added to ``kind`` (and to the phase)."""
         start = time.perf_counter()
         try:
             return call(*args, **kwargs)
         finally:
-            self.seconds[kind] = self.seconds.get(kind, 0.0) + time.perf_counter() - start
+            spent = time.perf_counter() - start
+            self.seconds[kind] = self.seconds.get(kind, 0.0) + spent
+            if self._phase is not None:
+                self.phases[self._phase] = self.phases.get(self._phase, 0.0) + spent
 
 
 class Screening:
@@ -964,7 +982,9 @@ class Screening:
 
     def first_round(self) -> None:
         """Time every job once and submit the neighbourhood's builds."""
-        self.screened = sorted(self._time_each(self.jobs, "time"), key=lambda s: -s.gflops)
+        with self.clock.phase("first round"):
+            self.screened = sorted(self._time_each(self.jobs, "time"),
+                                   key=lambda s: -s.gflops)
         if self.neighbourhood is not None:
             self._known = {p for p, _, _ in self.jobs}
             self.more = self.neighbourhood.jobs(self.screened, self._known, self._expanded)
@@ -974,25 +994,30 @@ class Screening:
         finalists (fastest first)."""
         screened = self.screened
         while self.more:
-            # every neighbour build first, as in the first round: nvcc would delay the
-            # launches
-            self.clock.timed("builds", concurrent.futures.wait, [f for _, _, f in self.more])
             self.rounds += 1
-            screened = sorted(screened + self._time_each(self.more, "time neighbours",
-                                                         self.rounds),
-                              key=lambda s: -s.gflops)
+            with self.clock.phase(f"round {self.rounds}"):
+                # every neighbour build first, as in the first round: nvcc would delay the
+                # launches
+                self.clock.timed("builds", concurrent.futures.wait,
+                                 [f for _, _, f in self.more])
+                screened = sorted(screened + self._time_each(self.more, "time neighbours",
+                                                             self.rounds),
+                                  key=lambda s: -s.gflops)
             self.more = (self.neighbourhood.jobs(screened, self._known, self._expanded,
                                                  first=False)
                          if self.rounds < self.neighbourhood.rounds else [])
         lengths = (self.neighbourhood.balance_jobs(screened[0], self._known)
                    if self.neighbourhood is not None and screened else [])
         if lengths:  # built first, as every round
-            self.clock.timed("builds", concurrent.futures.wait, [f for _, _, f in lengths])
-            screened = sorted(screened + self._time_each(lengths, "time stream lengths",
-                                                         self.rounds, balanced=True),
-                              key=lambda s: -s.gflops)
-        for s in screened[:self.finalists]:
-            s.final = self.clock.timed("runs", self.time_final, s.plan, s.built)
+            with self.clock.phase("stream lengths"):
+                self.clock.timed("builds", concurrent.futures.wait,
+                                 [f for _, _, f in lengths])
+                screened = sorted(screened + self._time_each(lengths, "time stream lengths",
+                                                             self.rounds, balanced=True),
+                                  key=lambda s: -s.gflops)
+        with self.clock.phase("finalists"):
+            for s in screened[:self.finalists]:
+                s.final = self.clock.timed("runs", self.time_final, s.plan, s.built)
         return screened
 
 

@@ -425,11 +425,22 @@ def test_screens_stopwatch_splits_waiting_for_builds_from_timing_runs():
     # one reported run of 0.03 s
     assert set(stopwatch.seconds) == {"builds", "runs"}
     assert stopwatch.seconds["builds"] >= 0.05 and stopwatch.seconds["runs"] >= 0.07
-    # a call that raises still counts
+    # the same seconds by phase: the first round's, the finalists'
+    assert list(stopwatch.phases) == ["first round", "finalists"]
+    assert sum(stopwatch.phases.values()) == pytest.approx(sum(stopwatch.seconds.values()))
+    assert stopwatch.phases["finalists"] >= 0.03
+    # a call that raises still counts; outside a phase, to its kind alone
     watch = Stopwatch()
     with pytest.raises(ZeroDivisionError):
         watch.timed("runs", lambda: 1 / 0)
-    assert watch.seconds["runs"] >= 0
+    assert watch.seconds["runs"] >= 0 and watch.phases == {}
+    with watch.phase("outer"):
+        with watch.phase("inner"):
+            watch.timed("runs", lambda: None)
+        watch.timed("builds", lambda: None)
+    phases = dict(watch.phases)
+    watch.timed("runs", lambda: None)  # outside again: no phase
+    assert set(phases) == {"outer", "inner"} and watch.phases == phases
 
 
 def test_screen_with_a_neighbourhood_times_the_neighbours_of_the_fastest_plans_too():
@@ -606,6 +617,8 @@ def test_a_screening_submits_its_second_round_and_waits_for_it_only_when_finishe
     assert once == ["a", "b", "b1"] and [s.built for s in out] == ["B1", "B", "A"]
     assert out[0].final == "B1"
     assert screening.clock.seconds["builds"] >= 0.04  # the wait for the neighbour's build
+    assert list(screening.clock.phases) == ["first round", "round 1", "finalists"]
+    assert screening.clock.phases["round 1"] >= 0.04
 
 
 @pytest.mark.parametrize("name, dtype, bt, bs, kw", [

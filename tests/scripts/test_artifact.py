@@ -266,6 +266,11 @@ def test_measure_rows_times_the_neighbours_of_the_fastest_plans_of_each_row(
     # the faked builds and runs return at once: the split is there, and within the row's
     assert set(row["wall_parts"]) == {"builds", "runs"}
     assert 0 <= sum(row["wall_parts"].values()) <= row["wall_s"] + 0.2
+    # and by phase of the search: the rounds this row had, Sconf and naive outside them
+    assert list(row["wall_phases"]) == (["first round"]
+                                        + [f"round {k}" for k in range(1, len(later) + 1)]
+                                        + ["stream lengths", "finalists"])
+    assert 0 <= sum(row["wall_phases"].values()) <= row["wall_s"] + 0.2
 
 
 def test_measure_rows_times_a_rows_first_round_while_the_row_before_builds_its_second(
@@ -355,6 +360,14 @@ def test_table5_sums_the_time_of_the_rows_that_recorded_it(artifact, tmp_path):
     lines = rendered_table5(artifact, tmp_path, rows).splitlines()
     assert ("- of the time of the 2 rows that split it: waiting for builds 52 s, timed runs "
             "60 s") in lines
+    assert not any(line.startswith("- by phase") for line in lines)
+    # rows that split it by phase: the rounds of neighbours as one, in the search's order
+    rows[0]["wall_phases"] = {"first round": 10.0, "round 1": 8.0, "round 2": 4.5,
+                              "stream lengths": 2.0, "finalists": 3.0}
+    rows[1]["wall_phases"] = {"first round": 50.0, "round 1": 20.0, "finalists": 6.0}
+    lines = rendered_table5(artifact, tmp_path, rows).splitlines()
+    assert ("- by phase of the search, the 2 rows that recorded it: first round 60 s, "
+            "neighbour rounds 32 s, stream lengths 2 s, finalists 9 s") in lines
 
 
 def test_measure_fig8_replaces_a_curve_only_after_its_whole_sweep(artifact, tmp_path,
