@@ -750,12 +750,12 @@ def submit_builds(pool: concurrent.futures.Executor, info: StencilInfo,
     def needed(plan, cap) -> bool:
         return cap in wanted(plan, own_registers(uncapped[plan].result()[1], plan))
 
+    guessed = {p: wanted(p, registers_guess(p)) if registers_guess else [] for p in plans}
     jobs = [(p, None, uncapped[p]) for p in plans]
     for c in budgets:
         for p in plans:
-            guessed = registers_guess is not None and c in wanted(p, registers_guess(p))
             jobs.append((p, c, _budgeted_job(pool, uncapped[p], partial(needed, p, c),
-                                             partial(build, p, c), guessed)))
+                                             partial(build, p, c), c in guessed[p])))
     return jobs
 
 
@@ -788,20 +788,20 @@ def _budgeted_job(pool: concurrent.futures.Executor, uncapped: concurrent.future
         else:
             settle(source.result)
 
-    def keep() -> bool | None:
-        """Whether the build is needed; None where the job is settled already (the
-        unbudgeted build was cancelled or failed, or the build is not needed)."""
+    def keep() -> bool:
+        """Whether the build is needed; where not, the job is settled here: cancelled
+        with the unbudgeted build, failed with it, or None."""
         if uncapped.cancelled():
             cancel()
-            return None
+            return False
         try:
             if needed():
                 return True
         except BaseException as e:  # noqa: BLE001 - the unbudgeted build's failure
             out.set_exception(e)
-            return None
+            return False
         out.set_result(None)
-        return None
+        return False
 
     if early:
         started = pool.submit(build)
@@ -891,18 +891,19 @@ class Neighbourhood:
         roots = [r for r in self.root_plans(screened, count)
                  if self.shape(r) not in expanded]
         expanded.update(self.shape(r) for r in roots)
-        new = [n for n in dict.fromkeys(n for r in roots for n in self.plans(r))
-               if n not in known]
-        known.update(new)
-        return self.submit(new) if new else []
+        return self._submit_new((n for r in roots for n in self.plans(r)), known)
 
     def balance_jobs(self, fastest: Screened, known: set) -> list:
         """The jobs of ``fastest``'s other stream lengths (:attr:`balance`) not in
         ``known``, submitted; ``known`` takes their plans."""
         if self.balance is None:
             return []
-        new = [p for p in dict.fromkeys(self.balance(fastest.plan, fastest.cap))
-               if p not in known]
+        return self._submit_new(self.balance(fastest.plan, fastest.cap), known)
+
+    def _submit_new(self, plans: Iterable[BlockingPlan], known: set) -> list:
+        """The jobs of ``plans`` not in ``known`` (each once), submitted; ``known`` takes
+        them."""
+        new = [p for p in dict.fromkeys(plans) if p not in known]
         known.update(new)
         return self.submit(new) if new else []
 
@@ -980,6 +981,18 @@ class Screening:
                 self.on_error(plan, cap, e)
         return out
 
+    def _later_round(self, screened: list[Screened], round_jobs, phase: str, desc: str,
+                     balanced: bool = False) -> list[Screened]:
+        """``screened`` and ``round_jobs`` timed once (round :attr:`rounds`), fastest
+        first, the time spent counted to ``phase``."""
+        with self.clock.phase(phase):
+            # every build of the round first, as in the first round: nvcc would delay the
+            # launches
+            self.clock.timed("builds", concurrent.futures.wait, [f for _, _, f in round_jobs])
+            return sorted(screened + self._time_each(round_jobs, desc, self.rounds,
+                                                     balanced),
+                          key=lambda s: -s.gflops)
+
     def first_round(self) -> None:
         """Time every job once and submit the neighbourhood's builds."""
         with self.clock.phase("first round"):
@@ -995,26 +1008,16 @@ class Screening:
         screened = self.screened
         while self.more:
             self.rounds += 1
-            with self.clock.phase(f"round {self.rounds}"):
-                # every neighbour build first, as in the first round: nvcc would delay the
-                # launches
-                self.clock.timed("builds", concurrent.futures.wait,
-                                 [f for _, _, f in self.more])
-                screened = sorted(screened + self._time_each(self.more, "time neighbours",
-                                                             self.rounds),
-                                  key=lambda s: -s.gflops)
+            screened = self._later_round(screened, self.more, f"round {self.rounds}",
+                                         "time neighbours")
             self.more = (self.neighbourhood.jobs(screened, self._known, self._expanded,
                                                  first=False)
                          if self.rounds < self.neighbourhood.rounds else [])
         lengths = (self.neighbourhood.balance_jobs(screened[0], self._known)
                    if self.neighbourhood is not None and screened else [])
-        if lengths:  # built first, as every round
-            with self.clock.phase("stream lengths"):
-                self.clock.timed("builds", concurrent.futures.wait,
-                                 [f for _, _, f in lengths])
-                screened = sorted(screened + self._time_each(lengths, "time stream lengths",
-                                                             self.rounds, balanced=True),
-                                  key=lambda s: -s.gflops)
+        if lengths:
+            screened = self._later_round(screened, lengths, "stream lengths",
+                                         "time stream lengths", balanced=True)
         with self.clock.phase("finalists"):
             for s in screened[:self.finalists]:
                 s.final = self.clock.timed("runs", self.time_final, s.plan, s.built)
