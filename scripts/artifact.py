@@ -104,8 +104,10 @@ def kernels_outdated(row: dict) -> bool:
 #: 5 climbs from the fastest plan alone after the first round (an5dpy.perf.tune.CLIMB_ROOTS;
 #: 4 climbed from both roots), and each measured plan records its round (``round``: 0 the
 #: first round's jobs, k the k-th round of neighbours); 6 then measures the fastest build's
-#: other stream lengths (an5dpy.perf.tune.balanced_stream_plans; ``balanced`` true).
-NEIGHBOURHOOD = 6
+#: other stream lengths (an5dpy.perf.tune.balanced_stream_plans; ``balanced`` true); 7 gives
+#: heavy stencils no rounds of neighbours, their stream lengths alone
+#: (an5dpy.perf.tune.search_breadth).
+NEIGHBOURHOOD = 7
 
 
 def gpu_slug(name: str) -> str:
@@ -182,15 +184,22 @@ class Bench:
         def run(g, e):
             step(g, e, read_only)
 
-        # runs of full launches only: a timing build holds that kernel alone
+        def step_seconds(steps, warmup=0):
+            # runs of full launches only: a timing build holds that kernel alone
+            probe_env = with_steps(info, env, steps)
+            return time_runs(lambda: run(grid, probe_env), 1, warmup)[0] / steps
+
+        # the step time: from a warm-up and a run of the fewest steps (at bT 1 one launch,
+        # 15-55 ms on box3d4r double), or where that is short, from PROBE_STEPS
         total = info.time.steps(env)
-        probe_env = with_steps(info, env, timing_steps(plan, min(20, total)))
-        t = time_runs(lambda: run(grid, probe_env), 1, 1)[0]
-        per_step = t / info.time.steps(probe_env)
-        wanted = max(20, min(total, math.ceil(min_run_s / max(per_step, 1e-9))))
-        steps = timing_steps(plan, wanted, at_most=max(total, 20))
+        fewest = timing_steps(plan, 1)
+        per_step = step_seconds(fewest, warmup=1)
+        if per_step * fewest < PROBE_S:
+            per_step = step_seconds(timing_steps(plan, min(PROBE_STEPS, total)))
+        wanted = max(fewest, min(total, math.ceil(min_run_s / max(per_step, 1e-9))))
+        steps = timing_steps(plan, wanted, at_most=max(total, fewest))
         run_env = with_steps(info, env, steps)
-        times = time_runs(lambda: run(grid, run_env), repeats, 1)
+        times = time_runs(lambda: run(grid, run_env), repeats, 0)
         seconds = median(times)
         own = cubin.kernel("naive") if naive else own_kernel(cubin, plan)
         return (gflops(info, run_env, seconds), seconds, steps, own.registers if own else None,
@@ -200,7 +209,11 @@ class Bench:
 #: Candidates are screened with runs this long (seconds); the tuner's FINALISTS (each a
 #: plan built with one register budget or none) are then timed again, as reported runs.
 SCREEN_S = 0.05
-HEAVY_FLOPS = 200
+#: A run's step time is taken from a run this long at least (seconds), else from a run of
+#: PROBE_STEPS steps (Bench.time). The runs were at least 20 steps long before: a heavy
+#: row's screening ran 80 steps a plan, 1-4 s, for 0.05 s of measurement.
+PROBE_S = 0.01
+PROBE_STEPS = 20
 
 
 def submit_jobs(bench, info, plans, stem, pool=None, model=None):
@@ -218,18 +231,18 @@ def submit_jobs(bench, info, plans, stem, pool=None, model=None):
                          registers_guess=guessed_registers(model) if model else None)
 
 
-def neighbourhood(bench, info, stem, model):
+def neighbourhood(bench, info, stem, model, rounds):
     """The tuner's rounds of neighbours for a row (an5dpy.perf.tune.Neighbourhood): the
-    neighbours of its fastest plans, then the fastest build's other stream lengths that
-    ``model`` predicts faster, built on the bench's neighbour pool (budgets as
-    :func:`submit_jobs`)."""
+    neighbours of its fastest plans in up to ``rounds`` rounds, then the fastest build's
+    other stream lengths that ``model`` predicts faster, built on the bench's neighbour
+    pool (budgets as :func:`submit_jobs`)."""
     from functools import partial
 
     from an5dpy.perf.tune import Neighbourhood, balanced_stream_plans, neighbour_plans
     return Neighbourhood(lambda plan: neighbour_plans(info, plan),
                          lambda plans: submit_jobs(bench, info, plans, stem,
                                                    bench.neighbour_pool, model),
-                         balance=partial(balanced_stream_plans, info, model))
+                         rounds=rounds, balance=partial(balanced_stream_plans, info, model))
 
 
 def start_screening(bench, info, env, jobs, label, finalists=None, neighbours=None,
@@ -327,7 +340,7 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
     from an5dpy.perf.bench import sconf_plan
     from an5dpy.perf.gpus import get_gpu
     from an5dpy.cuda.runtime import device_name
-    from an5dpy.perf.tune import (Stopwatch, paper_ranking, plan_from_json,
+    from an5dpy.perf.tune import (Stopwatch, paper_ranking, plan_from_json, search_breadth,
                                   space_with_measured, tuning_candidates, variant_plans)
 
     gpu = get_gpu(device_name())
@@ -340,19 +353,17 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
             info, env, model, space, ranked = row_context(
                 {"stencil": name, "dtype": dtype}, gpu)
             sconf = sconf_plan(info)
-            # heavy stencils (hundreds of FLOP per cell) build slowly and prefer bT 1-2:
-            # fewer model picks and no sweep over bT for them
-            heavy = info.flops_per_cell > HEAVY_FLOPS
+            breadth = search_breadth(info, top, not narrow)
             ranking = [(p.plan, p.gflops) for p in ranked]
             paper = paper_ranking(info, gpu, env, space, ranking)
             # the model's best plan in the forms the model does not rank (as the tuner)
             extra = (sconf, *(() if narrow else variant_plans(info, ranking[0][0])))
             if previous and (name, dtype) in previous:
                 extra += (plan_from_json(info, previous[(name, dtype)]),)
-            plans = tuning_candidates(ranking, paper, min(top, 3) if heavy else top, extra,
-                                      per_bt=not heavy and not narrow, per_bs=not narrow)
+            plans = tuning_candidates(ranking, paper, breadth.top, extra,
+                                      per_bt=breadth.per_bt, per_bs=breadth.per_bs)
             jobs = submit_jobs(bench, info, plans, name.replace("-", "_"), model=model)
-            rows.append((name, dtype, info, env, model, sconf, plans, jobs))
+            rows.append((name, dtype, info, env, model, sconf, plans, jobs, breadth))
 
     def finish(name, dtype, info, env, model, sconf, plans, jobs, screening, around,
                stopwatch):
@@ -419,14 +430,14 @@ def measure_rows(out_dir: str, names, dtypes, top: int, deadline: float, resume:
     # two rows in flight: a row's first round is timed while the row before it waits for
     # its second round's builds, so the GPU does not idle while nvcc builds them
     pending = None
-    for name, dtype, info, env, model, sconf, plans, jobs in rows:
+    for name, dtype, info, env, model, sconf, plans, jobs, breadth in rows:
         if time.time() > deadline:
             print(f"deadline: skipping {name} {dtype}", flush=True)
             continue
         stopwatch = Stopwatch()
         # the tuner's second round, but for --narrow (the model's top plans alone)
         around = None if narrow else neighbourhood(bench, info, name.replace("-", "_"),
-                                                   model)
+                                                   model, breadth.neighbour_rounds)
         screening = start_screening(bench, info, env, jobs, f"{name} {dtype}",
                                     neighbours=around, stopwatch=stopwatch)
         if pending is not None:

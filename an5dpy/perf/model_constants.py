@@ -134,7 +134,9 @@ WARP_CPI = 0.5
 #: sums branch on the warp's level bits, which changes their registers): assoc 3D float
 #: 1.31, 1.56, 1.56 -> 1.28, 1.53, 1.57 and double 1.09, 1.14, 1.32 -> 1.12, 1.21, 1.47
 #: for 1, 2 and 4 cells (the model's top 5 holds the fastest measured plan of 17 rows
-#: instead of 16, at the same accuracy). The 2D nondiag
+#: instead of 16, at the same accuracy); and again after the whole table was measured on
+#: one H200 with the heavy stencils' narrower search: assoc float 3D with 4 cells 1.57 ->
+#: 1.70 (the model's scores and default plans did not move). The 2D nondiag
 #: keys of 4 cells per thread keep their earlier values: most of their kernels sit at their
 #: launch bounds' limit (ptxas holds a block of 512 threads to 128 registers, whatever the
 #: plan needs), so their medians are the limit's and move with the plans measured (nondiag
@@ -148,7 +150,7 @@ WARP_CPI = 0.5
 UNBOUNDED_RATIO = {
     ("assoc", "float", 2, 1): 1.36, ("assoc", "float", 2, 2): 1.47,
     ("assoc", "float", 2, 4): 1.64, ("assoc", "float", 3, 1): 1.28,
-    ("assoc", "float", 3, 2): 1.53, ("assoc", "float", 3, 4): 1.57,
+    ("assoc", "float", 3, 2): 1.53, ("assoc", "float", 3, 4): 1.70,
     ("assoc", "double", 2, 1): 1.24, ("assoc", "double", 2, 2): 1.31,
     ("assoc", "double", 2, 4): 1.31, ("assoc", "double", 3, 1): 1.12,
     ("assoc", "double", 3, 2): 1.21, ("assoc", "double", 3, 4): 1.47,

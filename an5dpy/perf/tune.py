@@ -186,9 +186,9 @@ def cache_key(info: StencilInfo, dtype: str, gpu: str, env: Mapping, top: int,
                         generator_fingerprint(),
                         sorted((k, v) for k, v in env.items()), top, list(caps),
                         measure_steps, diverse,
-                        # the search: its neighbourhood and its stream lengths
-                        [NEIGHBOURHOOD_ROOTS, NEIGHBOURHOOD_ROUNDS, CLIMB_ROOTS,
-                         BALANCE_FACTOR] if diverse
+                        # the search: its breadth, neighbourhood and stream lengths
+                        [search_breadth(info, top, diverse), NEIGHBOURHOOD_ROOTS,
+                         CLIMB_ROOTS, BALANCE_FACTOR] if diverse
                         else 0]
                        + ([gpus] if gpus > 1 else []), default=str)
     return hashlib.sha256(parts.encode()).hexdigest()
@@ -446,6 +446,45 @@ NEIGHBOURHOOD_ROUNDS = 3
 #: fastest (a plan that became the second fastest was climbed from too) made the 40 rows
 #: of artifact/H200 measured with it take 1,859 s against 1,233 s with one round.
 CLIMB_ROOTS = 1
+#: Stencils of more FLOP per cell than this are heavy (box3d2r-4r: 249, 685 and 1,457):
+#: nvcc takes tens of seconds per plan where others take a few, up to minutes at 4 cells
+#: per thread, and every heavy row of artifact/H200 was fastest at bT 1-2. The search
+#: measures fewer of their plans (:func:`search_breadth`).
+HEAVY_FLOPS = 200
+#: The model's best plans measured for a heavy stencil.
+HEAVY_TOP = 3
+
+
+@dataclass(frozen=True)
+class SearchBreadth:
+    """How much of the space the tuner measures for one stencil: the model's ``top``
+    plans, the paper ranking's best plan per bT (``per_bt``) and per bS (``per_bs``,
+    :func:`tuning_candidates`), and up to ``neighbour_rounds`` rounds of neighbours
+    (:class:`Neighbourhood`; the fastest build's other stream lengths are measured with
+    none too)."""
+
+    top: int
+    per_bt: bool
+    per_bs: bool
+    neighbour_rounds: int
+
+
+def search_breadth(info: StencilInfo, top: int, diverse: bool = True) -> SearchBreadth:
+    """The tuner's breadth for ``info`` (``an5d tune`` and ``scripts/artifact.py`` alike):
+    the model's ``top`` plans and, with ``diverse``, the per-bT and per-bS picks and
+    :data:`NEIGHBOURHOOD_ROUNDS` rounds of neighbours. A heavy stencil (over
+    :data:`HEAVY_FLOPS`) has :data:`HEAVY_TOP` plans of the model at most, no per-bT picks
+    and no rounds of neighbours: on the six heavy rows of artifact/H200 the rounds found
+    no faster plan (the best of their 16-28 neighbours, against the first round's: 0.79
+    to 1.00) while they were most of the time of the slowest rows (box3d3r double's
+    round: 16 builds, the slowest 94 s on a 2-CPU machine). Without them the whole
+    artifact ran in 24 minutes on one H200, against an estimated 42-49
+    (artifact/H200/one_gpu_run.md)."""
+    if not diverse:
+        return SearchBreadth(top, False, False, 0)
+    if info.flops_per_cell > HEAVY_FLOPS:
+        return SearchBreadth(min(top, HEAVY_TOP), False, True, 0)
+    return SearchBreadth(top, True, True, NEIGHBOURHOOD_ROUNDS)
 
 
 def plan_shape(plan: BlockingPlan) -> BlockingPlan:
@@ -571,8 +610,9 @@ def tune(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], stem: 
     (:func:`variant_plans`), and ``extra``, each with every register budget in
     ``caps`` that binds; with ``diverse``, then the neighbours of the fastest
     (:func:`neighbour_plans`, :class:`Neighbourhood`) and the fastest build's other
-    stream lengths (:func:`balanced_stream_plans`). The result keeps the model's
-    ``max(top, ranked)`` best plans.
+    stream lengths (:func:`balanced_stream_plans`); a heavy stencil's search is narrower
+    (:func:`search_breadth`). The result keeps the model's ``max(top, ranked)`` best
+    plans.
 
     With ``gpus`` > 1 the ranking is the model's of a run over that many GPUs
     (:func:`rank_over_gpus`) and the candidates, its top ``top`` plans and with
@@ -598,6 +638,7 @@ def tune(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], stem: 
         cached = _load_cache().get(key)
         if cached is not None:  # the ranking is the model's, as long as asked for now
             return replace(result_from_json(info, cached), ranking=result.ranking)
+    breadth = search_breadth(info, top, diverse)
     if diverse:  # the model's best plan in the forms it does not rank
         extra = (*extra, *variant_plans(info, ranking[0][0]))
     predicted = dict(ranking)
@@ -607,18 +648,21 @@ def tune(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], stem: 
     budget_score = partial(predicted_gflops, model)  # one budget per plan
     guess = guessed_registers(model)
     if gpus > 1:
-        chosen = diverse_candidates(ranking, top, extra, per_bt=diverse, per_bs=diverse)
+        chosen = diverse_candidates(ranking, breadth.top, extra, per_bt=breadth.per_bt,
+                                    per_bs=breadth.per_bs)
         measured = measure_plans_multi(info, chosen, caps, run_env, stem, tuple(range(gpus)),
                                        predicted, repeats, progress,
                                        overlaps(info, gpu, run_env, gpus, chosen),
                                        budget_score=budget_score, registers_guess=guess)
     else:
         paper = paper_ranking(info, gpu, env, plans, ranking) if diverse else ranking
-        chosen = tuning_candidates(ranking, paper, top, extra, per_bt=diverse, per_bs=diverse)
+        chosen = tuning_candidates(ranking, paper, breadth.top, extra, per_bt=breadth.per_bt,
+                                   per_bs=breadth.per_bs)
         measured = measure_plans(info, chosen, caps, run_env, stem, predicted, repeats,
                                  progress, (lambda p: neighbour_plans(info, p)) if diverse
                                  else None, budget_score,
-                                 partial(balanced_stream_plans, info, model), guess)
+                                 partial(balanced_stream_plans, info, model), guess,
+                                 breadth.neighbour_rounds)
     result = TuneResult(gpu.name, sizes, steps, result.ranking, tuple(measured),
                         len(plans), measure_steps, gpus)
     if use_cache:
@@ -1000,7 +1044,9 @@ class Screening:
                                    key=lambda s: -s.gflops)
         if self.neighbourhood is not None:
             self._known = {p for p, _, _ in self.jobs}
-            self.more = self.neighbourhood.jobs(self.screened, self._known, self._expanded)
+            if self.neighbourhood.rounds > 0:
+                self.more = self.neighbourhood.jobs(self.screened, self._known,
+                                                    self._expanded)
 
     def finish(self) -> list[Screened]:
         """The rounds of neighbours, the fastest plan's other stream lengths and the
@@ -1047,14 +1093,15 @@ def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
                   budget_score: Callable[[BlockingPlan, int], float] | None = None,
                   balance: Callable[[BlockingPlan, int | None],
                                     Sequence[BlockingPlan]] | None = None,
-                  registers_guess: Callable[[BlockingPlan], int | None] | None = None
-                  ) -> list[Measured]:
+                  registers_guess: Callable[[BlockingPlan], int | None] | None = None,
+                  neighbour_rounds: int = NEIGHBOURHOOD_ROUNDS) -> list[Measured]:
     """Build every plan with each register budget that binds (with ``budget_score``, the
     best of them by it; with ``registers_guess``, the budget it points to started at once:
     :func:`submit_builds`), in parallel with nvcc, and
     time them (:func:`screen`): every build once after a warm-up, with ``neighbours`` (as
-    :func:`neighbour_plans`) then the neighbours of the fastest (:class:`Neighbourhood`)
-    and with ``balance`` too the fastest build's other stream lengths
+    :func:`neighbour_plans`) then the neighbours of the fastest (:class:`Neighbourhood`,
+    up to ``neighbour_rounds`` rounds) and with ``balance`` too the fastest build's other
+    stream lengths
     (:attr:`Neighbourhood.balance`), and the ``FINALISTS`` fastest again ``repeats``
     times (their median is reported).
 
@@ -1087,7 +1134,7 @@ def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
 
     return _build_and_time(info, plans, caps, env, stem, predicted, repeats, progress,
                            seconds, neighbours, budget_score, timing, balance,
-                           registers_guess)
+                           registers_guess, neighbour_rounds)
 
 
 def overlaps(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], gpus: int,
@@ -1183,15 +1230,15 @@ def _build_and_time(info: StencilInfo, plans: Sequence[BlockingPlan],
                     timing: bool = False,
                     balance: Callable[[BlockingPlan, int | None],
                                       Sequence[BlockingPlan]] | None = None,
-                    registers_guess: Callable[[BlockingPlan], int | None] | None = None
-                    ) -> list[Measured]:
+                    registers_guess: Callable[[BlockingPlan], int | None] | None = None,
+                    neighbour_rounds: int = NEIGHBOURHOOD_ROUNDS) -> list[Measured]:
     """Build every plan with each budget of ``caps`` that binds (:func:`submit_builds`,
     with ``budget_score`` and ``registers_guess``; ``timing``: timing builds, whose
     ``seconds`` must run
     :func:`timing_steps` steps), then :func:`screen` the
     builds with ``seconds(plan, built, count)``, the median seconds of ``count`` runs (with
-    ``neighbours``, the :class:`Neighbourhood` of the fastest too, with ``balance`` as
-    its :attr:`~Neighbourhood.balance`)."""
+    ``neighbours``, the :class:`Neighbourhood` of the fastest too, of up to
+    ``neighbour_rounds`` rounds, with ``balance`` as its :attr:`~Neighbourhood.balance`)."""
     from tqdm import tqdm
 
     from an5dpy.perf.bench import gflops
@@ -1209,7 +1256,7 @@ def _build_and_time(info: StencilInfo, plans: Sequence[BlockingPlan],
             neighbours, lambda new: submit_builds(pool, info, new, caps, stem, options,
                                                   timing=timing, budget_score=budget_score,
                                                   registers_guess=registers_guess),
-            balance=balance)
+            rounds=neighbour_rounds, balance=balance)
         screened = screen(jobs, lambda p, b: gflops(info, env, seconds(p, b, 1)),
                           lambda p, b: seconds(p, b, repeats), progress=progress,
                           neighbourhood=neighbourhood)

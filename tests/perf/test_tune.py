@@ -621,6 +621,79 @@ def test_a_screening_submits_its_second_round_and_waits_for_it_only_when_finishe
     assert screening.clock.phases["round 1"] >= 0.04
 
 
+def test_a_neighbourhood_of_no_rounds_times_the_fastest_builds_stream_lengths_alone():
+    import concurrent.futures
+    from an5dpy.perf.tune import Neighbourhood, Screening
+
+    def done(value):
+        f = concurrent.futures.Future()
+        f.set_result(value)
+        return f
+
+    rates = {"a/1": 10.0, "b/1": 30.0, "b/2": 35.0}
+    submitted = []
+
+    def submit(plans):
+        submitted.append(list(plans))
+        return [(p, None, done(p)) for p in plans]
+
+    screening = Screening([("a/1", None, done("a/1")), ("b/1", None, done("b/1"))],
+                          lambda p, b: rates[p], lambda p, b: b, finalists=1,
+                          neighbourhood=Neighbourhood(lambda p: [p[0] + "x/1"], submit,
+                                                      rounds=0, shape=lambda p: p[0],
+                                                      balance=lambda p, cap: ["b/2"]))
+    screening.first_round()
+    assert submitted == [] and screening.more == []  # no neighbour is built
+    out = screening.finish()
+    assert submitted == [["b/2"]] and screening.rounds == 0
+    assert [s.plan for s in out] == ["b/2", "b/1", "a/1"] and out[0].balanced
+    assert list(screening.clock.phases) == ["first round", "stream lengths", "finalists"]
+
+
+@pytest.mark.parametrize("name, heavy", [
+    ("star2d1r", False), ("box2d4r", False), ("j3d27pt", False), ("box3d2r", True),
+    ("box3d3r", True), ("box3d4r", True)])
+def test_heavy_stencils_are_searched_narrower(name, heavy):
+    from an5dpy.perf.tune import (HEAVY_TOP, NEIGHBOURHOOD_ROUNDS, SearchBreadth,
+                                  search_breadth)
+    _, info, _ = bench(name)
+    assert (info.flops_per_cell > 200) == heavy
+    breadth = search_breadth(info, 5)
+    if heavy:
+        assert breadth == SearchBreadth(HEAVY_TOP, False, True, 0)
+    else:
+        assert breadth == SearchBreadth(5, True, True, NEIGHBOURHOOD_ROUNDS)
+    # without the diverse picks: the model's top plans alone, whatever the stencil
+    assert search_breadth(info, 7, diverse=False) == SearchBreadth(7, False, False, 0)
+    # fewer than HEAVY_TOP asked for: as many
+    assert search_breadth(info, 2).top == 2
+
+
+@pytest.mark.parametrize("name", ["box3d3r", "star3d1r"])
+def test_an5d_tune_measures_with_the_stencils_breadth(monkeypatch, name):
+    import an5dpy.perf.tune as tune_module
+    from an5dpy.perf.tune import search_breadth, tune, tuning_candidates
+    _, info, env = bench(name)
+    asked = {}
+
+    def fake_measure(info_, chosen, caps, run_env, stem, predicted, repeats, progress,
+                     neighbours, budget_score, balance, guess, rounds):
+        asked.update(chosen=chosen, rounds=rounds)
+        return []
+
+    def fake_candidates(ranking, paper, top, extra, per_bt, per_bs):
+        asked.update(top=top, per_bt=per_bt, per_bs=per_bs)
+        return tuning_candidates(ranking, paper, top, extra, per_bt, per_bs)
+
+    monkeypatch.setattr(tune_module, "measure_plans", fake_measure)
+    monkeypatch.setattr(tune_module, "tuning_candidates", fake_candidates)
+    tune(info, H200, env, name, top=5, use_cache=False, progress=False)
+    breadth = search_breadth(info, 5)
+    assert (asked["top"], asked["per_bt"], asked["per_bs"], asked["rounds"]) == (
+        breadth.top, breadth.per_bt, breadth.per_bs, breadth.neighbour_rounds)
+    assert (breadth.neighbour_rounds == 0) == (name == "box3d3r")
+
+
 @pytest.mark.parametrize("name, dtype, bt, bs, kw", [
     ("box3d1r", "float", 2, (16, 64), {"opt": "assoc"}),
     ("star2d1r", "float", 7, (512,), {"coarsen": 2, "barriers": "step"}),

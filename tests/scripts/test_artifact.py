@@ -348,6 +348,7 @@ def test_table5_sums_the_time_of_the_rows_that_recorded_it(artifact, tmp_path):
     for row, seconds in zip(rows, (30.0, 90.5, None, 60.0)):
         row.pop("wall_s", None)
         row.pop("wall_parts", None)
+        row.pop("wall_phases", None)
         if seconds is not None:
             row["wall_s"] = seconds
     lines = rendered_table5(artifact, tmp_path, rows).splitlines()
@@ -477,6 +478,60 @@ def test_bench_times_runs_of_full_launches_only(artifact, monkeypatch):
         assert ran[-1] == steps and steps <= 1000
         for count in ran:
             assert set(run_degrees(count, bt, plan.levels)) == {bt}, (bt, count)
+
+
+@pytest.mark.parametrize("step_s, bt, probes, screened", [
+    # a slow step (box3d4r double at bT 1): the warm-up and one timed step tell the step
+    # time; the screening run is the 4 steps that make 0.05 s
+    (0.015, 1, [1, 1], 4),
+    # at bT 3 the fewest steps of full launches are 3: 45 ms, long enough
+    (0.015, 3, [3, 3], 6),
+    # a fast step (2D): the fewest steps are too short, PROBE_STEPS steps tell it
+    (1e-4, 1, [1, 1, 20], 500),
+])
+def test_bench_takes_the_step_time_from_the_fewest_steps_where_they_are_long(
+        artifact, monkeypatch, step_s, bt, probes, screened):
+    """Bench.time without a GPU: a run's steps take ``step_s`` each. The warm-up and the
+    timed run of the fewest steps of full launches come first; a probe of PROBE_STEPS
+    steps only where those took under PROBE_S; the screening run (repeats=1, 0.05 s)
+    follows without another warm-up."""
+    import os
+    import types
+
+    import an5dpy.cuda.runtime as runtime
+    import an5dpy.perf.bench as perf_bench
+    from an5dpy.blocking.plan import make_plan
+    from an5dpy.check.reference import resolve_params
+    from an5dpy.driver import load
+    from paths import C_INPUTS
+
+    program, info = load(os.path.join(C_INPUTS, "star3d1r.c"), (("SB_TYPE", "double"),))
+    env = resolve_params(program, {"compsize": 512, "timestep": 1000})
+    ran = []
+
+    class Runner:
+        def __init__(self, info_, plan, cubin, prefix, signature):
+            pass
+
+        def run(self, grid, env_, read_only):
+            ran.append(info.time.steps(env_))
+
+    def time_runs(run, repeats, warmup):
+        for _ in range(warmup):
+            run()
+        return [run() or step_s * ran[-1] for _ in range(repeats)]
+
+    monkeypatch.setattr(runtime, "CupyRunner", Runner)
+    monkeypatch.setattr(perf_bench, "time_runs", time_runs)
+    bench = artifact.Bench.__new__(artifact.Bench)
+    bench.grid = lambda info_, env_, dtype: (None, ())
+    cubin = types.SimpleNamespace(kernel=lambda name: None)
+    plan = make_plan(info, bt=bt, bs=(32, 32), sl=128)
+    model = types.SimpleNamespace(prefix="an5d_star3d1r", signature=())
+    g, seconds, steps, _, _ = bench.time(info, plan, (model, cubin), env, repeats=1,
+                                         min_run_s=artifact.SCREEN_S)
+    assert ran == probes + [screened] and steps == screened
+    assert seconds == pytest.approx(step_s * screened)
 
 
 def test_stencils_are_dealt_whole_heaviest_first_to_the_least_loaded_gpu(artifact):
