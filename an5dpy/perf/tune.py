@@ -473,17 +473,19 @@ def search_breadth(info: StencilInfo, top: int, diverse: bool = True) -> SearchB
     """The tuner's breadth for ``info`` (``an5d tune`` and ``scripts/artifact.py`` alike):
     the model's ``top`` plans and, with ``diverse``, the per-bT and per-bS picks and
     :data:`NEIGHBOURHOOD_ROUNDS` rounds of neighbours. A heavy stencil (over
-    :data:`HEAVY_FLOPS`) has :data:`HEAVY_TOP` plans of the model at most, no per-bT picks
-    and no rounds of neighbours: on the six heavy rows of artifact/H200 the rounds found
+    :data:`HEAVY_FLOPS`) has :data:`HEAVY_TOP` plans of the model at most, diverse or not,
+    and no per-bT picks and no rounds of neighbours: on the six heavy rows of artifact/H200 the rounds found
     no faster plan (the best of their 16-28 neighbours, against the first round's: 0.79
     to 1.00) while they were most of the time of the slowest rows (box3d3r double's
     round: 16 builds, the slowest 94 s on a 2-CPU machine). Without them the whole
     artifact ran in 24 minutes on one H200, against an estimated 42-49
     (artifact/H200/one_gpu_run.md)."""
+    heavy = info.flops_per_cell > HEAVY_FLOPS
+    top = min(top, HEAVY_TOP) if heavy else top
     if not diverse:
         return SearchBreadth(top, False, False, 0)
-    if info.flops_per_cell > HEAVY_FLOPS:
-        return SearchBreadth(min(top, HEAVY_TOP), False, True, 0)
+    if heavy:
+        return SearchBreadth(top, False, True, 0)
     return SearchBreadth(top, True, True, NEIGHBOURHOOD_ROUNDS)
 
 
