@@ -273,6 +273,36 @@ def test_measure_rows_times_the_neighbours_of_the_fastest_plans_of_each_row(
     assert 0 <= sum(row["wall_phases"].values()) <= row["wall_s"] + 0.2
 
 
+def test_measure_rows_gives_a_heavy_stencil_no_rounds_of_neighbours(artifact, tmp_path,
+                                                                     monkeypatch):
+    """A heavy row without a GPU (box3d2r, 249 FLOP per cell): the model's 3 best plans
+    and the per-bS picks, no per-bT picks and no round of neighbours; its fastest build's
+    other stream lengths are still measured, after the first round."""
+    import json
+
+    import an5dpy.perf.tune as tune
+
+    def rate(plan):
+        return 1000.0 + (plan.sl or 0) / 1000 - 10 * plan.bt
+
+    fake_gpu(monkeypatch, artifact, lambda self, info, plan, *a, naive=False, **k: (
+        100.0 if naive else rate(plan), 0.2, 100, 40, False))
+    picks = []
+    candidates_of = tune.tuning_candidates
+    monkeypatch.setattr(tune, "tuning_candidates", lambda *a, **k: (
+        picks.append((a[2], k)) or candidates_of(*a, **k)))
+    monkeypatch.setattr(tune, "neighbour_plans", lambda info, plan: pytest.fail(
+        "a heavy stencil's neighbours were asked for"))
+    artifact.measure_rows(str(tmp_path), ["box3d2r"], ["float"], 5, float("inf"), set())
+    row = json.loads((tmp_path / "rows.jsonl").read_text())
+    assert picks == [(tune.HEAVY_TOP, {"per_bt": False, "per_bs": True})]
+    assert row["neighbour_rounds"] == 0
+    assert all(m["round"] == 0 for m in row["measured"])
+    assert list(row["wall_phases"])[0] == "first round"
+    assert not any(phase.startswith("round") for phase in row["wall_phases"])
+    assert row["neighbourhood"] == artifact.NEIGHBOURHOOD
+
+
 def test_measure_rows_times_a_rows_first_round_while_the_row_before_builds_its_second(
         artifact, tmp_path, monkeypatch):
     """Two rows without a GPU (builds and runs faked): the GPU times row 2's first round
