@@ -175,7 +175,7 @@ class Bench:
         """GFLOP/s, seconds per run, steps used, registers, spills."""
         from an5dpy.perf.bench import gflops, median, time_runs
         from an5dpy.cuda.runtime import CupyRunner
-        from an5dpy.perf.tune import own_kernel, timing_steps, with_steps
+        from an5dpy.perf.tune import own_kernel, probed_steps, with_steps
         model, cubin = built
         runner = CupyRunner(info, plan, cubin, model.prefix, model.signature)
         grid, read_only = self.grid(info, env, plan.dtype)
@@ -184,20 +184,12 @@ class Bench:
         def run(g, e):
             step(g, e, read_only)
 
-        def step_seconds(steps, warmup=0):
+        def step_seconds(steps, warmup):
             # runs of full launches only: a timing build holds that kernel alone
             probe_env = with_steps(info, env, steps)
             return time_runs(lambda: run(grid, probe_env), 1, warmup)[0] / steps
 
-        # the step time: from a warm-up and a run of the fewest steps (at bT 1 one launch,
-        # 15-55 ms on box3d4r double), or where that is short, from PROBE_STEPS
-        total = info.time.steps(env)
-        fewest = timing_steps(plan, 1)
-        per_step = step_seconds(fewest, warmup=1)
-        if per_step * fewest < PROBE_S:
-            per_step = step_seconds(timing_steps(plan, min(PROBE_STEPS, total)))
-        wanted = max(fewest, min(total, math.ceil(min_run_s / max(per_step, 1e-9))))
-        steps = timing_steps(plan, wanted, at_most=max(total, fewest))
+        steps = probed_steps(plan, info.time.steps(env), step_seconds, min_run_s)
         run_env = with_steps(info, env, steps)
         times = time_runs(lambda: run(grid, run_env), repeats, 0)
         seconds = median(times)
@@ -206,14 +198,6 @@ class Bench:
                 bool(own and own.spills))
 
 
-#: Candidates are screened with runs this long (seconds); the tuner's FINALISTS (each a
-#: plan built with one register budget or none) are then timed again, as reported runs.
-SCREEN_S = 0.05
-#: A run's step time is taken from a run this long at least (seconds), else from a run of
-#: PROBE_STEPS steps (Bench.time). The runs were at least 20 steps long before: a heavy
-#: row's screening ran 80 steps a plan, 1-4 s, for 0.05 s of measurement.
-PROBE_S = 0.01
-PROBE_STEPS = 20
 
 
 def submit_jobs(bench, info, plans, stem, pool=None, model=None):
@@ -250,7 +234,7 @@ def start_screening(bench, info, env, jobs, label, finalists=None, neighbours=No
     """The first half of :func:`screen_and_confirm`: every build screened with a short run
     and, with ``neighbours`` (a Neighbourhood), their builds submitted; the Screening
     (an5dpy.perf.tune.Screening) goes on with :func:`confirmed`."""
-    from an5dpy.perf.tune import FINALISTS, Screening
+    from an5dpy.perf.tune import FINALISTS, SCREEN_S, Screening
 
     def failed(plan, cap, e):
         print(f"  {label} {plan.describe()} cap {cap}: {type(e).__name__}: {e}", flush=True)

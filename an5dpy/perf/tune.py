@@ -16,8 +16,9 @@
 4. Build the top K, and the model's best plan per bT and per bS, without a register
    budget and with the budget in ``caps`` (32, 64, 96: launch bounds that play the part
    of nvcc -maxrregcount) that binds and that the model predicts fastest
-   (:func:`submit_builds`); time each once on the GPU, time the fastest again and report
-   the best.
+   (:func:`submit_builds`); time each once on the GPU in a short run (:data:`SCREEN_S`,
+   :func:`probed_steps`), time the fastest again for the whole run and report the best.
+   A heavy stencil's search is narrower (:func:`search_breadth`).
 
 Over N GPUs (``gpus``, ``an5d tune --gpus N``) step 3 ranks the one-GPU ranking's best
 plans again with the model of a run over N GPUs (:func:`rank_over_gpus`, as
@@ -36,6 +37,7 @@ import concurrent.futures
 import contextlib
 import hashlib
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, replace
@@ -474,12 +476,12 @@ def search_breadth(info: StencilInfo, top: int, diverse: bool = True) -> SearchB
     the model's ``top`` plans and, with ``diverse``, the per-bT and per-bS picks and
     :data:`NEIGHBOURHOOD_ROUNDS` rounds of neighbours. A heavy stencil (over
     :data:`HEAVY_FLOPS`) has :data:`HEAVY_TOP` plans of the model at most, diverse or not,
-    and no per-bT picks and no rounds of neighbours: on the six heavy rows of artifact/H200 the rounds found
-    no faster plan (the best of their 16-28 neighbours, against the first round's: 0.79
-    to 1.00) while they were most of the time of the slowest rows (box3d3r double's
-    round: 16 builds, the slowest 94 s on a 2-CPU machine). Without them the whole
-    artifact ran in 24 minutes on one H200, against an estimated 42-49
-    (artifact/H200/one_gpu_run.md)."""
+    and no per-bT picks and no rounds of neighbours: on the six heavy rows of
+    artifact/H200 the rounds found no faster plan (the best of their 16-28 neighbours,
+    against the first round's: 0.79 to 1.00) while they were most of the time of the
+    slowest rows (box3d3r double's round: 16 builds, the slowest 94 s on a 2-CPU
+    machine). Without them the whole artifact ran in 24 minutes on one H200, against an
+    estimated 42-49 (artifact/H200/one_gpu_run.md)."""
     heavy = info.flops_per_cell > HEAVY_FLOPS
     top = min(top, HEAVY_TOP) if heavy else top
     if not diverse:
@@ -710,6 +712,35 @@ def timing_steps(plan: BlockingPlan, wanted: int, at_most: int | None = None) ->
         if lower is not None and lower <= at_most:
             return lower
     return steps
+
+
+#: A screening run (every build timed once, :func:`screen`) lasts this long at least
+#: (seconds), not the whole run; the finalists are timed as the reported runs.
+SCREEN_S = 0.05
+#: A run's step time is taken from a warm-up and a run of the fewest steps of full launches
+#: where that run lasts this long (seconds), else from a run of PROBE_STEPS steps
+#: (:func:`probed_steps`).
+PROBE_S = 0.01
+PROBE_STEPS = 20
+
+
+def probed_steps(plan: BlockingPlan, total: int, step_seconds: Callable[[int, int], float],
+                 min_run_s: float) -> int:
+    """The step count of a timing run of ``plan`` (:func:`timing_steps`) that lasts about
+    ``min_run_s`` seconds, at most the program's ``total`` steps unless that is fewer than
+    one launch sequence allows. ``step_seconds(steps, warmup)`` times a run of ``steps``
+    steps after ``warmup`` untimed ones and gives its seconds per step: first a warm-up
+    and a run of the fewest steps of full launches (at bT 1 one launch, 15-55 ms on
+    box3d4r double at 512^3), then, where that run took under :data:`PROBE_S`, a run of
+    :data:`PROBE_STEPS` steps. The runs that follow need no warm-up of their own. With
+    runs of 20 steps at least, as the artifact timed before, a heavy row screened each
+    plan for 80 steps, 1-4 s, for 0.05 s of measurement."""
+    fewest = timing_steps(plan, 1)
+    per_step = step_seconds(fewest, 1)
+    if per_step * fewest < PROBE_S:
+        per_step = step_seconds(timing_steps(plan, min(PROBE_STEPS, total)), 0)
+    wanted = max(fewest, min(total, math.ceil(min_run_s / max(per_step, 1e-9))))
+    return timing_steps(plan, wanted, at_most=max(total, fewest))
 
 
 def timing_degrees(plan: BlockingPlan) -> tuple[int, ...] | None:
@@ -1109,9 +1140,12 @@ def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
 
     Where the run's step count can be set (:func:`steps_can_vary`) the builds are timing
     builds (:func:`timing_degrees`: the full degree's kernel alone, a fraction of the
-    compile time) and each run is :func:`timing_steps` steps, the fewest from the run of
-    ``env`` on made of full launches; its seconds are reported for the run of ``env``, in
-    proportion to the steps (GFLOP/s is a rate)."""
+    compile time), each build is screened with a run of about :data:`SCREEN_S` seconds
+    (:func:`probed_steps`) rather than the whole run, and the finalists' runs are
+    :func:`timing_steps` steps, the fewest from the run of ``env`` on made of full
+    launches; seconds are reported for the run of ``env``, in proportion to the steps
+    (GFLOP/s is a rate). A heavy 3D stencil's run of 1000 steps lasts 15-55 s, which
+    every screened build ran twice before."""
     from an5dpy.perf.bench import device_grid, device_read_only_values, median, time_runs
     from an5dpy.cuda.runtime import CupyRunner
 
@@ -1120,7 +1154,8 @@ def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
     steps = info.time.steps(env)
     timing = steps > 0 and steps_can_vary(info)
 
-    def seconds(plan, built, count):
+    def runner_of(plan, built):
+        """A run of ``built`` for a given number of steps."""
         model, cubin = built
         grid = grids.get(plan.dtype)
         if grid is None:
@@ -1129,14 +1164,28 @@ def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
         if not read_only:
             read_only.append(device_read_only_values(info, env))
         runner = CupyRunner(info, plan, cubin, model.prefix, model.signature)
+
+        def run_for(count: int) -> Callable[[], None]:
+            run_env = with_steps(info, env, count) if count != steps else env
+            return lambda: runner.run(grid, run_env, read_only[0])
+        return run_for
+
+    def seconds(plan, built, count):
+        run_for = runner_of(plan, built)
         timed = timing_steps(plan, steps) if timing else steps
-        run_env = with_steps(info, env, timed) if timed != steps else env
-        times = time_runs(lambda: runner.run(grid, run_env, read_only[0]), count)
-        return median(times) * steps / timed if timed != steps else median(times)
+        return median(time_runs(run_for(timed), count)) * steps / timed
+
+    def screened_seconds(plan, built):
+        if not timing:
+            return seconds(plan, built, 1)
+        run_for = runner_of(plan, built)
+        timed = probed_steps(plan, steps, lambda count, warmup: time_runs(
+            run_for(count), 1, warmup)[0] / count, SCREEN_S)
+        return time_runs(run_for(timed), 1, 0)[0] * steps / timed
 
     return _build_and_time(info, plans, caps, env, stem, predicted, repeats, progress,
                            seconds, neighbours, budget_score, timing, balance,
-                           registers_guess, neighbour_rounds)
+                           registers_guess, neighbour_rounds, screened_seconds)
 
 
 def overlaps(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], gpus: int,
@@ -1233,13 +1282,15 @@ def _build_and_time(info: StencilInfo, plans: Sequence[BlockingPlan],
                     balance: Callable[[BlockingPlan, int | None],
                                       Sequence[BlockingPlan]] | None = None,
                     registers_guess: Callable[[BlockingPlan], int | None] | None = None,
-                    neighbour_rounds: int = NEIGHBOURHOOD_ROUNDS) -> list[Measured]:
+                    neighbour_rounds: int = NEIGHBOURHOOD_ROUNDS,
+                    screened_seconds: Callable[[BlockingPlan, tuple], float] | None = None
+                    ) -> list[Measured]:
     """Build every plan with each budget of ``caps`` that binds (:func:`submit_builds`,
-    with ``budget_score`` and ``registers_guess``; ``timing``: timing builds, whose
-    ``seconds`` must run
-    :func:`timing_steps` steps), then :func:`screen` the
-    builds with ``seconds(plan, built, count)``, the median seconds of ``count`` runs (with
-    ``neighbours``, the :class:`Neighbourhood` of the fastest too, of up to
+    with ``budget_score`` and ``registers_guess``; ``timing``: timing builds, whose runs
+    must be of :func:`timing_steps` steps), then :func:`screen` the builds, each once
+    with ``screened_seconds(plan, built)`` (default: ``seconds(plan, built, 1)``) and the
+    finalists with ``seconds(plan, built, count)``, the median seconds of ``count`` runs
+    (with ``neighbours``, the :class:`Neighbourhood` of the fastest too, of up to
     ``neighbour_rounds`` rounds, with ``balance`` as its :attr:`~Neighbourhood.balance`)."""
     from tqdm import tqdm
 
@@ -1259,7 +1310,8 @@ def _build_and_time(info: StencilInfo, plans: Sequence[BlockingPlan],
                                                   timing=timing, budget_score=budget_score,
                                                   registers_guess=registers_guess),
             rounds=neighbour_rounds, balance=balance)
-        screened = screen(jobs, lambda p, b: gflops(info, env, seconds(p, b, 1)),
+        once = screened_seconds or (lambda p, b: seconds(p, b, 1))
+        screened = screen(jobs, lambda p, b: gflops(info, env, once(p, b)),
                           lambda p, b: seconds(p, b, repeats), progress=progress,
                           neighbourhood=neighbourhood)
     out = []

@@ -880,21 +880,32 @@ def test_shuffle_plans_are_2d_nondiag_one_warp_blocks_and_not_among_the_variants
         assert shuffle_plans(other, candidate_plans(other, H200)[0]) == []
 
 
-def test_the_tuner_times_timing_builds_in_runs_of_full_launches(monkeypatch):
-    # an5d tune --measure builds each plan's full degree alone and runs it for the fewest
-    # steps from the run's own count on that are full launches; the seconds it reports are
-    # the run's own, in proportion (here every step takes 1e-4 s)
+@pytest.mark.parametrize("step_s, screened", [
+    # 1e-4 s a step: the fewest steps are short, so 20 more tell the step time; the 0.05 s
+    # a screening run wants is past the run's 37 steps, so it runs the most of full
+    # launches up to them (33 and 30 steps)
+    (1e-4, {3: 33, 5: 30}),
+    # 0.015 s a step (a heavy 3D stencil): the fewest steps tell it; 4 steps make 0.05 s,
+    # 6 and 5 of full launches
+    (0.015, {3: 6, 5: 5}),
+])
+def test_the_tuner_times_timing_builds_in_runs_of_full_launches(monkeypatch, step_s,
+                                                                screened):
+    # an5d tune --measure builds each plan's full degree alone; it screens each build with
+    # a run of about SCREEN_S seconds and times the finalists for the fewest steps from the
+    # run's own count on that are full launches; every run is of full launches, and the
+    # seconds it reports are the run's own, in proportion
     from types import SimpleNamespace
 
     import an5dpy.cuda.runtime as runtime
     import an5dpy.perf.bench as bench_module
     from an5dpy.blocking.plan import make_plan, run_degrees
     from an5dpy.perf.bench import gflops
-    from an5dpy.perf.tune import measure_plans, timing_steps
+    from an5dpy.perf.tune import FINALISTS, measure_plans, timing_steps
     _, info, env = bench("j2d5pt")
     env = with_steps(info, env, 37)
     plans = [make_plan(info, bt=bt, bs=(256,), sl=256) for bt in (3, 5)]
-    built, ran = [], []
+    built, ran, timed = [], [], []
 
     def fake_build(info_, plan, stem, options, smem_wrap=True, directory=None, regs=None,
                    degrees=None):
@@ -910,8 +921,14 @@ def test_the_tuner_times_timing_builds_in_runs_of_full_launches(monkeypatch):
             ran.append((self.plan.bt, info.time.steps(run_env)))
 
     def fake_time_runs(run, count, warmup=1):
-        run()
-        return [ran[-1][1] * 1e-4] * count
+        for _ in range(warmup):
+            run()
+        out = []
+        for _ in range(count):
+            run()
+            timed.append(ran[-1])
+            out.append(ran[-1][1] * step_s)
+        return out
 
     monkeypatch.setattr(runtime, "build_kernels", fake_build)
     monkeypatch.setattr(runtime, "device_arch", lambda: "sm_90")
@@ -923,12 +940,16 @@ def test_the_tuner_times_timing_builds_in_runs_of_full_launches(monkeypatch):
     assert sorted(built) == [(3, None, (3,)), (5, None, (5,))]
     by_bt = {p.bt: p for p in plans}
     for bt, steps in ran:
-        assert steps == timing_steps(by_bt[bt], 37) >= 37
         assert set(run_degrees(steps, bt, by_bt[bt].levels)) == {bt}
-    assert {steps for _, steps in ran} == {39, 40}  # 13 launches of 3 steps, 8 of 5
+    # each build's screening run, then the finalists' three repeats of the whole run
+    full = {bt: timing_steps(by_bt[bt], 37) for bt in by_bt}
+    assert full == {3: 39, 5: 40} and len(plans) <= FINALISTS
+    for bt in by_bt:
+        mine = [steps for b, steps in timed if b == bt]
+        assert mine[-3:] == [full[bt]] * 3 and screened[bt] in mine[:-3]
     for m in measured:
-        assert m.seconds == pytest.approx(37e-4)
-        assert m.gflops == pytest.approx(gflops(info, env, 37e-4))
+        assert m.seconds == pytest.approx(37 * step_s)
+        assert m.gflops == pytest.approx(gflops(info, env, 37 * step_s))
 
 
 @pytest.mark.parametrize("name, dtype, bt, bs, sl, kw, cap", [

@@ -523,8 +523,8 @@ def test_bench_takes_the_step_time_from_the_fewest_steps_where_they_are_long(
         artifact, monkeypatch, step_s, bt, probes, screened):
     """Bench.time without a GPU: a run's steps take ``step_s`` each. The warm-up and the
     timed run of the fewest steps of full launches come first; a probe of PROBE_STEPS
-    steps only where those took under PROBE_S; the screening run (repeats=1, 0.05 s)
-    follows without another warm-up."""
+    steps only where those took under PROBE_S (perf/tune.probed_steps); the screening
+    run (repeats=1, 0.05 s) follows without another warm-up."""
     import os
     import types
 
@@ -533,6 +533,7 @@ def test_bench_takes_the_step_time_from_the_fewest_steps_where_they_are_long(
     from an5dpy.blocking.plan import make_plan
     from an5dpy.check.reference import resolve_params
     from an5dpy.driver import load
+    from an5dpy.perf.tune import SCREEN_S
     from paths import C_INPUTS
 
     program, info = load(os.path.join(C_INPUTS, "star3d1r.c"), (("SB_TYPE", "double"),))
@@ -559,7 +560,7 @@ def test_bench_takes_the_step_time_from_the_fewest_steps_where_they_are_long(
     plan = make_plan(info, bt=bt, bs=(32, 32), sl=128)
     model = types.SimpleNamespace(prefix="an5d_star3d1r", signature=())
     g, seconds, steps, _, _ = bench.time(info, plan, (model, cubin), env, repeats=1,
-                                         min_run_s=artifact.SCREEN_S)
+                                         min_run_s=SCREEN_S)
     assert ran == probes + [screened] and steps == screened
     assert seconds == pytest.approx(step_s * screened)
 
