@@ -198,8 +198,6 @@ class Bench:
                 bool(own and own.spills))
 
 
-
-
 def submit_jobs(bench, info, plans, stem, pool=None, model=None):
     """(plan, budget, future build) for every plan without a budget and with the tuner's
     budget (of CAPS) that binds and that ``model`` predicts fastest (every one that binds

@@ -1070,6 +1070,14 @@ class Screening:
                                                      balanced),
                           key=lambda s: -s.gflops)
 
+    def _next_round(self, screened: list[Screened]) -> list:
+        """The jobs of the round of neighbours after :attr:`rounds`, submitted, or none
+        where the neighbourhood's rounds are all timed."""
+        if self.rounds >= self.neighbourhood.rounds:
+            return []
+        return self.neighbourhood.jobs(screened, self._known, self._expanded,
+                                       first=self.rounds == 0)
+
     def first_round(self) -> None:
         """Time every job once and submit the neighbourhood's builds."""
         with self.clock.phase("first round"):
@@ -1077,9 +1085,7 @@ class Screening:
                                    key=lambda s: -s.gflops)
         if self.neighbourhood is not None:
             self._known = {p for p, _, _ in self.jobs}
-            if self.neighbourhood.rounds > 0:
-                self.more = self.neighbourhood.jobs(self.screened, self._known,
-                                                    self._expanded)
+            self.more = self._next_round(self.screened)
 
     def finish(self) -> list[Screened]:
         """The rounds of neighbours, the fastest plan's other stream lengths and the
@@ -1089,9 +1095,7 @@ class Screening:
             self.rounds += 1
             screened = self._later_round(screened, self.more, f"round {self.rounds}",
                                          "time neighbours")
-            self.more = (self.neighbourhood.jobs(screened, self._known, self._expanded,
-                                                 first=False)
-                         if self.rounds < self.neighbourhood.rounds else [])
+            self.more = self._next_round(screened)
         lengths = (self.neighbourhood.balance_jobs(screened[0], self._known)
                    if self.neighbourhood is not None and screened else [])
         if lengths:
@@ -1176,8 +1180,6 @@ def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
         return median(time_runs(run_for(timed), count)) * steps / timed
 
     def screened_seconds(plan, built):
-        if not timing:
-            return seconds(plan, built, 1)
         run_for = runner_of(plan, built)
         timed = probed_steps(plan, steps, lambda count, warmup: time_runs(
             run_for(count), 1, warmup)[0] / count, SCREEN_S)
@@ -1185,7 +1187,9 @@ def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
 
     return _build_and_time(info, plans, caps, env, stem, predicted, repeats, progress,
                            seconds, neighbours, budget_score, timing, balance,
-                           registers_guess, neighbour_rounds, screened_seconds)
+                           registers_guess, neighbour_rounds,
+                           # a program whose step count is fixed is screened as it runs
+                           screened_seconds if timing else None)
 
 
 def overlaps(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], gpus: int,
