@@ -33,8 +33,8 @@ from an5dpy.errors import OptionError, UnsupportedInput, UsageError
 from an5dpy.frontend import read_program, read_program_text, read_source_text
 from an5dpy.ir import StencilInfo, StencilProgram
 from an5dpy.blocking.plan import (BELOW_ONE, HOPPER_LIMITS, Barriers, BlockingPlan,
-                                  DeviceLimits, format_block_size, make_plan, parse_block_size,
-                                  resolve_barriers)
+                                  DeviceLimits, IdleWarps, format_block_size, make_plan,
+                                  parse_block_size, resolve_barriers, resolve_idle)
 from an5dpy.blocking.ops import Schedule
 from an5dpy.perf.choice import AUTO, Fixed, default_plan, describe_sizes, problem_env, target_gpu
 from an5dpy.perf.gpus import GpuSpec
@@ -48,14 +48,16 @@ OFF, NO_BUDGET = "off", "none"
 class Options:
     """What the user chose (command-line flags or the Python API), before validation.
 
-    The plan options ``bt``, ``bs``, ``sl``, ``opt``, ``regs``, ``coarsen`` and ``barriers`` are None (or ``"auto"``)
+    The plan options ``bt``, ``bs``, ``sl``, ``opt``, ``regs``, ``coarsen``, ``barriers`` and
+    ``idle`` are None (or ``"auto"``)
     where the performance model chooses them (:func:`choose_plan`): its best plan for
     ``gpu`` and the problem of ``params``, around the options that are given. ``opt``
     left open is the analysis' default mode (the only one the search space holds), and
     ``regs`` left open is chosen only with the plan: where ``bt``, ``bs`` and ``sl`` are
     all given the kernels get no register budget unless ``regs`` is given (``"auto"``
     asks the model for the best budget of that plan), one cell per thread unless
-    ``coarsen`` is given and a barrier per level unless ``barriers`` is.
+    ``coarsen`` is given, a barrier per level unless ``barriers`` is and idle warps
+    skipped unless ``idle`` is.
     """
 
     bt: int | str | None = None
@@ -76,6 +78,9 @@ class Options:
     #: "level" or "step" (None or "auto": the model's choice where it chooses the plan,
     #: else "level"; :class:`~an5dpy.blocking.plan.Barriers`)
     barriers: str | None = None
+    #: "skip" or "compute" (None or "auto": "skip", the model's search space holds it
+    #: only; :class:`~an5dpy.blocking.plan.IdleWarps`)
+    idle: str | None = None
     gpu: str | GpuSpec | None = None  # name or spec file; None: this machine's, else H100
     #: Parameter values (``-P``) of the problem the plan is chosen for; sizes not given are
     #: the paper's (:func:`an5dpy.perf.choice.problem_env`).
@@ -101,8 +106,9 @@ class PlanChoice:
         coarsen = f" coarsen={self.plan.coarsen}" if self.plan.coarsen > 1 else ""
         barriers = (f" barriers={self.plan.barriers.value}"
                     if self.plan.barriers is not Barriers.LEVEL else "")
+        idle = f" idle={self.plan.idle.value}" if self.plan.idle is not IdleWarps.SKIP else ""
         return (f"bt={self.plan.bt} bs={format_block_size(self.plan.bs)} sl={sl}{coarsen}"
-                f"{barriers} opt={self.plan.mode.value} regs={regs}")
+                f"{barriers}{idle} opt={self.plan.mode.value} regs={regs}")
 
     def reason(self) -> str:
         """Why this plan, after "the model's" (empty where every option was given)."""
@@ -172,10 +178,11 @@ def generate(info: StencilInfo, plan: BlockingPlan, stem: str, smem_wrap: bool =
 def blocking_plan(info: StencilInfo, bt: int, bs: tuple[int, ...] | None = None,
                   sl: int | None = None, opt: str | None = None, dtype: str | None = None,
                   limits: DeviceLimits = HOPPER_LIMITS, coarsen: int = 1,
-                  barriers: Barriers | str = Barriers.LEVEL) -> BlockingPlan:
+                  barriers: Barriers | str = Barriers.LEVEL,
+                  idle: IdleWarps | str = IdleWarps.SKIP) -> BlockingPlan:
     """A checked plan for ``info`` (``opt`` None: the analysis' default mode)."""
     return make_plan(info, bt=bt, bs=bs, sl=sl, opt=opt, dtype=dtype, limits=limits,
-                     coarsen=coarsen, barriers=barriers)
+                     coarsen=coarsen, barriers=barriers, idle=idle)
 
 
 def _open(value) -> bool:
@@ -213,7 +220,9 @@ def fixed_options(info: StencilInfo, options: Options) -> Fixed:
                  coarsen=number("coarsen", options.coarsen if plan_open else
                                 (options.coarsen or 1), None),
                  barriers=(Barriers.LEVEL if not plan_open else AUTO) if _open(options.barriers)
-                 else resolve_barriers(options.barriers))
+                 else resolve_barriers(options.barriers),
+                 idle=(IdleWarps.SKIP if not plan_open else AUTO) if _open(options.idle)
+                 else resolve_idle(options.idle))
 
 
 def choose_plan(info: StencilInfo, options: Options,
@@ -226,7 +235,7 @@ def choose_plan(info: StencilInfo, options: Options,
         opt = None if fixed.opt == AUTO else fixed.opt
         coarsen = 1 if fixed.coarsen == AUTO else fixed.coarsen
         plan = blocking_plan(info, fixed.bt, bs=fixed.bs, sl=fixed.sl, opt=opt,
-                             coarsen=coarsen, barriers=fixed.barriers)
+                             coarsen=coarsen, barriers=fixed.barriers, idle=fixed.idle)
         return PlanChoice(plan, fixed.regs)
     gpu, why = target_gpu(options.gpu)
     if env is None:

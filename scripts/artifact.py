@@ -553,7 +553,8 @@ def measure_fig8(out_dir: str, deadline: float, stencils=RAD1) -> None:
             try:
                 plan = blocking_plan(info, bt, bs=tuple(best["bs"]), sl=best["sl"],
                                      opt=best["opt"], coarsen=best.get("coarsen", 1),
-                                     barriers=best.get("barriers", "level"))
+                                     barriers=best.get("barriers", "level"),
+                                     idle=best.get("idle", "skip"))
             except UsageError:
                 continue
             work.append((name, info, env, plan,
@@ -785,7 +786,7 @@ def render(out_dir: str) -> None:
                                                  for d in ("float", "double"))}
     rows.sort(key=lambda r: order[(r["stencil"], r["dtype"])])
     gpu = rows[0]["gpu"] if rows else "?"
-    fields = ["stencil", "dtype", "bt", "bs", "sl", "opt", "cells", "barriers", "regs",
+    fields = ["stencil", "dtype", "bt", "bs", "sl", "opt", "cells", "barriers", "idle", "regs",
               "tuned_gflops",
               "model_gflops", "model_accuracy", "sconf_gflops", "naive_gflops",
               "original_an5d_gflops", "tuned_over_original", "tuned_over_naive",
@@ -798,7 +799,8 @@ def render(out_dir: str) -> None:
         table.append({
             "stencil": r["stencil"], "dtype": r["dtype"], "bt": p["bt"], "bs": p["bs_text"],
             "sl": p["sl"] or "-", "opt": p["opt"], "cells": p.get("coarsen", 1),
-            "barriers": p.get("barriers", "level"), "regs": b["cap"] or "-",
+            "barriers": p.get("barriers", "level"), "idle": p.get("idle", "skip"),
+            "regs": b["cap"] or "-",
             "tuned_gflops": round(b["gflops"]), "model_gflops": round(b["predicted"]),
             "model_accuracy": round(b["gflops"] / b["predicted"], 3) if b["predicted"] else "",
             "sconf_gflops": round(r["sconf"]["gflops"]) if r["sconf"] else "",
@@ -843,7 +845,8 @@ def render(out_dir: str) -> None:
              "plans (column `measured` in rows.jsonl lists every candidate); `top 5 / tuned`: "
              "the fastest measured plan of the model's top 5 over the tuned plan (what "
              "measuring only the model's top 5 would keep).", "",
-             "| stencil | dtype | bT | bS | sl | opt | cells/thread | barriers | regs | tuned "
+             "| stencil | dtype | bT | bS | sl | opt | cells/thread | barriers | idle warps "
+             "| regs | tuned "
              "| model | acc. | Sconf | naive | original AN5D | tuned/orig. | tuned/naive "
              "| best in model top 5 | top 5 / tuned | steps |",
              "|" + "---|" * len(fields)]

@@ -28,13 +28,14 @@ DEFAULT_ROWS = ("j2d5pt/float,j2d5pt/double,star3d1r/float,star3d1r/double,"
 
 def tuned_options(row: dict, defines):
     """The table row's plan as :class:`an5dpy.driver.Options` (every option given: cells
-    per thread and barriers too, 1 and one per level where the table has no such columns)."""
+    per thread, barriers and idle warps too, 1, one per level and skipped where the table
+    has no such columns)."""
     from an5dpy.driver import Options
     sl = "off" if row["sl"] in ("-", "") else int(row["sl"].replace(",", ""))
     regs = "none" if row["regs"] in ("-", "") else int(row["regs"])
     return Options(bt=int(row["bt"]), bs=row["bs"], sl=sl, opt=row["opt"], regs=regs,
                    coarsen=int(row.get("cells") or 1), barriers=row.get("barriers") or "level",
-                   defines=defines)
+                   idle=row.get("idle") or "skip", defines=defines)
 
 
 def measure_row(row: dict, repeats: int) -> dict:

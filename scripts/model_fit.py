@@ -183,7 +183,8 @@ def parse_describe(info, text: str):
                          sl=None if sl in ("none", "None", "-") else int(sl),
                          opt=words["opt"], dtype=words["dtype"],
                          coarsen=int(words.get("coarsen", 1)),
-                         barriers=words.get("barriers", "level"))
+                         barriers=words.get("barriers", "level"),
+                         idle=words.get("idle", "skip"))
 
 
 def load(path: str, gpu=None) -> tuple[object, Dataset]:

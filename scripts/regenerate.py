@@ -49,7 +49,8 @@ def options_for(name: str, dtype: str, config: str, table: dict):
         sl = "off" if row["sl"] in ("-", "") else int(row["sl"].replace(",", ""))
         regs = None if row["regs"] in ("-", "") else int(row["regs"])
         return Options(bt=int(row["bt"]), bs=row["bs"], sl=sl, opt=row["opt"], defines=defines,
-                       regs=regs)
+                       regs=regs, coarsen=int(row.get("cells") or 1),
+                       barriers=row.get("barriers") or "level", idle=row.get("idle") or "skip")
     _, info = load(os.path.join(C_INPUTS, name + ".c"), defines)
     plan = sconf_plan(info)
     return Options(bt=plan.bt, bs=format_block_size(plan.bs), sl=plan.sl or "off",

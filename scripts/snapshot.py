@@ -44,7 +44,7 @@ def tuned_options(row: dict, defines):
     regs = None if row["regs"] in ("-", "") else int(row["regs"])
     return Options(bt=int(row["bt"]), bs=row["bs"], sl=sl, opt=row["opt"], defines=defines,
                    regs=regs, coarsen=int(row.get("cells") or 1),
-                   barriers=row.get("barriers") or "level")
+                   barriers=row.get("barriers") or "level", idle=row.get("idle") or "skip")
 
 
 def sconf_options(path: str, defines):

@@ -61,10 +61,10 @@ TILES = "tiles"
 
 def settings_plan(info, given, base=None):
     """The plan of ``given`` settings (``{"bt": "8", "bs": "1024", "coarsen": "4",
-    "barriers": "step"}``: bs contiguous dimension first, sl a number or ``off``; the
-    spelling of ``--extra`` here and of scripts/ab_compare.py's cases), the settings not
-    given ``base``'s, or without one: sl off, the stencil's default mode, one cell per
-    thread, a barrier per level (bt and bs then required)."""
+    "barriers": "step", "idle": "compute"}``: bs contiguous dimension first, sl a number or
+    ``off``; the spelling of ``--extra`` here and of scripts/ab_compare.py's cases), the
+    settings not given ``base``'s, or without one: sl off, the stencil's default mode, one
+    cell per thread, a barrier per level, idle warps skipped (bt and bs then required)."""
     from an5dpy.blocking.plan import parse_block_size
     from an5dpy.driver import blocking_plan
     sl = given.get("sl")
@@ -75,7 +75,8 @@ def settings_plan(info, given, base=None):
         else None if sl == "off" else int(sl),
         opt=given.get("opt", base.mode.value if base is not None else None),
         coarsen=int(given.get("coarsen", base.coarsen if base is not None else 1)),
-        barriers=given.get("barriers", base.barriers.value if base is not None else "level"))
+        barriers=given.get("barriers", base.barriers.value if base is not None else "level"),
+        idle=given.get("idle", base.idle.value if base is not None else "skip"))
 
 
 def extra_plans(info, tuned, specs):

@@ -233,6 +233,14 @@ def test_one_barrier_per_step_is_a_plan_option():
     assert "barriers=step" in stencil.plan.describe()
 
 
+def test_computing_at_idle_warps_is_a_plan_option():
+    stencil = an5dpy.compile(os.path.join(C_INPUTS, "star3d1r.c"), dtype="double", bt=2,
+                             bs="32x32", sl=64, idle="compute")
+    assert "idle=compute" in stencil.plan.describe()
+    with pytest.raises(OptionError, match="idle='never': choose one of skip, compute"):
+        an5dpy.compile(J2D5PT, dtype="float", idle="never")
+
+
 def test_mode_errors_name_the_mode():
     with pytest.raises(OptionError, match="opt='nondiag': needs a diagonal-access-free"):
         an5dpy.compile(os.path.join(C_INPUTS, "box2d1r.c"), dtype="float", opt="nondiag")

@@ -62,6 +62,25 @@ class Barriers(enum.Enum):
     SHUFFLE = "shuffle"
 
 
+class IdleWarps(enum.Enum):
+    """What the warps with no cell in a level's window do at that level's op (the level's
+    window shrinks by the radius at each level, so halo rows of a block idle).
+
+    ``SKIP``: where some warp of the block idles at a level, every level op there branches
+    on the thread's bit of that level and idle warps jump over the evaluation (the
+    branch's reconvergence and its tests cost every other warp instructions). ``COMPUTE``:
+    no level op branches; every warp evaluates every level, its halo threads reading the
+    shared padding and keeping values no thread in the window reads, and only boundary
+    cells select their boundary value. Measured side by side on the H200, COMPUTE ran
+    star3d1r double's tuned plan (bT 4, 64x32 cells of 2 per thread, one barrier per step)
+    14% faster, and star3d2r's plans and star3d1r float's slower, so it is a plan option
+    the tuner measures (:func:`an5dpy.perf.tune.variant_plans`). The values are the
+    command line's spelling (``--idle``)."""
+
+    SKIP = "skip"
+    COMPUTE = "compute"
+
+
 #: What ``--opt`` accepts besides the modes: the analysis' default.
 AUTO = "auto"
 
@@ -216,6 +235,8 @@ class BlockingPlan:
     coarsen: int = 1
     #: Barriers per level op or per streaming step (:class:`Barriers`).
     barriers: Barriers = Barriers.LEVEL
+    #: Whether warps idle at a level skip its evaluation (:class:`IdleWarps`).
+    idle: IdleWarps = IdleWarps.SKIP
 
     @property
     def coupled(self) -> bool:
@@ -423,15 +444,16 @@ class BlockingPlan:
         coarsen = f" coarsen={self.coarsen}" if self.coarsen > 1 else ""
         barriers = (f" barriers={self.barriers.value}" if self.barriers is not Barriers.LEVEL
                     else "")
-        return (f"bt={self.bt} bs={format_block_size(self.bs)} sl={sl}{coarsen}{barriers} "
-                f"opt={self.mode.value} dtype={self.dtype}")
+        idle = f" idle={self.idle.value}" if self.idle is not IdleWarps.SKIP else ""
+        return (f"bt={self.bt} bs={format_block_size(self.bs)} sl={sl}{coarsen}{barriers}"
+                f"{idle} opt={self.mode.value} dtype={self.dtype}")
 
     def to_json(self) -> dict:
         return {
             "bt": self.bt, "bs": list(self.bs), "bs_text": format_block_size(self.bs),
             "sl": self.sl, "opt": self.mode.value, "dtype": self.dtype, "radius": list(self.radius),
             "halo": list(self.halo()), "compute_region": list(self.compute_region()),
-            "coarsen": self.coarsen, "barriers": self.barriers.value,
+            "coarsen": self.coarsen, "barriers": self.barriers.value, "idle": self.idle.value,
             "threads": list(self.threads), "nthreads": self.nthreads,
             "registers_per_thread": self.registers_per_thread(),
             "register_estimate": self.register_estimate(), "smem_bytes": self.smem_bytes,
@@ -487,12 +509,13 @@ def stream_reach_of(info: StencilInfo) -> tuple[int, int]:
 def make_plan(info: StencilInfo, bt: int = 4, bs: tuple[int, ...] | None = None,
               sl: int | None = None, opt: Mode | str | None = None, dtype: str | None = None,
               limits: DeviceLimits = HOPPER_LIMITS, coarsen: int = 1,
-              barriers: Barriers | str = Barriers.LEVEL) -> BlockingPlan:
+              barriers: Barriers | str = Barriers.LEVEL,
+              idle: IdleWarps | str = IdleWarps.SKIP) -> BlockingPlan:
     """Build and validate a plan; raises UsageError naming what is impossible.
 
     ``opt``: a :class:`Mode`, its name, or ``None``/``"auto"`` for the analysis' default;
     the plan holds the settled :class:`Mode`. ``barriers``: a :class:`Barriers` or its
-    name."""
+    name; ``idle``: an :class:`IdleWarps` or its name."""
     if dtype is not None and dtype != info.dtype:
         raise UsageError(f"the plan's element type {dtype} differs from the array's "
                          f"({info.dtype}): the type comes from the C source and its "
@@ -505,7 +528,7 @@ def make_plan(info: StencilInfo, bt: int = 4, bs: tuple[int, ...] | None = None,
     plan = BlockingPlan(info.ndim, dtype, info.radius, int(bt), bs, sl, mode,
                         stream_reach_of(info), TimeLevels.of(info),
                         max(1, len(info.substeps)), max(1, len(info.fields)), int(coarsen),
-                        resolve_barriers(barriers))
+                        resolve_barriers(barriers), resolve_idle(idle))
     check_plan(plan, info, limits)
     return plan
 
@@ -524,6 +547,17 @@ def resolve_barriers(barriers: Barriers | str) -> Barriers:
     except ValueError:
         choices = ", ".join(b.value for b in Barriers)
         raise OptionError([("barriers", barriers)], f"choose one of {choices}") from None
+
+
+def resolve_idle(idle: IdleWarps | str) -> IdleWarps:
+    """``idle`` as an :class:`IdleWarps` (its name accepted)."""
+    if isinstance(idle, IdleWarps):
+        return idle
+    try:
+        return IdleWarps(idle)
+    except ValueError:
+        choices = ", ".join(i.value for i in IdleWarps)
+        raise OptionError([("idle", idle)], f"choose one of {choices}") from None
 
 
 #: The largest in-plane radius whose 2D kernels get an inner phase for blocks of interior
@@ -898,9 +932,9 @@ def active_warp_fraction(bs: tuple[int, ...], radius: tuple[int, ...], level: in
     warps are runs of 32 threads in linear order, the contiguous dimension fastest (``bs``
     in array order). With ``coarsen`` cells per thread, thread t of the outermost in-plane
     dimension holds its cells t*coarsen .. t*coarsen+coarsen-1, and each (warp, cell)
-    counts once. The kernels branch around the evaluation where some warp is idle
-    (:func:`an5dpy.cuda.macros.levels_with_idle_warps`) and the model charges only the
-    active warps. The same for every degree, so computed once per level.
+    counts once. Where some warp is idle, the kernels of :attr:`IdleWarps.SKIP` branch
+    around the evaluation (:func:`computing_warp_fraction`). The same for every degree, so
+    computed once per level.
     """
     threads = (bs[0] // coarsen, *bs[1:])
     window = [range(level * r, b - level * r) for b, r in zip(bs, radius)]
@@ -966,3 +1000,15 @@ def budget_register_limit(budget: int | None, nthreads: int) -> int:
     if per_thread >= MAX_REGISTERS_PER_THREAD:
         return MAX_REGISTERS_PER_THREAD
     return per_thread // REGISTER_GRANULE * REGISTER_GRANULE
+
+
+def computing_warp_fraction(plan: BlockingPlan, level: int) -> float:
+    """The share of the plan's warps (per cell of its threads) that evaluate level
+    ``level``: every warp where no level op branches (:attr:`IdleWarps.COMPUTE`, and warp
+    shuffles, where every lane must reach every shuffle), else those with a cell in the
+    level's window (:func:`active_warp_fraction`). Below 1, the level ops branch around
+    the evaluation (:func:`an5dpy.cuda.macros.levels_with_idle_warps`), and the model
+    charges the warps that evaluate."""
+    if plan.idle is IdleWarps.COMPUTE or plan.barriers is Barriers.SHUFFLE:
+        return 1.0
+    return active_warp_fraction(plan.bs, plan.plane_radius, level, plan.coarsen)

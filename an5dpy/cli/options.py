@@ -111,6 +111,12 @@ def add_plan(p: argparse.ArgumentParser, quiet_help: str = "do not print the pla
                         "shuffles (2D, mode nondiag, --bs 32 x --coarsen; measured slower "
                         "than the tuned plans). Default: level (the model's search space "
                         "holds level only; 'an5d tune --measure' also times step)")
+    g.add_argument("--idle", choices=("auto", "skip", "compute"),
+                   help="at a level op where some warp has no cell in the level's window: "
+                        "skip: the op branches and such warps jump over the evaluation; "
+                        "compute: no op branches, every warp evaluates every level (its halo "
+                        "threads' values are never read). Default: skip (the model's search "
+                        "space holds skip only; 'an5d tune --measure' also times compute)")
     g.add_argument("--opt", choices=("auto", "nondiag", "assoc", "none"),
                    help="register/shared-memory mode (default and auto: nondiag if "
                         "diagonal-access free, else assoc if associative, else none)")
@@ -164,6 +170,7 @@ def options(args: argparse.Namespace):
                    regs=getattr(args, "regs", None), gpu=getattr(args, "gpu", None),
                    coarsen=getattr(args, "coarsen", None),
                    barriers=getattr(args, "barriers", None),
+                   idle=getattr(args, "idle", None),
                    params=tuple(getattr(args, "params", ())))
 
 

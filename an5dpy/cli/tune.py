@@ -156,6 +156,8 @@ def reproduce_command(args: argparse.Namespace, plan, cap: int | None = None) ->
         words += ["--coarsen", str(plan.coarsen)]
     if plan.barriers.value != "level":
         words += ["--barriers", plan.barriers.value]
+    if plan.idle.value != "skip":
+        words += ["--idle", plan.idle.value]
     words += ["--opt", plan.mode.value]
     if cap:
         words += ["--regs", str(cap)]

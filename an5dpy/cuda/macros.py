@@ -29,7 +29,8 @@ import numpy as np
 
 from an5dpy.analysis.stencil import reads_an_array
 from an5dpy.blocking.guards import BOUNDARY_PLANE, EXISTS, LOADS, STORES, PlanePredicate
-from an5dpy.blocking.plan import Barriers, BlockingPlan, Mode, TimeLevels, active_warp_fraction
+from an5dpy.blocking.plan import (Barriers, BlockingPlan, Mode, TimeLevels,
+                                  computing_warp_fraction)
 from an5dpy.blocking.ops import EVALUATE_ONLY, Share
 from an5dpy.cexpr import c_expr
 from an5dpy.errors import InternalError
@@ -596,19 +597,19 @@ def _store_smem(printer: UpdatePrinter, value: str, plane: int = 0) -> str:
 
 
 def levels_with_idle_warps(plan: BlockingPlan, degree: int) -> frozenset[int]:
-    """Levels (1..degree) at which some warp has no thread inside the level's window.
+    """Levels (1..degree) whose ops branch around the evaluation: where some warp has no
+    thread inside the level's window and the plan skips such warps
+    (:func:`~an5dpy.blocking.plan.computing_warp_fraction` below 1).
 
     A thread computes level L only if every in-plane index lies in [L*r, bs - L*r); for
     such levels the macros branch around the evaluation, so whole warps of halo threads
     skip it (3D blocks lose whole rows: up to half of all threads for radius 4). Where no
-    warp is idle, the evaluation stays branch-free: every thread evaluates and only
-    boundary cells select their boundary value instead.
+    warp is idle, or the plan computes at idle warps too
+    (:attr:`~an5dpy.blocking.plan.IdleWarps.COMPUTE`), the evaluation stays branch-free:
+    every thread evaluates and only boundary cells select their boundary value instead.
     """
-    if plan.barriers is Barriers.SHUFFLE:  # every lane must reach every shuffle
-        return frozenset()
     return frozenset(level for level in range(1, degree + 1)
-                     if active_warp_fraction(plan.bs, plan.plane_radius, level,
-                                             plan.coarsen) < 1.0)
+                     if computing_warp_fraction(plan, level) < 1.0)
 
 
 #: The OR of the level bits (``an5d_act``) over the thread's warp (``an5d_warp_or`` of

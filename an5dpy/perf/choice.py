@@ -20,8 +20,8 @@ import itertools
 from dataclasses import dataclass, fields
 from typing import Mapping, NoReturn
 
-from an5dpy.blocking.plan import (Barriers, BlockingPlan, block_size_value, grid_extents,
-                                  make_plan)
+from an5dpy.blocking.plan import (Barriers, BlockingPlan, IdleWarps, block_size_value,
+                                  grid_extents, make_plan)
 from an5dpy.errors import OptionError, UsageError
 from an5dpy.ir import StencilInfo, StencilProgram, is_floating
 from an5dpy.perf.bench import HARNESS_SIZE, HARNESS_STEPS, PAPER_SIZE, PAPER_STEPS
@@ -31,18 +31,21 @@ from an5dpy.perf.model import Model, Prediction
 #: The GPU plans are chosen for where none is given and none is visible.
 FALLBACK_GPU = "H100"
 
-#: The model's search space. Cells per thread and one barrier per step are tuner
-#: candidates beside it (:func:`an5dpy.perf.tune.variant_plans`), not axes of it: the
-#: model's counts rank them above one-cell, barrier-per-level plans that measure faster.
+#: The model's search space. Cells per thread, one barrier per step and computing at idle
+#: warps are tuner candidates beside it (:func:`an5dpy.perf.tune.variant_plans`), not axes
+#: of it: the model's counts rank them above one-cell, barrier-per-level plans that measure
+#: faster (computing at idle warps: its registers, which decide, are ptxas').
 SPACE = {
     2: {"bt": range(1, 17), "bs": ((128,), (256,), (512,), (1024,)),
-        "sl": (128, 256, 512, 1024), "coarsen": (1,), "barriers": (Barriers.LEVEL,)},
+        "sl": (128, 256, 512, 1024), "coarsen": (1,), "barriers": (Barriers.LEVEL,),
+        "idle": (IdleWarps.SKIP,)},
     3: {"bt": range(1, 9), "bs": ((16, 16), (16, 32), (32, 32), (16, 64)),
-        "sl": (64, 128, 256, None), "coarsen": (1,), "barriers": (Barriers.LEVEL,)},
+        "sl": (64, 128, 256, None), "coarsen": (1,), "barriers": (Barriers.LEVEL,),
+        "idle": (IdleWarps.SKIP,)},
 }
 
 #: The search space's axes, in :func:`candidate_plans`' order.
-PLAN_AXES = ("bt", "bs", "sl", "coarsen", "barriers")
+PLAN_AXES = ("bt", "bs", "sl", "coarsen", "barriers", "idle")
 
 #: The value of a :class:`Fixed` field that the model chooses.
 AUTO = "auto"
@@ -67,6 +70,7 @@ class Fixed:
     regs: int | None | str = AUTO
     coarsen: int | str = AUTO
     barriers: Barriers | str = AUTO
+    idle: IdleWarps | str = AUTO
 
     @property
     def open(self) -> tuple[str, ...]:
@@ -87,7 +91,7 @@ class Fixed:
                 continue
             if f.name == "bs":
                 value = block_size_value(value)
-            elif isinstance(value, Barriers):
+            elif isinstance(value, (Barriers, IdleWarps)):
                 value = value.value
             elif value is None:
                 value = "off" if f.name == "sl" else "none"
@@ -121,10 +125,11 @@ def candidate_plans(info: StencilInfo, gpu: GpuSpec, dtype: str | None = None,
     opt = None if is_auto(fixed.opt) else fixed.opt
     limits = gpu.limits()
     plans = []
-    for bt, bs, sl, coarsen, barriers in itertools.product(*(values[n] for n in PLAN_AXES)):
+    for bt, bs, sl, coarsen, barriers, idle in itertools.product(
+            *(values[n] for n in PLAN_AXES)):
         try:
             plan = make_plan(info, bt, bs=bs, sl=sl, opt=opt, dtype=dtype, limits=limits,
-                             coarsen=coarsen, barriers=barriers)
+                             coarsen=coarsen, barriers=barriers, idle=idle)
         except UsageError:
             continue
         if prune and plan.register_estimate() * plan.nthreads > gpu.regs_per_sm:
@@ -185,7 +190,7 @@ def _with_cell_major_rows(info: StencilInfo, model: Model, best: Prediction,
     try:
         coarse = make_plan(info, plan.bt, bs=plan.bs, sl=plan.sl, opt=plan.mode,
                            coarsen=CELL_MAJOR_CELLS,
-                           barriers=plan.barriers, limits=model.gpu.limits())
+                           barriers=plan.barriers, idle=plan.idle, limits=model.gpu.limits())
     except UsageError:
         return best
     if not coarse.cell_major:
@@ -244,7 +249,7 @@ def _nothing_fits(info: StencilInfo, gpu: GpuSpec, fixed: Fixed, plans) -> NoRet
         try:
             make_plan(info, pick["bt"], bs=pick["bs"], sl=pick["sl"],
                       opt=None if is_auto(fixed.opt) else fixed.opt, limits=gpu.limits(),
-                      coarsen=pick["coarsen"], barriers=pick["barriers"])
+                      coarsen=pick["coarsen"], barriers=pick["barriers"], idle=pick["idle"])
         except OptionError as e:
             if {name for name, _ in e.settings} <= set(fixed.given_names()):
                 raise

@@ -104,15 +104,16 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from an5dpy.blocking.plan import (WARP_SIZE, Barriers, BlockingPlan, DimExtent, LaunchGeometry,
-                                  Mode, active_warp_fraction, budget_register_limit, grid_extents,
-                                  run_degrees)
+from an5dpy.blocking.plan import (WARP_SIZE, Barriers, BlockingPlan, DimExtent, IdleWarps,
+                                  LaunchGeometry, Mode, budget_register_limit,
+                                  computing_warp_fraction, grid_extents, run_degrees)
 from an5dpy.errors import UsageError
 from an5dpy.perf.counts import (CoefficientReads, LevelWork, Occupancy, OpMix, ThreadCounts,
                                 holds_row_neighbours, level_work, occupancy, plane_dim_counts,
                                 spill_free_registers, stream_counts, sum_counts)
 from an5dpy.perf.gpus import GpuSpec, get_gpu
-from an5dpy.perf.model_constants import (BARRIER_STALL, BOTTLENECKS, CELL_EFFICIENCY,
+from an5dpy.perf.model_constants import (BARRIER_STALL, BOTTLENECKS, BRANCH_INSTRUCTIONS,
+                                         CELL_EFFICIENCY,
                                          CHAIN_SHARE, COEF_READ_INSTRUCTIONS,
                                          DEPENDENT_LATENCY,
                                          DOUBLE_DIVISION_INSTRUCTIONS,
@@ -713,6 +714,16 @@ class Model:
                 + COEF_READ_INSTRUCTIONS * work.coef_reads
                 + FIELD_SELECT_INSTRUCTIONS * (len(work.writes) - 1))
 
+    def unbranched_saving(self, plan: BlockingPlan, level: int) -> float:
+        """Instructions per cell that level ``level``'s op saves against
+        :meth:`spill_free_instructions`: :data:`BRANCH_INSTRUCTIONS` where the plan computes
+        at idle warps (:attr:`~an5dpy.blocking.plan.IdleWarps.COMPUTE`) and the op would
+        otherwise branch around them, which the counts' LEVEL_OVERHEAD holds."""
+        if plan.idle is not IdleWarps.COMPUTE:
+            return 0.0
+        skipping = replace(plan, idle=IdleWarps.SKIP)
+        return BRANCH_INSTRUCTIONS if computing_warp_fraction(skipping, level) < 1 else 0.0
+
     def level_latency(self, plan: BlockingPlan, substep: int = 0) -> float:
         """Cycles of a level op's dependency chain: the update's arithmetic one
         instruction after another (nvcc keeps the written order of the sums), and each
@@ -729,8 +740,10 @@ class Model:
         issuing instructions, and a block's streaming step cannot take less than its
         latency (:func:`step_cycles` combines them).
 
-        Every thread of a warp with a thread in a level's window executes the level op
-        (:func:`an5dpy.blocking.plan.active_warp_fraction`): :meth:`level_instructions` each, the
+        Every thread of a warp that evaluates a level executes the level op
+        (:func:`an5dpy.blocking.plan.computing_warp_fraction`: those with a thread in the
+        level's window, or all where no op branches): :meth:`level_instructions` each, less
+        :meth:`unbranched_saving`, the
         update's arithmetic counted twice in double (half-rate FP64 pipes), plus double
         divisions, shared loads, stores, the barrier, :data:`LEVEL_OVERHEAD`, the level's
         share of :data:`STEP_OVERHEAD` and spill
@@ -747,10 +760,12 @@ class Model:
         instructions = spill_warps = chains = 0.0
         for s in range(substeps):
             steps = range(s + 1, d + 1, substeps)
-            warps = sum(levels[T].total / WARP_SIZE
-                        * active_warp_fraction(plan.bs, plan.plane_radius, T, plan.coarsen)
-                        for T in steps)
-            instructions += warps * self.spill_free_instructions(plan, d, s)
+            level_warps = {T: levels[T].total / WARP_SIZE * computing_warp_fraction(plan, T)
+                           for T in steps}
+            warps = sum(level_warps.values())
+            instructions += (warps * self.spill_free_instructions(plan, d, s)
+                             - sum(w * self.unbranched_saving(plan, T)
+                                   for T, w in level_warps.items()))
             spill_warps += warps * short
             chains += len(steps) * self.level_latency(plan, s)
         block_steps = levels[0].total / math.prod(plan.bs)  # cells per block and plane

@@ -13,6 +13,13 @@ BOTTLENECKS = ("compute", "shared", "global", "issue")
 #: essential instructions alone (INTERIOR_LEVEL_OVERHEAD).
 LEVEL_OVERHEAD = {2: 1.5, 3: 5.5}
 INTERIOR_LEVEL_OVERHEAD = 0.0
+#: Instructions per cell a level op saves where it would branch around idle warps and the
+#: plan computes at them instead (plan.IdleWarps.COMPUTE): the tests of the level's bit,
+#: the branch and its reconvergence. Counted in the inner loops' SASS on sm_90
+#: (scripts/sass_counts.py, nvcc 13.0): 5.0 for star3d1r double (bT 4, 64x32 cells of 2 per
+#: thread, a barrier per step), 2.7 for star3d1r float (bT 4, 32x32), 5.3 and 4.7 for
+#: star3d2r double and float; LEVEL_OVERHEAD holds them where the ops branch.
+BRANCH_INSTRUCTIONS = 4.0
 #: Instructions per cell and streaming step, whatever the plan's degree: the step's global
 #: load and store, its ring rotation and loop control (the fits' ``b`` in
 #: artifact/H200/sass_counts.md, 12-19; j3d27pt's two-point fit is an outlier). Spread over

@@ -52,7 +52,8 @@ from an5dpy.errors import UsageError
 from an5dpy.perf.gpus import GpuSpec
 from an5dpy.ir import StencilInfo
 from an5dpy.perf.model_constants import REGISTER_BUDGETS
-from an5dpy.blocking.plan import (WARP_SIZE, Barriers, BlockingPlan, format_block_size,
+from an5dpy.blocking.plan import (WARP_SIZE, Barriers, BlockingPlan, IdleWarps,
+                                  computing_warp_fraction, format_block_size,
                                   full_launch_steps)
 from an5dpy.driver import blocking_plan
 # the search space is also where the commands' default plan is chosen from
@@ -78,6 +79,7 @@ class Measured:
     def to_json(self) -> dict:
         return {"bt": self.plan.bt, "bs": format_block_size(self.plan.bs), "sl": self.plan.sl,
                 "coarsen": self.plan.coarsen, "barriers": self.plan.barriers.value,
+                "idle": self.plan.idle.value,
                 "opt": self.plan.mode.value, "dtype": self.plan.dtype, "cap": self.cap,
                 "gflops": self.gflops, "seconds": self.seconds, "registers": self.registers,
                 "spills": self.spills, "predicted": self.predicted}
@@ -103,6 +105,7 @@ class TuneResult:
                 "measure_steps": self.measure_steps, "candidates": self.candidates,
                 "ranking": [{"bt": p.bt, "bs": format_block_size(p.bs), "sl": p.sl,
                              "coarsen": p.coarsen, "barriers": p.barriers.value,
+                             "idle": p.idle.value,
                              "opt": p.mode.value, "dtype": p.dtype, "predicted": g}
                             for p, g in self.ranking],
                 "measured": [m.to_json() for m in self.measured],
@@ -112,11 +115,13 @@ class TuneResult:
 def plan_from_json(info: StencilInfo, d: Mapping) -> BlockingPlan:
     """A plan from its JSON: the tuner's (bS as text) or :meth:`BlockingPlan.to_json`'s
     (bS as a list, as artifact rows keep it; rows written before plans had cells per
-    thread have one, and a barrier per level)."""
+    thread have one, and a barrier per level; before idle warps were an option, they
+    skip)."""
     from an5dpy.blocking.plan import parse_block_size
     bs = parse_block_size(d["bs"], info.ndim) if isinstance(d["bs"], str) else tuple(d["bs"])
     return blocking_plan(info, d["bt"], bs=bs, sl=d["sl"], opt=d["opt"], dtype=d["dtype"],
-                         coarsen=d.get("coarsen", 1), barriers=d.get("barriers", "level"))
+                         coarsen=d.get("coarsen", 1), barriers=d.get("barriers", "level"),
+                         idle=d.get("idle", "skip"))
 
 
 def result_from_json(info: StencilInfo, d: Mapping) -> TuneResult:
@@ -351,10 +356,10 @@ def shuffle_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
 
 def plan_with(info: StencilInfo, plan: BlockingPlan, **changes) -> BlockingPlan:
     """``plan`` with the settings of ``changes`` (``bt``, ``bs``, ``sl``, ``coarsen``,
-    ``barriers``) changed and all else kept, checked: raises UsageError where that plan is
-    not legal."""
+    ``barriers``, ``idle``) changed and all else kept, checked: raises UsageError where
+    that plan is not legal."""
     settings = {"bt": plan.bt, "bs": plan.bs, "sl": plan.sl, "coarsen": plan.coarsen,
-                "barriers": plan.barriers, **changes}
+                "barriers": plan.barriers, "idle": plan.idle, **changes}
     return blocking_plan(info, settings.pop("bt"), opt=plan.mode.value, **settings)
 
 
@@ -372,17 +377,35 @@ def legal_plans(info: StencilInfo, plan: BlockingPlan,
 
 def variant_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
     """What the tuner measures besides the model's plans: ``plan`` coarsened
-    (:func:`coarsened_plans`), and in mode nondiag ``plan`` and its coarsened plans of the
+    (:func:`coarsened_plans`), in mode nondiag ``plan`` and its coarsened plans of the
     same block of cells with one barrier per step
-    (:attr:`~an5dpy.blocking.plan.Barriers.STEP`), which the model does not rank either:
-    measured side by side on the H200 (scripts/variants_compare.py), it pays on some
-    rows and not on others, by more than the model's counts tell apart."""
+    (:attr:`~an5dpy.blocking.plan.Barriers.STEP`), and ``plan`` and its own block's
+    one-barrier-per-step plans computing at idle warps (:func:`idle_compute_plans`), which
+    the model does not rank either: measured side by side on the H200
+    (scripts/variants_compare.py, scripts/ab_compare.py), each pays on some rows and not
+    on others, by more than the model's counts tell apart."""
     coarsened = coarsened_plans(info, plan)
     out = list(coarsened)
+    stepped = []
     for p in (plan, *(c for c in coarsened if c.bs == plan.bs)):
         # none in another mode, or where its buffers do not fit
-        out += legal_plans(info, p, [{"barriers": Barriers.STEP}])
-    return out
+        stepped += legal_plans(info, p, [{"barriers": Barriers.STEP}])
+    out += stepped
+    return out + idle_compute_plans(
+        info, [plan, *(p for p in stepped if p.coarsen == plan.coarsen)])
+
+
+def idle_compute_plans(info: StencilInfo, plans: Iterable[BlockingPlan]) -> list[BlockingPlan]:
+    """Each of ``plans`` computing at idle warps
+    (:attr:`~an5dpy.blocking.plan.IdleWarps.COMPUTE`) where its level ops branch around
+    idle warps at some level (elsewhere its kernels would be the same). Side by side on
+    the H200 (artifact/H200/idle_warps.md) star3d1r double's tuned plan ran 14% faster so,
+    star3d2r's and star3d1r float's plans slower: the registers ptxas gives the branch-free
+    kernel decide, which the model does not know."""
+    return [p for plan in plans if plan.idle is not IdleWarps.COMPUTE
+            and any(computing_warp_fraction(plan, level) < 1
+                    for level in range(1, plan.depth + 1))
+            for p in legal_plans(info, plan, [{"idle": IdleWarps.COMPUTE}])]
 
 
 #: The stream lengths of :func:`balanced_stream_plans`: within this factor of the plan's

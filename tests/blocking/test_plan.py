@@ -257,6 +257,25 @@ def test_one_barrier_per_step_shows_in_the_plan():
     assert "barriers" not in make_plan(STAR3, 2, bs=(32, 32), opt="nondiag").describe()
 
 
+def test_computing_at_idle_warps_shows_in_the_plan_and_lets_every_warp_evaluate():
+    from an5dpy.blocking.plan import IdleWarps, active_warp_fraction, computing_warp_fraction
+    skip = make_plan(STAR3, 3, bs=(32, 32), opt="nondiag")
+    compute = make_plan(STAR3, 3, bs=(32, 32), opt="nondiag", idle="compute")
+    assert skip.idle is IdleWarps.SKIP and compute.idle is IdleWarps.COMPUTE
+    assert "idle" not in skip.describe() and skip.to_json()["idle"] == "skip"
+    assert "idle=compute" in compute.describe() and compute.to_json()["idle"] == "compute"
+    for level in (1, 2, 3):
+        active = active_warp_fraction(skip.bs, skip.plane_radius, level, skip.coarsen)
+        assert computing_warp_fraction(skip, level) == active < 1
+        assert computing_warp_fraction(compute, level) == 1.0
+    # warp shuffles never branch, whatever the option says
+    shuffle = make_plan(STAR2, 3, bs=(128,), opt="nondiag", coarsen=4, barriers="shuffle")
+    assert all(computing_warp_fraction(shuffle, level) == 1.0 for level in (1, 2, 3))
+    with pytest.raises(OptionError, match="choose one of skip, compute") as e:
+        make_plan(STAR3, 3, bs=(32, 32), idle="never")
+    assert ("idle", "never") in e.value.settings
+
+
 @pytest.mark.parametrize("name, bt, bs, opt, coarsen, match", [
     ("star3d1r.c", 2, (64, 8), "nondiag", 2, "need a 2D stencil"),
     ("box2d1r.c", 2, (64,), "assoc", 2, "need mode nondiag"),

@@ -207,6 +207,7 @@ def test_print_ir_prints_and_writes_nothing(capsys, tmp_path, monkeypatch, stage
     ("j2d9pt.c", ["--bt", "2", "--bs", "128", "--sl", "8", "--opt", "none", "--barriers",
                   "step"], "--barriers step"),
     ("j2d5pt.c", ["--barriers", "block"], "--barriers"),
+    ("star3d1r.c", ["--idle", "never"], "--idle"),
 ])
 def test_option_errors_exit_2_and_write_nothing(capsys, tmp_path, input_name, options, needle):
     src = copy_input(tmp_path, input_name)
@@ -236,6 +237,18 @@ def test_translate_one_barrier_per_step(capsys, tmp_path):
     kernel = (out_dir / "star2d1r_kernel.cu").read_text()
     assert "barriers=step" in kernel and "__shared__ float an5d_sm[8][1][130];" in kernel
     assert "SHARE(an5d_reg_" in kernel and "CALC3_E(" in kernel
+
+
+def test_translate_computing_at_idle_warps(capsys, tmp_path):
+    out_dir = tmp_path / "out"
+    status, _, err = run(capsys, C_INPUTS / "star3d1r.c", *FLOAT, "--bt", "3", "--bs", "32x32",
+                         "--sl", "64", "--idle", "compute", "-o", out_dir, translate=True)
+    assert status == 0 and err == ""
+    kernel = (out_dir / "star3d1r_kernel.cu").read_text()
+    assert "idle=compute" in kernel and "const float an5d_v = (float)(" in kernel
+    # the stores keep their guard; no level op tests a level bit
+    assert {m for m in re.findall(r"if \(an5d_act & (\d+)u\)", kernel)} <= {"2", "4", "8"}
+    assert "an5d_out = (float)(" not in kernel
 
 
 def test_dtype_contradicting_the_declaration(capsys, tmp_path):

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 
 from hypothesis import given, strategies as st
 
+from an5dpy.blocking.plan import IdleWarps
 from an5dpy.blocking.trace import BlockRanges
 from an5dpy.cuda.macros import P_PLANE, plane_macros
 from an5dpy.driver import Options, translate
@@ -64,6 +66,9 @@ def test_levels_with_idle_warps():
     # 16-thread rows pair up in a warp: both rows must be outside the window
     assert levels_with_idle_warps(plan("star3d1r", 2, (16, 16)), 2) == {2}
     assert levels_with_idle_warps(plan("box3d4r", 1, (16, 64)), 1) == {1}
+    # a plan computing at idle warps branches at no level
+    computing = replace(plan("star3d1r", 4, (32, 32)), idle=IdleWarps.COMPUTE)
+    assert levels_with_idle_warps(computing, 4) == frozenset()
 
 
 def test_idle_levels_branch_around_the_evaluation():
@@ -74,8 +79,8 @@ def test_idle_levels_branch_around_the_evaluation():
     from an5dpy.blocking.build import build_schedule
     _, info = load(os.path.join(C_INPUTS, "star3d1r.c"), (("SB_TYPE", "float"),))
 
-    def macros(bs):
-        plan = make_plan(info, bt=2, bs=bs)
+    def macros(bs, idle="skip"):
+        plan = make_plan(info, bt=2, bs=bs, idle=idle)
         text = render_kernel(render_model(info, plan, build_schedule(plan), "s"))
         kernel = text.split("_kernel_d2(")[1]
         return {m.group(1): m.group(2) for m in re.finditer(
@@ -92,6 +97,12 @@ def test_idle_levels_branch_around_the_evaluation():
     large = macros((32, 32))
     assert "if (an5d_act & 2u) an5d_out = (float)(" in large["CALC1"]
     assert "an5d_v" not in large["CALC1"]
+    # computing at idle warps: no level op branches, the store alone keeps its guard
+    computed = macros((32, 32), idle="compute")
+    assert computed["CALC1"] == small["CALC1"]
+    assert "an5d_act" not in computed["CALC1"]
+    assert "const float an5d_v = (float)(" in computed["STORE"]
+    assert "if (an5d_act & 4u) an5d_p_st[AN5D_PLANE(an5d_q)] = an5d_v;" in computed["STORE"]
 
 
 def test_assoc_sums_branch_on_the_warps_level_bits():

@@ -43,13 +43,15 @@ class Case:
     exact: bool = True
     coarsen: int = 1
     barriers: str = "level"
+    idle: str = "skip"
 
     @property
     def id(self) -> str:
         return (f"{self.name}-{self.dtype}-{self.mode}-bt{self.bt}-sl{self.sl}-n{self.compsize}"
                 f"-T{self.steps}{'' if self.exact else '-fast'}"
                 f"{f'-c{self.coarsen}' if self.coarsen > 1 else ''}"
-                f"{'' if self.barriers == 'level' else '-' + self.barriers}")
+                f"{'' if self.barriers == 'level' else '-' + self.barriers}"
+                f"{'' if self.idle == 'skip' else '-idle-' + self.idle}")
 
 
 @lru_cache(maxsize=None)
@@ -116,6 +118,16 @@ def cases() -> list[Case]:
                     out.append(Case(name, dtype, "nondiag", bt, (32 * coarsen,),
                                     (None, 13, 64)[k], sizes[k], (3 * bt + 2, bt + 1, 2 * bt)[k],
                                     coarsen=coarsen, barriers="shuffle"))
+            # computing at idle warps (3D, whose halo rows are whole warps): the default
+            # mode, and (mode nondiag) two cells per thread with one barrier per step
+            if info.ndim == 3:
+                bt = largest_bt(info, want[0], bs, info.opt)
+                out.append(Case(name, dtype, info.opt, bt, bs, 7, sizes[0], 3 * bt + 2,
+                                idle="compute"))
+                if info.diagonal_free:
+                    bt = largest_bt(info, want[1], bs, "nondiag")
+                    out.append(Case(name, dtype, "nondiag", bt, bs, None, sizes[1],
+                                    2 * bt + 1, coarsen=2, barriers="step", idle="compute"))
     # mode assoc branches on its warps' level bits (macros.warp_computes): 3D blocks of 240
     # threads (the last warp short) and of 320, and a 2D block of 240 with idle warps
     for name, dtype, bs, want, sl, size in (("box3d1r", "float", (12, 20), 3, 7, 19),
@@ -145,7 +157,7 @@ def build(case: Case):
     from an5dpy.cuda.runtime import BuildOptions, build_kernels, device_arch
     prog, info = program(case.name, case.dtype)
     plan = make_plan(info, bt=case.bt, bs=case.bs, sl=case.sl, opt=case.mode,
-                     coarsen=case.coarsen, barriers=case.barriers)
+                     coarsen=case.coarsen, barriers=case.barriers, idle=case.idle)
     model, cubin = build_kernels(info, plan, case.name.replace("-", "_"),
                                  BuildOptions(arch=device_arch(), exact=case.exact))
     return plan, model, cubin
@@ -273,7 +285,12 @@ HAND_WRITTEN = [("poisson2d", "float", ["--bt", "4", "--bs", "128", "--sl", "64"
                 ("fdtd2d", "double", ["--bt", "2", "--bs", "64", "--opt", "none"], "99"),
                 ("acousticvp3d", "float", ["--bt", "2", "--bs", "32x32"], "45"),
                 ("acousticvp3d", "double", ["--bt", "1", "--bs", "16x16", "--opt", "none"],
-                 "29")]
+                 "29"),
+                # computing at idle warps: a read-only array, and several fields
+                ("heat3dz", "double", ["--bt", "3", "--bs", "32x32", "--idle", "compute"],
+                 "61"),
+                ("acousticvp3d", "float", ["--bt", "2", "--bs", "32x32", "--idle", "compute"],
+                 "45")]
 
 
 @pytest.mark.parametrize("name, dtype, plan, size", HAND_WRITTEN,

@@ -740,8 +740,8 @@ def test_neighbour_plans_are_the_variants_one_degree_either_side_and_the_block_h
 def test_every_neighbour_is_a_legal_plan_one_step_from_its_root(data):
     """Over drawn stencils, dtypes and root plans (any the planner accepts): each
     neighbour is a plan the planner builds from its own options, other than the root;
-    a neighbour of the root's degree, cells per thread and barriers differs in its block
-    alone, by one side halved or doubled; one of another degree keeps everything else."""
+    a neighbour of the root's degree, cells per thread, barriers and idle warps differs in
+    its block alone, by one side halved or doubled; one of another degree keeps everything else."""
     from an5dpy.driver import blocking_plan
     from an5dpy.perf.tune import neighbour_plans
     name = data.draw(st.sampled_from(("j2d5pt", "star2d2r", "box2d1r", "star3d1r",
@@ -761,12 +761,12 @@ def test_every_neighbour_is_a_legal_plan_one_step_from_its_root(data):
     for p in neighbour_plans(info, plan):
         assert p != plan
         again = blocking_plan(info, p.bt, bs=p.bs, sl=p.sl, opt=p.mode.value,
-                              coarsen=p.coarsen, barriers=p.barriers)
+                              coarsen=p.coarsen, barriers=p.barriers, idle=p.idle)
         assert again == p
         if p.bt != plan.bt:
-            assert (p.bs, p.sl, p.mode, p.coarsen, p.barriers) == (
-                plan.bs, plan.sl, plan.mode, plan.coarsen, plan.barriers)
-        elif (p.coarsen, p.barriers) == (plan.coarsen, plan.barriers):
+            assert (p.bs, p.sl, p.mode, p.coarsen, p.barriers, p.idle) == (
+                plan.bs, plan.sl, plan.mode, plan.coarsen, plan.barriers, plan.idle)
+        elif (p.coarsen, p.barriers, p.idle) == (plan.coarsen, plan.barriers, plan.idle):
             changed = [(a, b) for a, b in zip(p.bs, plan.bs) if a != b]
             assert len(changed) == 1 and changed[0][0] in (changed[0][1] // 2,
                                                            changed[0][1] * 2)
@@ -858,6 +858,30 @@ def test_the_tuner_measures_the_best_plan_with_one_barrier_per_step():
     _, box, _ = bench("box3d1r")  # mode assoc: no barrier-per-step form
     assert all(p.barriers is Barriers.LEVEL
                for p in variant_plans(box, candidate_plans(box, H200)[0]))
+
+
+def test_the_tuner_measures_the_plan_computing_at_idle_warps_where_its_ops_branch():
+    from dataclasses import replace
+    from an5dpy.blocking.plan import Barriers, IdleWarps
+    from an5dpy.cuda.macros import levels_with_idle_warps
+    from an5dpy.driver import blocking_plan
+    from an5dpy.perf.tune import idle_compute_plans, variant_plans
+    _, info, _ = bench("star3d1r")
+    plan = blocking_plan(info, 4, bs=(32, 32), sl=128)
+    variants = variant_plans(info, plan)
+    computing = [p for p in variants if p.idle is IdleWarps.COMPUTE]
+    # the plan itself and its own block's plan with one barrier per step, else unchanged
+    assert {replace(p, idle=IdleWarps.SKIP) for p in computing} == {
+        plan, replace(plan, barriers=Barriers.STEP)}
+    assert all(levels_with_idle_warps(p, p.depth) == frozenset() for p in computing)
+    assert idle_compute_plans(info, computing) == []  # already computing
+    # 16x16 at bT 1: two rows a warp, none idle at level 1: the kernels would not change
+    assert idle_compute_plans(info, [blocking_plan(info, 1, bs=(16, 16), sl=128)]) == []
+    # 2D blocks of 1D rows: no warp idles at the model's plan, so no such variant
+    _, star2, _ = bench("star2d1r")
+    plan2 = candidate_plans(star2, H200)[0]
+    assert not levels_with_idle_warps(plan2, plan2.depth)
+    assert all(p.idle is IdleWarps.SKIP for p in variant_plans(star2, plan2))
 
 
 def test_shuffle_plans_are_2d_nondiag_one_warp_blocks_and_not_among_the_variants():
