@@ -49,9 +49,9 @@ class Options:
     """What the user chose (command-line flags or the Python API), before validation.
 
     The plan options ``bt``, ``bs``, ``sl``, ``opt``, ``regs``, ``coarsen``, ``barriers`` and
-    ``idle`` are None (or ``"auto"``)
-    where the performance model chooses them (:func:`choose_plan`): its best plan for
-    ``gpu`` and the problem of ``params``, around the options that are given. ``opt``
+    ``idle`` are None (or ``"auto"``) where the performance model chooses them
+    (:func:`choose_plan`): its best plan for ``gpu`` and the problem of ``params``, around
+    the options that are given. ``opt``
     left open is the analysis' default mode (the only one the search space holds), and
     ``regs`` left open is chosen only with the plan: where ``bt``, ``bs`` and ``sl`` are
     all given the kernels get no register budget unless ``regs`` is given (``"auto"``

@@ -1036,6 +1036,8 @@ class PlanDraw:
     #: warp shuffles (``--barriers shuffle``: a block of one warp of the drawn cells per
     #: thread, 2 where one was drawn), where the plan allows it; before one barrier per step
     shuffle: bool = False
+    #: computing at idle warps (``--idle compute``): no level op branches
+    compute_idle: bool = False
 
 
 @st.composite
@@ -1046,7 +1048,8 @@ def plan_draws(draw) -> PlanDraw:
     mode = None if draw(st.integers(0, 3)) == 0 else draw(st.integers(0, 2))
     coarsen = draw(st.sampled_from((1, 1, 2, 4)))
     return PlanDraw(bt, extra, sl, mode, coarsen=coarsen, step=draw(st.booleans()),
-                    shuffle=draw(st.integers(0, 3)) == 0)
+                    shuffle=draw(st.integers(0, 3)) == 0,
+                    compute_idle=draw(st.integers(0, 2)) == 0)
 
 
 def legal_modes(info) -> list[str]:
@@ -1068,7 +1071,8 @@ def resolve_plan(draw: PlanDraw, info) -> "PlanOptions":
     registers), one cell per thread. One barrier per step where drawn and the plan takes
     it (mode nondiag), else one per level. Warp shuffles where drawn and the plan takes
     them (2D nondiag): a block of 32 threads of the drawn cells (2 where one was drawn) at
-    the largest bT that fits, before anything else."""
+    the largest bT that fits, before anything else. Idle warps computed where drawn (any
+    plan takes it)."""
     from an5dpy.blocking.plan import WARP_SIZE, make_plan
     from an5dpy.errors import UsageError
     modes = legal_modes(info)
@@ -1088,6 +1092,7 @@ def resolve_plan(draw: PlanDraw, info) -> "PlanOptions":
     coarsened = [(bt, (-(-bs[0] // draw.coarsen) * draw.coarsen, *bs[1:]), draw.coarsen)
                  for bt, bs in tries] if draw.coarsen > 1 else []
     barriers = ("step", "level") if draw.step else ("level",)
+    idle = "compute" if draw.compute_idle else "skip"
     cells = max(2, draw.coarsen)
     warps = [((bt, (WARP_SIZE * cells,), cells), "shuffle")
              for bt in range(draw.bt, 0, -1)] if draw.shuffle and info.ndim == 2 else []
@@ -1095,11 +1100,11 @@ def resolve_plan(draw: PlanDraw, info) -> "PlanOptions":
             coarsened + [(bt, bs, 1) for bt, bs in tries], barriers)):
         try:
             make_plan(info, bt=bt, bs=bs, sl=draw.sl, opt=opt, coarsen=coarsen,
-                      barriers=barrier)
+                      barriers=barrier, idle=idle)
         except UsageError:
             continue
         return PlanOptions(bt, "x".join(str(b) for b in reversed(bs)), draw.sl, opt, coarsen,
-                           barrier)
+                           barrier, idle)
     raise AssertionError(f"no plan fits radius {info.radius}")  # bT 1 always fits
 
 
@@ -1111,11 +1116,13 @@ class PlanOptions:
     opt: str | None
     coarsen: int = 1
     barriers: str = "level"
+    idle: str = "skip"
 
     def options(self, defines=()) -> "object":
         from an5dpy.driver import Options
         return Options(bt=self.bt, bs=self.bs, sl=self.sl or "off", opt=self.opt,
-                       coarsen=self.coarsen, barriers=self.barriers, defines=defines)
+                       coarsen=self.coarsen, barriers=self.barriers, idle=self.idle,
+                       defines=defines)
 
     def flags(self) -> list[str]:
         out = ["--bt", str(self.bt), "--bs", self.bs]
@@ -1127,6 +1134,8 @@ class PlanOptions:
             out += ["--coarsen", str(self.coarsen)]
         if self.barriers != "level":
             out += ["--barriers", self.barriers]
+        if self.idle != "skip":
+            out += ["--idle", self.idle]
         return out
 
 

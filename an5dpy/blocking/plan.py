@@ -71,11 +71,13 @@ class IdleWarps(enum.Enum):
     branch's reconvergence and its tests cost every other warp instructions). ``COMPUTE``:
     no level op branches; every warp evaluates every level, its halo threads reading the
     shared padding and keeping values no thread in the window reads, and only boundary
-    cells select their boundary value. Measured side by side on the H200, COMPUTE ran
-    star3d1r double's tuned plan (bT 4, 64x32 cells of 2 per thread, one barrier per step)
-    14% faster, and star3d2r's plans and star3d1r float's slower, so it is a plan option
-    the tuner measures (:func:`an5dpy.perf.tune.variant_plans`). The values are the
-    command line's spelling (``--idle``)."""
+    cells select their boundary value. Measured on the H200, COMPUTE ran star3d1r double's
+    tuned plan (bT 4, 64x32 cells of 2 per thread, one barrier per step) 14% faster and
+    star3d1r float's under a budget of 32 registers 8% faster than its tuned plan before,
+    but star3d2r's plans and star3d1r float's without a budget (its registers grow from 31
+    to 54) slower, so it is a plan option the tuner measures
+    (:func:`an5dpy.perf.tune.variant_plans`). The values are the command line's spelling
+    (``--idle``)."""
 
     SKIP = "skip"
     COMPUTE = "compute"
@@ -538,26 +540,26 @@ def make_plan(info: StencilInfo, bt: int = 4, bs: tuple[int, ...] | None = None,
 BELOW_ONE = {"bt": "the temporal degree must be at least 1",
              "sl": "the stream-block length must be at least 1"}
 
+def _resolve_choice(kind: type[enum.Enum], value, option: str):
+    """``value`` as a member of the enum ``kind`` (its value, the command line's spelling,
+    accepted); an OptionError naming ``option`` otherwise."""
+    if isinstance(value, kind):
+        return value
+    try:
+        return kind(value)
+    except ValueError:
+        choices = ", ".join(member.value for member in kind)
+        raise OptionError([(option, value)], f"choose one of {choices}") from None
+
+
 def resolve_barriers(barriers: Barriers | str) -> Barriers:
     """``barriers`` as a :class:`Barriers` (its name accepted)."""
-    if isinstance(barriers, Barriers):
-        return barriers
-    try:
-        return Barriers(barriers)
-    except ValueError:
-        choices = ", ".join(b.value for b in Barriers)
-        raise OptionError([("barriers", barriers)], f"choose one of {choices}") from None
+    return _resolve_choice(Barriers, barriers, "barriers")
 
 
 def resolve_idle(idle: IdleWarps | str) -> IdleWarps:
     """``idle`` as an :class:`IdleWarps` (its name accepted)."""
-    if isinstance(idle, IdleWarps):
-        return idle
-    try:
-        return IdleWarps(idle)
-    except ValueError:
-        choices = ", ".join(i.value for i in IdleWarps)
-        raise OptionError([("idle", idle)], f"choose one of {choices}") from None
+    return _resolve_choice(IdleWarps, idle, "idle")
 
 
 #: The largest in-plane radius whose 2D kernels get an inner phase for blocks of interior

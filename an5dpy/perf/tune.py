@@ -398,10 +398,10 @@ def variant_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
 def idle_compute_plans(info: StencilInfo, plans: Iterable[BlockingPlan]) -> list[BlockingPlan]:
     """Each of ``plans`` computing at idle warps
     (:attr:`~an5dpy.blocking.plan.IdleWarps.COMPUTE`) where its level ops branch around
-    idle warps at some level (elsewhere its kernels would be the same). Side by side on
-    the H200 (artifact/H200/idle_warps.md) star3d1r double's tuned plan ran 14% faster so,
-    star3d2r's and star3d1r float's plans slower: the registers ptxas gives the branch-free
-    kernel decide, which the model does not know."""
+    idle warps at some level (elsewhere its kernels would be the same). On the H200
+    (artifact/H200/idle_warps.md) star3d1r double's tuned plan ran 14% faster so, and
+    star3d2r's plans slower: the registers ptxas gives the branch-free kernel decide,
+    which the model does not know."""
     return [p for plan in plans if plan.idle is not IdleWarps.COMPUTE
             and any(computing_warp_fraction(plan, level) < 1
                     for level in range(1, plan.depth + 1))
