@@ -527,8 +527,8 @@ FIG8_DEGREES = {2: (1, 2, 3, 4, 5, 6, 8, 10, 12, 14, 16), 3: (1, 2, 3, 4, 5, 6, 
 
 def measure_fig8(out_dir: str, deadline: float, stencils=RAD1) -> None:
     """GFLOP/s vs bT for radius-1 stencils (float), the tuned plan's other options fixed
-    (bS, sl, mode, cells per thread, barriers), the register budget tuned per bT (paper
-    section 7.3). A stencil's points in fig8.jsonl give way to new ones only where this
+    (bS, sl, mode, cells per thread, barriers, idle warps), the register budget tuned per
+    bT (paper section 7.3). A stencil's points in fig8.jsonl give way to new ones only where this
     run swept all its degrees (:func:`merge_fig8`): a curve is of one run. Nothing is built
     where the deadline has passed already, and the builds of points the deadline cuts are
     dropped (a call of a run split with --resume ends without waiting for them)."""
