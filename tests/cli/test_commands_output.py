@@ -68,6 +68,26 @@ def test_model_only_tune_prints_a_translate_line_that_reproduces_its_best(tuned_
         (int(bt), bs, sl if sl == "off" else int(sl), opt, "float")
 
 
+def test_the_reproduce_line_writes_a_measured_variant_plan(capsys):
+    """A plan of the tuner's variants (cells per thread, one barrier per step, computing at
+    idle warps) and a budget: the printed command line translates that very plan."""
+    import argparse
+    from an5dpy.cli.tune import reproduce_command
+    program, info = driver.load(STAR3D1R, (("SB_TYPE", "double"),))
+    plan = driver.blocking_plan(info, 4, bs=(32, 64), sl=171, coarsen=2, barriers="step",
+                                idle="compute")
+    args = argparse.Namespace(input=STAR3D1R, defines=[("SB_TYPE", "double")],
+                              include_dirs=[], dtype=None)
+    command = shlex.split(reproduce_command(args, plan, 64))
+    assert " ".join(command[2:]) == ("-DSB_TYPE=double --bt 4 --bs 64x32 --sl 171 --coarsen 2 "
+                                     "--barriers step --idle compute --opt nondiag --regs 64")
+    status, shown, err = run(capsys, *command[1:], "--print-ir", "plan", translate=True)
+    assert (status, err) == (0, "")
+    shown = json.loads(shown)
+    assert (shown["coarsen"], shown["barriers"], shown["idle"], shown["bs_text"]) == \
+        (2, "step", "compute", "64x32")
+
+
 def test_tune_json_ranking_has_top_entries(capsys):
     status, out, _ = run(capsys, "tune", STAR3D1R, *FLOAT, "--gpu", "H200", "--top", "12",
                          "--json", "--no-cache")
