@@ -528,12 +528,13 @@ FIG8_DEGREES = {2: (1, 2, 3, 4, 5, 6, 8, 10, 12, 14, 16), 3: (1, 2, 3, 4, 5, 6, 
 def measure_fig8(out_dir: str, deadline: float, stencils=RAD1) -> None:
     """GFLOP/s vs bT for radius-1 stencils (float), the tuned plan's other options fixed
     (bS, sl, mode, cells per thread, barriers, idle warps), the register budget tuned per
-    bT (paper section 7.3). A stencil's points in fig8.jsonl give way to new ones only where this
-    run swept all its degrees (:func:`merge_fig8`): a curve is of one run. Nothing is built
+    bT (paper section 7.3). A stencil's points in fig8.jsonl give way to new ones only where
+    this run swept all its degrees (:func:`merge_fig8`): a curve is of one run. Nothing is built
     where the deadline has passed already, and the builds of points the deadline cuts are
     dropped (a call of a run split with --resume ends without waiting for them)."""
     from an5dpy.perf.bench import paper_env
-    from an5dpy.driver import blocking_plan, load
+    from an5dpy.perf.tune import plan_from_json, plan_with
+    from an5dpy.driver import load
     from an5dpy.errors import UsageError
 
     if time.time() > deadline:
@@ -549,12 +550,10 @@ def measure_fig8(out_dir: str, deadline: float, stencils=RAD1) -> None:
         best = tuned[(name, "float")]["plan"]
         program, info = load(os.path.join(C_INPUTS, name + ".c"), (("SB_TYPE", "float"),))
         env = paper_env(program, info)
+        tuned_plan = plan_from_json(info, best)
         for bt in FIG8_DEGREES[info.ndim]:
             try:
-                plan = blocking_plan(info, bt, bs=tuple(best["bs"]), sl=best["sl"],
-                                     opt=best["opt"], coarsen=best.get("coarsen", 1),
-                                     barriers=best.get("barriers", "level"),
-                                     idle=best.get("idle", "skip"))
+                plan = plan_with(info, tuned_plan, bt=bt)
             except UsageError:
                 continue
             work.append((name, info, env, plan,
@@ -773,6 +772,18 @@ def run_parts(args, out_dir: str, gpus: int) -> None:
 
 class ScriptError(Exception):
     """A mistake or a missing package on the user's side: one line, exit status 2."""
+
+
+def table_options(row: dict, defines):
+    """A row of table5.csv (:func:`render`) as :class:`an5dpy.driver.Options`: its tuned
+    plan with every option given (cells per thread, barriers and idle warps too: 1, one
+    per level and skipped where a table has no such columns) and its register budget."""
+    from an5dpy.driver import Options
+    sl = "off" if row["sl"] in ("-", "") else int(row["sl"].replace(",", ""))
+    regs = "none" if row["regs"] in ("-", "") else int(row["regs"])
+    return Options(bt=int(row["bt"]), bs=row["bs"], sl=sl, opt=row["opt"], regs=regs,
+                   coarsen=int(row.get("cells") or 1), barriers=row.get("barriers") or "level",
+                   idle=row.get("idle") or "skip", defines=defines)
 
 
 def render(out_dir: str) -> None:

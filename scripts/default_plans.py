@@ -21,21 +21,14 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
+sys.path.insert(0, HERE)
 C_INPUTS = os.path.join(REPO, "c_inputs")
 DEFAULT_ROWS = ("j2d5pt/float,j2d5pt/double,star3d1r/float,star3d1r/double,"
                 "box2d2r/float,box2d2r/double")
 
 
-def tuned_options(row: dict, defines):
-    """The table row's plan as :class:`an5dpy.driver.Options` (every option given: cells
-    per thread, barriers and idle warps too, 1, one per level and skipped where the table
-    has no such columns)."""
-    from an5dpy.driver import Options
-    sl = "off" if row["sl"] in ("-", "") else int(row["sl"].replace(",", ""))
-    regs = "none" if row["regs"] in ("-", "") else int(row["regs"])
-    return Options(bt=int(row["bt"]), bs=row["bs"], sl=sl, opt=row["opt"], regs=regs,
-                   coarsen=int(row.get("cells") or 1), barriers=row.get("barriers") or "level",
-                   idle=row.get("idle") or "skip", defines=defines)
+# the table row's plan as Options, every option given (a script beside this one)
+from artifact import table_options as tuned_options  # noqa: E402
 
 
 def measure_row(row: dict, repeats: int) -> dict:

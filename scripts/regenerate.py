@@ -28,6 +28,9 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
+sys.path.insert(0, HERE)
+
+from artifact import table_options  # noqa: E402 (a script beside this one)
 C_INPUTS = os.path.join(REPO, "c_inputs")
 
 
@@ -45,12 +48,7 @@ def options_for(name: str, dtype: str, config: str, table: dict):
     from an5dpy.blocking.plan import format_block_size
     defines = (("SB_TYPE", dtype),)
     if config == "tuned":
-        row = table[(name, dtype)]
-        sl = "off" if row["sl"] in ("-", "") else int(row["sl"].replace(",", ""))
-        regs = None if row["regs"] in ("-", "") else int(row["regs"])
-        return Options(bt=int(row["bt"]), bs=row["bs"], sl=sl, opt=row["opt"], defines=defines,
-                       regs=regs, coarsen=int(row.get("cells") or 1),
-                       barriers=row.get("barriers") or "level", idle=row.get("idle") or "skip")
+        return table_options(table[(name, dtype)], defines)
     _, info = load(os.path.join(C_INPUTS, name + ".c"), defines)
     plan = sconf_plan(info)
     return Options(bt=plan.bt, bs=format_block_size(plan.bs), sl=plan.sl or "off",

@@ -28,6 +28,9 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
+sys.path.insert(0, HERE)
+
+from artifact import table_options  # noqa: E402 (a script beside this one)
 C_INPUTS = os.path.join(REPO, "c_inputs")
 ARTIFACT = os.path.join(REPO, "artifact", "H200")
 
@@ -36,15 +39,6 @@ def benchmark_names() -> list[str]:
     """The paper's 21 benchmarks (c_inputs/ also holds hand-written programs)."""
     with open(os.path.join(C_INPUTS, "paper_benchmarks.txt")) as f:
         return sorted(line.strip() for line in f if line.strip())
-
-
-def tuned_options(row: dict, defines):
-    from an5dpy.driver import Options
-    sl = "off" if row["sl"] in ("-", "") else int(row["sl"].replace(",", ""))
-    regs = None if row["regs"] in ("-", "") else int(row["regs"])
-    return Options(bt=int(row["bt"]), bs=row["bs"], sl=sl, opt=row["opt"], defines=defines,
-                   regs=regs, coarsen=int(row.get("cells") or 1),
-                   barriers=row.get("barriers") or "level", idle=row.get("idle") or "skip")
 
 
 def sconf_options(path: str, defines):
@@ -63,7 +57,7 @@ def code_fingerprint(name: str, dtype: str, config: str, table: dict) -> dict[st
     from an5dpy.driver import translate
     defines = (("SB_TYPE", dtype),)
     path = os.path.join(C_INPUTS, f"{name}.c")
-    options = tuned_options(table[(name, dtype)], defines) if config == "tuned" \
+    options = table_options(table[(name, dtype)], defines) if config == "tuned" \
         else sconf_options(path, defines)
     result = translate(path, options)
     return {f"{config}/{name}-{dtype}/{file}":

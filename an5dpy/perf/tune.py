@@ -116,10 +116,10 @@ def plan_from_json(info: StencilInfo, d: Mapping) -> BlockingPlan:
     """A plan from its JSON: the tuner's (bS as text) or :meth:`BlockingPlan.to_json`'s
     (bS as a list, as artifact rows keep it; rows written before plans had cells per
     thread have one, and a barrier per level; before idle warps were an option, they
-    skip)."""
+    skip; without an element type, the program's)."""
     from an5dpy.blocking.plan import parse_block_size
     bs = parse_block_size(d["bs"], info.ndim) if isinstance(d["bs"], str) else tuple(d["bs"])
-    return blocking_plan(info, d["bt"], bs=bs, sl=d["sl"], opt=d["opt"], dtype=d["dtype"],
+    return blocking_plan(info, d["bt"], bs=bs, sl=d["sl"], opt=d["opt"], dtype=d.get("dtype"),
                          coarsen=d.get("coarsen", 1), barriers=d.get("barriers", "level"),
                          idle=d.get("idle", "skip"))
 

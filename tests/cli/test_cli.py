@@ -219,32 +219,33 @@ def test_option_errors_exit_2_and_write_nothing(capsys, tmp_path, input_name, op
     assert listing(tmp_path) == before
 
 
-def test_translate_coarsened_plan(capsys, tmp_path):
+def translated_kernel(capsys, tmp_path, name: str, *options) -> str:
+    """``an5d-translate`` of c_inputs' ``name`` in float with ``options``, which must
+    succeed silently: the kernel file it writes."""
     out_dir = tmp_path / "out"
-    status, _, err = run(capsys, C_INPUTS / "star3d1r.c", *FLOAT, "--bt", "2", "--bs", "32x64",
-                         "--sl", "64", "--coarsen", "2", "-o", out_dir, translate=True)
+    status, _, err = run(capsys, C_INPUTS / f"{name}.c", *FLOAT, *options, "-o", out_dir,
+                         translate=True)
     assert status == 0 and err == ""
-    kernel = (out_dir / "star3d1r_kernel.cu").read_text()
+    return (out_dir / f"{name}_kernel.cu").read_text()
+
+
+def test_translate_coarsened_plan(capsys, tmp_path):
+    kernel = translated_kernel(capsys, tmp_path, "star3d1r", "--bt", "2", "--bs", "32x64",
+                               "--sl", "64", "--coarsen", "2")
     assert "coarsen=2" in kernel and "const dim3 block(32, 32);" in kernel
     assert "AN5D_CELL1(" in kernel
 
 
 def test_translate_one_barrier_per_step(capsys, tmp_path):
-    out_dir = tmp_path / "out"
-    status, _, err = run(capsys, C_INPUTS / "star2d1r.c", *FLOAT, "--bt", "4", "--bs", "128",
-                         "--sl", "64", "--barriers", "step", "-o", out_dir, translate=True)
-    assert status == 0 and err == ""
-    kernel = (out_dir / "star2d1r_kernel.cu").read_text()
+    kernel = translated_kernel(capsys, tmp_path, "star2d1r", "--bt", "4", "--bs", "128",
+                               "--sl", "64", "--barriers", "step")
     assert "barriers=step" in kernel and "__shared__ float an5d_sm[8][1][130];" in kernel
     assert "SHARE(an5d_reg_" in kernel and "CALC3_E(" in kernel
 
 
 def test_translate_computing_at_idle_warps(capsys, tmp_path):
-    out_dir = tmp_path / "out"
-    status, _, err = run(capsys, C_INPUTS / "star3d1r.c", *FLOAT, "--bt", "3", "--bs", "32x32",
-                         "--sl", "64", "--idle", "compute", "-o", out_dir, translate=True)
-    assert status == 0 and err == ""
-    kernel = (out_dir / "star3d1r_kernel.cu").read_text()
+    kernel = translated_kernel(capsys, tmp_path, "star3d1r", "--bt", "3", "--bs", "32x32",
+                               "--sl", "64", "--idle", "compute")
     assert "idle=compute" in kernel and "const float an5d_v = (float)(" in kernel
     # the stores keep their guard; no level op tests a level bit
     assert {m for m in re.findall(r"if \(an5d_act & (\d+)u\)", kernel)} <= {"2", "4", "8"}
