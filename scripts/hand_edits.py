@@ -44,6 +44,12 @@ One edit changes the blocks instead, each blocked kernel's whole body:
 
 * ``persistent:D``: D blocks per SM stay resident and take the launch's block indices in
   turn; the others leave at once (:func:`persistent`).
+
+And one the barriers of a plan with one barrier per step (``barriers=step``):
+
+* ``shared-steps:2``: two streaming steps per barrier in every inner loop, each pair's
+  planes written to a slab of shared memory of its own (:func:`shared_steps`; measured in
+  artifact/H200/shared_steps.md).
 """
 
 from __future__ import annotations
@@ -418,11 +424,99 @@ def persistent(text: str, depth: int) -> str:
     return "".join(out + [text[pos:]])
 
 
+#: A statement of the inner loop that writes a plane to shared memory (in its cell's macro
+#: on a coarsened plan), and the barrier that publishes a step's planes.
+SHARE_LINE = re.compile(r"^[ \t]*(?:AN5D_CELL\d+\()?SHARE\(")
+SYNC_LINE = re.compile(r"^[ \t]*SYNC\(\);[ \t]*$")
+#: The shared planes' array, declared once per kernel: ``__shared__ T an5d_sm[N]...;``.
+SMEM_DECLARATION = re.compile(r"__shared__ (\w+) an5d_sm\[")
+NOT_PER_STEP = " (not a plan of one barrier per step, barriers=step)"
+
+
+def loop_steps(body: str, where: str) -> tuple[list[tuple[list[str], list[str]]], str]:
+    """The streaming steps of an inner loop's body (one barrier per step: its planes'
+    ``SHARE`` lines, one ``SYNC();``, then its ops, none of which shares or waits), and the
+    closing brace's line. A barrier that closes the body (a loop of an odd number of
+    steps keeps its buffers' parities so) is left out: the edit closes its own."""
+    lines = body.rstrip("\n").split("\n")
+    closing, lines = lines[-1], lines[:-1]
+    steps: list[tuple[list[str], list[str]]] = []
+    shares: list[str] = []
+    for line in lines:
+        if SHARE_LINE.match(line):
+            shares.append(line)
+        elif SYNC_LINE.match(line):
+            if not shares and steps and line is lines[-1]:
+                continue  # a loop of an odd number of steps closes with a barrier
+            if not shares:
+                raise EditError(f"{where}: a barrier that publishes no shared plane"
+                                f"{NOT_PER_STEP}")
+            steps.append((shares, []))
+            shares = []
+        elif shares:
+            raise EditError(f"{where}: an op between a step's SHAREs and its barrier"
+                            f"{NOT_PER_STEP}")
+        elif not steps:
+            raise EditError(f"{where}: an op before the loop's first barrier{NOT_PER_STEP}")
+        else:
+            steps[-1][1].append(line)
+    if shares:
+        raise EditError(f"{where}: SHAREs after the loop's last barrier")
+    return steps, closing
+
+
+def shared_steps(text: str, steps_per_barrier: int) -> str:
+    """Two streaming steps per barrier in every inner loop of a plan with one barrier per
+    step (``barriers=step``): each pair of steps writes both steps' planes to shared
+    memory, waits at one barrier, then runs both steps' ops. The shared array gets a second
+    slab of buffers: pair g of an iteration uses slab g % 2, so a pair never writes the
+    buffers the pair before it reads (the two steps of a pair use the two parities of
+    their slab); a barrier before and after each loop keeps the heads and tails, which use
+    slab 0, apart from it, and one closes an iteration of an odd number of pairs. Valid
+    where every plane a step shares was computed before its pair began: level T >= 2 reads
+    level T-1's plane of r steps before, level 1 the plane loaded r + 1 steps before, so
+    a pair needs r >= 2, or r >= 1 with one level (bT 1); the run's check says whether
+    the edited kernel computes what the base does."""
+    if steps_per_barrier != 2:
+        raise EditError("shared-steps takes 2 steps per barrier (shared-steps:2)")
+    if not SMEM_DECLARATION.search(text):
+        raise EditError("no shared-memory planes (an5d_sm) to share")
+
+    def edit_loop(text: str, loop: InnerLoop) -> str:
+        where = f"the inner loop at offset {loop.start}"
+        steps, closing = loop_steps(text[loop.body:loop.end], where)
+        if len(steps) != loop.stride:
+            raise EditError(f"{where}: {len(steps)} barriers for {loop.stride} steps"
+                            f"{NOT_PER_STEP}")
+        inner = loop.indent + "  "
+        out = [f"__syncthreads();  /* hand edit shared-steps:2 */\n{loop.indent}",
+               text[loop.start:loop.body]]
+        pairs = [steps[i:i + 2] for i in range(0, len(steps), 2)]
+        for g, pair in enumerate(pairs):
+            out.append(f"#undef AN5D_SLAB\n#define AN5D_SLAB {g % 2}\n")
+            for shares, _ in pair:
+                out += [line + "\n" for line in shares]
+            out.append(f"{inner}SYNC();\n")
+            for _, ops in pair:
+                out += [line + "\n" for line in ops]
+        if len(pairs) % 2:
+            out.append(f"{inner}SYNC();  /* the next iteration's first pair uses slab 0 */\n")
+        out += [closing, "\n#undef AN5D_SLAB\n#define AN5D_SLAB 0\n",
+                f"{loop.indent}__syncthreads();"]
+        return "".join(out)
+
+    edited = edit_inner_loops(text, edit_loop)
+    declared = SMEM_DECLARATION.sub(r"__shared__ \1 an5d_sm_slabs[2][", edited)
+    declared = re.sub(r"(?<!\w)an5d_sm\[", "an5d_sm_slabs[AN5D_SLAB][", declared)
+    return "#define AN5D_SLAB 0\n" + declared
+
+
 # --------------------------------------------------------------------------- the edits
 
 #: The edits by kind: each makes an edited kernel file of a kernel file's text and D.
 EDITS = {"prefetch-registers": prefetch_registers, "prefetch-l2": prefetch_l2,
-         "prefetch-async": prefetch_async, "persistent": persistent}
+         "prefetch-async": prefetch_async, "persistent": persistent,
+         "shared-steps": shared_steps}
 
 
 @dataclass(frozen=True)

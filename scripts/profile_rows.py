@@ -45,6 +45,8 @@ EXTRA = {
     "sm__throughput.avg.pct_of_peak_sustained_elapsed": "SM %",
     "l1tex__throughput.avg.pct_of_peak_sustained_active": "L1/shared %",
     "smsp__thread_inst_executed.sum": "thread instructions",
+    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active": "FMA pipe %",
+    "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active": "FP64 pipe %",
 }
 
 
@@ -187,6 +189,10 @@ def render(folder: str) -> str:
                ("l1tex__throughput.avg.pct_of_peak_sustained_active", "L1/shared %",
                 lambda v: f"{v:.0f}"),
                ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "SM %",
+                lambda v: f"{v:.0f}"),
+               ("sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active", "FMA pipe %",
+                lambda v: f"{v:.0f}"),
+               ("sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active", "FP64 pipe %",
                 lambda v: f"{v:.0f}"),
                ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", "bank conflicts",
                 lambda v: f"{v:,.0f}")]

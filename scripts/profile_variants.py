@@ -40,7 +40,7 @@ SUMMARY = {
 }
 STALLS = ("barrier", "long_scoreboard", "short_scoreboard", "mio_throttle", "wait",
           "math_pipe_throttle", "not_selected", "selected", "lg_throttle", "dispatch_stall",
-          "no_instruction", "branch_resolving")
+          "no_instruction", "branch_resolving", "imc_miss")
 STALL_METRIC = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
 
 

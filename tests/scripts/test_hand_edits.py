@@ -447,3 +447,120 @@ def test_run_checks_and_times_a_case_and_its_edit_on_the_gpu(tmp_path, capsys):
         (row,) = [json.loads(line) for line in f]
     assert row["same"] == {e: True for e in edits} and row["failed"] == {}
     assert [len(row["gflops"][name]) for name in ("base", *edits)] == [1, 1, 1, 1]
+
+
+# --------------------------------------------------------------------------- shared-steps:2
+
+#: Plans with one barrier per step that a pair of steps per barrier fits: one level of a
+#: radius 3 (coarsened, as star3d3r's tuned plan), and three levels of a radius 2, whose
+#: inner loop has an odd number of steps (so a closing barrier) in its degree-1 kernel.
+SHARED_CASES = ("star3d3r float bt=1 bs=32x16 sl=off coarsen=2 barriers=step regs=32",
+                "star2d2r double bt=3 bs=128 sl=64 barriers=step")
+SLAB_LINE = re.compile(r"^#(?:undef AN5D_SLAB|define AN5D_SLAB \d)\n", re.M)
+
+
+@pytest.fixture(scope="module")
+def shared_written(tmp_path_factory):
+    out = str(tmp_path_factory.mktemp("shared_steps"))
+    assert hand_edits.main(["--write", out, "--edit", "shared-steps:2", *SHARED_CASES]) == 0
+    return out
+
+
+def paired(steps: list) -> list[str]:
+    """A loop's steps as the edit orders them: each pair's shares, one barrier, its ops."""
+    lines = []
+    for i in range(0, len(steps), 2):
+        pair = steps[i:i + 2]
+        lines += [line for shares, _ in pair for line in shares]
+        lines.append("SYNC();")
+        lines += [line for _, ops in pair for line in ops]
+    if len(steps) % 4 in (1, 2):  # an odd number of pairs: a closing barrier
+        lines.append("SYNC();  /* the next iteration's first pair uses slab 0 */")
+    return [line.strip() for line in lines]
+
+
+@pytest.mark.parametrize("case", SHARED_CASES)
+def test_shared_steps_pairs_each_inner_loops_steps_behind_one_barrier_and_changes_nothing_else(
+        shared_written, case):
+    base = kernel_text(shared_written, "base", case)
+    edited = kernel_text(shared_written, "shared-steps-2", case)
+    base_loops = [loop for loop in hand_edits.inner_loops(base) if loop.loads]
+    # every access of the planes goes through the slab of the step's pair
+    assert edited.startswith("#define AN5D_SLAB 0\n")
+    assert not re.search(r"(?<!\w)an5d_sm\[", edited)
+    assert edited.count("an5d_sm_slabs[AN5D_SLAB][") == base.count("an5d_sm[") - len(
+        hand_edits.BLOCKED_KERNEL.findall(base))
+    declarations = re.findall(r"__shared__ \w+ an5d_sm_slabs\[2\]\[\d+\]", edited)
+    assert len(declarations) == len(hand_edits.BLOCKED_KERNEL.findall(base))
+    plain = edited[len("#define AN5D_SLAB 0\n"):]
+    plain = re.sub(r"an5d_sm_slabs\[AN5D_SLAB\]\[", "an5d_sm[", plain)
+    plain = re.sub(r"an5d_sm_slabs\[2\]\[", "an5d_sm[", plain)
+    edited_loops = [loop for loop in hand_edits.inner_loops(plain) if loop.loads]
+    assert len(edited_loops) == len(base_loops) >= 1
+    odd = 0
+    for old, new in zip(base_loops, edited_loops):
+        steps, _ = hand_edits.loop_steps(base[old.body:old.end], "base")
+        assert len(steps) == old.stride
+        body = SLAB_LINE.sub("", plain[new.body:new.end]).rstrip("\n").split("\n")[:-1]
+        assert [line.strip() for line in body] == paired(steps)
+        # slabs alternate pair by pair from 0
+        slabs = re.findall(r"#define AN5D_SLAB (\d)", plain[new.body:new.end])
+        assert slabs == [str(g % 2) for g in range((old.stride + 1) // 2)]
+        # a barrier before the loop and after it keeps the heads and tails apart
+        assert plain[:new.start].rstrip().endswith(
+            "__syncthreads();  /* hand edit shared-steps:2 */")
+        assert re.match(r"\n#undef AN5D_SLAB\n#define AN5D_SLAB 0\n[ \t]*__syncthreads\(\);\n",
+                        plain[new.end:])
+        odd += old.stride % 2
+    assert "star2d2r" not in case or odd  # the closing barrier's case is covered
+    # the text outside the loops is the base's, but for the barriers around them
+    undone = re.sub(r"__syncthreads\(\);  /\* hand edit shared-steps:2 \*/\n[ \t]*", "",
+                    SLAB_LINE.sub("", plain))
+    for old, new in zip(reversed(base_loops),
+                        reversed([loop for loop in hand_edits.inner_loops(undone)
+                                  if loop.loads])):
+        after = undone[new.end:]
+        assert re.match(r"\n[ \t]*__syncthreads\(\);\n", after)
+        undone = (undone[:new.start] + base[old.start:old.end]
+                  + re.sub(r"^\n[ \t]*__syncthreads\(\);", "", after))
+    assert undone == base
+
+
+def test_shared_steps_is_refused_where_a_step_has_no_barrier_of_its_own(written,
+                                                                         shared_written):
+    edit = hand_edits.Edit.parse("shared-steps:2")
+    # a barrier per level op (CASE_3D's default): no SHAREs before the inner loops' barriers
+    with pytest.raises(hand_edits.EditError, match="one barrier per step"):
+        edit.apply(kernel_text(written, "base", CASE_3D))
+    with pytest.raises(hand_edits.EditError, match=r"shared-steps:2\)"):
+        hand_edits.Edit.parse("shared-steps:3").apply(
+            kernel_text(shared_written, "base", SHARED_CASES[0]))
+    with pytest.raises(hand_edits.EditError, match="no shared-memory planes"):
+        edit.apply('extern "C" __global__ void f(float *a) { a[0] = 1; }\n')
+
+
+def test_the_shared_steps_kernels_build(shared_written, tmp_path):
+    from an5dpy.cuda.runtime import BuildOptions, compile_cubin, nvcc_path
+    if nvcc_path() is None:
+        pytest.skip("nvcc is not installed")
+    for case in SHARED_CASES:
+        path = hand_edits.kernel_file(os.path.join(shared_written, "shared-steps-2"), case)
+        assert compile_cubin(path, BuildOptions(arch="sm_90"), tmp_path).kernels("_kernel_d")
+
+
+@pytest.mark.gpu
+def test_shared_steps_computes_the_base_result_where_each_pair_shares_planes_computed_before_it(
+        tmp_path, capsys):
+    """On the GPU: radius 2 and three levels, each pair's planes computed before it, the same
+    bits; radius 1 and two levels, where a pair's second step shares a plane its first step
+    computes, a different result (the check catches the edit that does not fit)."""
+    out, jsonl = str(tmp_path / "kernels"), str(tmp_path / "rows.jsonl")
+    fits, does_not = "star2d2r float bt=3 bs=128 sl=64 barriers=step", \
+        "star2d1r float bt=2 bs=128 sl=64 barriers=step"
+    assert hand_edits.main(["--write", out, "--edit", "shared-steps:2", fits, does_not]) == 0
+    assert hand_edits.main(["--run", out, "--repeats", "1", "--out", jsonl]) == 1
+    with open(jsonl) as f:
+        rows = {r["case"]: r for r in map(json.loads, f)}
+    assert rows[fits]["same"] == {"shared-steps:2": True}
+    assert rows[does_not]["same"] == {"shared-steps:2": False}
+    assert "WRONG" in capsys.readouterr().out
