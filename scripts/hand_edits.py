@@ -45,7 +45,7 @@ One edit changes the blocks instead, each blocked kernel's whole body:
 * ``persistent:D``: D blocks per SM stay resident and take the launch's block indices in
   turn; the others leave at once (:func:`persistent`).
 
-And one the barriers of a plan with one barrier per step (``barriers=step``):
+And one changes the barriers of a plan with one barrier per step (``barriers=step``):
 
 * ``shared-steps:2``: two streaming steps per barrier in every inner loop, each pair's
   planes written to a slab of shared memory of its own (:func:`shared_steps`; measured in
@@ -442,11 +442,11 @@ def loop_steps(body: str, where: str) -> tuple[list[tuple[list[str], list[str]]]
     closing, lines = lines[-1], lines[:-1]
     steps: list[tuple[list[str], list[str]]] = []
     shares: list[str] = []
-    for line in lines:
+    for i, line in enumerate(lines):
         if SHARE_LINE.match(line):
             shares.append(line)
         elif SYNC_LINE.match(line):
-            if not shares and steps and line is lines[-1]:
+            if not shares and steps and i == len(lines) - 1:
                 continue  # a loop of an odd number of steps closes with a barrier
             if not shares:
                 raise EditError(f"{where}: a barrier that publishes no shared plane"
@@ -522,7 +522,8 @@ EDITS = {"prefetch-registers": prefetch_registers, "prefetch-l2": prefetch_l2,
 @dataclass(frozen=True)
 class Edit:
     """An edit of EDITS and its D: how many streaming steps ahead it loads (the loads'
-    edits) or how many blocks per SM stay (``persistent``)."""
+    edits), how many blocks per SM stay (``persistent``) or how many steps share a barrier
+    (``shared-steps``)."""
 
     kind: str
     depth: int
@@ -535,8 +536,8 @@ class Edit:
             raise ValueError(f"unknown edit {text!r} (the edits: "
                              f"{', '.join(f'{k}:D' for k in EDITS)})")
         if not depth.isdigit() or int(depth) < 1:
-            raise ValueError(f"edit {text!r}: D (steps ahead, or blocks per SM) must be an "
-                             f"integer of at least 1 ({kind}:D)")
+            raise ValueError(f"edit {text!r}: D (steps ahead, blocks per SM or steps per "
+                             f"barrier) must be an integer of at least 1 ({kind}:D)")
         return cls(kind, int(depth))
 
     @property
