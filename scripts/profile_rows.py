@@ -160,6 +160,9 @@ def number(text: str | None) -> float | None:
 
 
 PROFILES = "profile.jsonl"
+#: The pipe of each element type's arithmetic (its share of cycles busy).
+PIPES = {"float": "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
+         "double": "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active"}
 
 
 def put_record(folder: str, record: dict) -> None:
@@ -173,6 +176,18 @@ def read_records(folder: str) -> list[dict]:
         return []
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
+
+
+def pipe_at_twice_original(record: dict) -> str:
+    """How busy the element type's FP pipe (FMA for float, FP64 for double) would be at twice
+    the original AN5D's speed, from the profiled launch's share at its own speed: the same
+    arithmetic in half the original's time. Over 100, no kernel of that arithmetic reaches
+    the issue's 2x on this GPU. Empty where the counter is not in the record."""
+    metric = PIPES[record["dtype"]]
+    busy = record["counters"].get(metric)
+    if busy is None or not record.get("launch_gflops"):
+        return ""
+    return f"{busy * 2 * record['original'] / record['launch_gflops']:.0f}"
 
 
 def render(folder: str) -> str:
@@ -206,12 +221,15 @@ def render(folder: str) -> str:
              "by reason. `model / ncu`: the H200 model of this checkout "
              "(`an5dpy/perf/model.py`) for the same launch, its time over the profiled one "
              "and its warp instructions (the issue term's count, double arithmetic counted "
-             "twice) over the executed ones.", "",
+             "twice) over the executed ones. `FP pipe % at 2x orig.`: the element type's "
+             "pipe (FMA for float, FP64 for double) as busy as it would be at twice the "
+             "original AN5D's speed; over 100, no kernel of the same arithmetic reaches it "
+             "on this GPU.", "",
              "| row | plan | tuned / orig. | launch GFLOP/s | "
              + " | ".join(c[1] for c in columns)
-             + " | instr / cell·level | warp slots / cell·level | model / ncu: time "
-             "| model / ncu: instructions | largest stalls per issue |",
-             "|---|---|---|---|" + "---|" * len(columns) + "---|---|---|---|---|"]
+             + " | FP pipe % at 2x orig. | instr / cell·level | warp slots / cell·level "
+             "| model / ncu: time | model / ncu: instructions | largest stalls per issue |",
+             "|---|---|---|---|" + "---|" * len(columns) + "---|---|---|---|---|---|"]
     for r in sorted(read_records(folder), key=lambda r: r["table_gflops"] / r["original"]):
         c = r["counters"]
         cells = [fmt(c[m]) if m in c else "" for m, _, fmt in columns]
@@ -224,7 +242,7 @@ def render(folder: str) -> str:
             f"| {r['stencil']} {r['dtype']} | {r['plan']}, regs {r['cap'] or 'none'} | "
             f"{r['table_gflops'] / r['original']:.2f} | {r['launch_gflops']:,.0f} | "
             + " | ".join(cells)
-            + f" | {'' if per_cell is None else f'{per_cell:.1f}'} | "
+            + f" | {pipe_at_twice_original(r)} | {'' if per_cell is None else f'{per_cell:.1f}'} | "
             f"{r['warp_slots_per_cell_level']:.1f} {versus} {r['stalls']} |")
     return "\n".join(lines) + "\n"
 

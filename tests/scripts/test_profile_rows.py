@@ -131,3 +131,15 @@ def test_records_replace_their_row_and_the_table_lists_the_shortest_first(tmp_pa
     assert body[0].startswith("| a float | bt=4, regs none | 1.05 | 1,000 | 2,000 |")
     assert body[0].endswith("| 9.0 | | | wait 1.00 |")  # no plan JSON: no model columns
     assert body[1].startswith("| b float |")
+
+
+def test_the_pipe_at_twice_the_original_is_the_element_types_pipe_scaled_to_that_speed():
+    counters = {"sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active": 60.0,
+                "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active": 40.0}
+    record = {"dtype": "float", "original": 800, "launch_gflops": 1000.0,
+              "counters": counters}
+    assert rows_script.pipe_at_twice_original(record) == "96"  # 60 x 2 x 800 / 1000
+    assert rows_script.pipe_at_twice_original(record | {"dtype": "double"}) == "64"
+    # over 100: no kernel of the same arithmetic reaches twice the original
+    assert rows_script.pipe_at_twice_original(record | {"launch_gflops": 900.0}) == "107"
+    assert rows_script.pipe_at_twice_original(record | {"counters": {}}) == ""
