@@ -175,23 +175,20 @@ class Bench:
         """GFLOP/s, seconds per run, steps used, registers, spills."""
         from an5dpy.perf.bench import gflops, median, time_runs
         from an5dpy.cuda.runtime import CupyRunner
-        from an5dpy.perf.tune import own_kernel, probed_steps, with_steps
+        from an5dpy.perf.tune import own_kernel, probed_steps, run_step_seconds, with_steps
         model, cubin = built
         runner = CupyRunner(info, plan, cubin, model.prefix, model.signature)
         grid, read_only = self.grid(info, env, plan.dtype)
         step = runner.run_naive if naive else runner.run
 
-        def run(g, e):
-            step(g, e, read_only)
-
-        def step_seconds(steps, warmup):
+        def run_for(steps):
             # runs of full launches only: a timing build holds that kernel alone
-            probe_env = with_steps(info, env, steps)
-            return time_runs(lambda: run(grid, probe_env), 1, warmup)[0] / steps
+            run_env = with_steps(info, env, steps)
+            return lambda: step(grid, run_env, read_only)
 
-        steps = probed_steps(plan, info.time.steps(env), step_seconds, min_run_s)
+        steps = probed_steps(plan, info.time.steps(env), run_step_seconds(run_for), min_run_s)
+        times = time_runs(run_for(steps), repeats, 0)
         run_env = with_steps(info, env, steps)
-        times = time_runs(lambda: run(grid, run_env), repeats, 0)
         seconds = median(times)
         own = cubin.kernel("naive") if naive else own_kernel(cubin, plan)
         return (gflops(info, run_env, seconds), seconds, steps, own.registers if own else None,

@@ -766,6 +766,16 @@ def probed_steps(plan: BlockingPlan, total: int, step_seconds: Callable[[int, in
     return timing_steps(plan, wanted, at_most=max(total, fewest))
 
 
+def run_step_seconds(run_for: Callable[[int], Callable[[], None]]
+                     ) -> Callable[[int, int], float]:
+    """:func:`probed_steps`'s ``step_seconds`` for the runs ``run_for(steps)`` makes: one
+    run of that many steps after ``warmup`` untimed ones, timed by CUDA events
+    (:func:`an5dpy.perf.bench.time_runs`), over its steps. The tuner's screening and the
+    artifact's timings both probe with it."""
+    from an5dpy.perf.bench import time_runs
+    return lambda steps, warmup: time_runs(run_for(steps), 1, warmup)[0] / steps
+
+
 def timing_degrees(plan: BlockingPlan) -> tuple[int, ...] | None:
     """The kernels a timing build of ``plan`` holds: the full degree's alone where runs of
     full launches exist (:func:`timing_steps` gives their step counts), else None (every
@@ -1204,8 +1214,7 @@ def measure_plans(info: StencilInfo, plans: Sequence[BlockingPlan],
 
     def screened_seconds(plan, built):
         run_for = runner_of(plan, built)
-        timed = probed_steps(plan, steps, lambda count, warmup: time_runs(
-            run_for(count), 1, warmup)[0] / count, SCREEN_S)
+        timed = probed_steps(plan, steps, run_step_seconds(run_for), SCREEN_S)
         return time_runs(run_for(timed), 1, 0)[0] * steps / timed
 
     return _build_and_time(info, plans, caps, env, stem, predicted, repeats, progress,

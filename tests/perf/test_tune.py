@@ -1082,3 +1082,23 @@ def test_a_plan_the_model_cannot_place_at_its_budget_has_no_balanced_lengths():
     assert predicted_gflops(model, plan, 96) == 0.0
     assert balanced_stream_plans(info, model, plan, 96) == []
     assert balanced_stream_plans(info, model, plan, None)  # placed without the budget
+
+
+def test_a_probes_step_time_is_one_run_of_that_many_steps_after_the_warm_up(monkeypatch):
+    """run_step_seconds, which the tuner's screening and the artifact's timings give
+    probed_steps: run_for(steps) makes the run, bench.time_runs times it once after
+    ``warmup`` untimed runs, and its seconds are spread over its steps."""
+    import an5dpy.perf.bench as perf_bench
+    from an5dpy.perf.tune import run_step_seconds
+    calls, made = [], []
+
+    def time_runs(run, repeats, warmup):
+        calls.append((repeats, warmup))
+        run()
+        return [0.5]
+
+    monkeypatch.setattr(perf_bench, "time_runs", time_runs)
+    step_seconds = run_step_seconds(lambda steps: lambda: made.append(steps))
+    assert step_seconds(20, 1) == pytest.approx(0.5 / 20)
+    assert step_seconds(4, 0) == pytest.approx(0.5 / 4)
+    assert calls == [(1, 1), (1, 0)] and made == [20, 4]
