@@ -38,6 +38,9 @@ sys.path.insert(0, HERE)
 from artifact import put_row  # noqa: E402
 from profile_variants import SUMMARY, metrics as base_metrics, top_stalls  # noqa: E402
 
+#: The pipe of each element type's arithmetic (its share of cycles busy).
+PIPES = {"float": "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
+         "double": "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active"}
 #: Counters beyond profile_variants' (tried first; the base set alone where ncu refuses).
 EXTRA = {
     "launch__registers_per_thread": "registers",
@@ -45,8 +48,8 @@ EXTRA = {
     "sm__throughput.avg.pct_of_peak_sustained_elapsed": "SM %",
     "l1tex__throughput.avg.pct_of_peak_sustained_active": "L1/shared %",
     "smsp__thread_inst_executed.sum": "thread instructions",
-    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active": "FMA pipe %",
-    "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active": "FP64 pipe %",
+    PIPES["float"]: "FMA pipe %",
+    PIPES["double"]: "FP64 pipe %",
 }
 
 
@@ -160,9 +163,6 @@ def number(text: str | None) -> float | None:
 
 
 PROFILES = "profile.jsonl"
-#: The pipe of each element type's arithmetic (its share of cycles busy).
-PIPES = {"float": "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
-         "double": "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active"}
 
 
 def put_record(folder: str, record: dict) -> None:
@@ -205,10 +205,8 @@ def render(folder: str) -> str:
                 lambda v: f"{v:.0f}"),
                ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "SM %",
                 lambda v: f"{v:.0f}"),
-               ("sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active", "FMA pipe %",
-                lambda v: f"{v:.0f}"),
-               ("sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active", "FP64 pipe %",
-                lambda v: f"{v:.0f}"),
+               (PIPES["float"], "FMA pipe %", lambda v: f"{v:.0f}"),
+               (PIPES["double"], "FP64 pipe %", lambda v: f"{v:.0f}"),
                ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", "bank conflicts",
                 lambda v: f"{v:,.0f}")]
     lines = ["# Nsight Compute profiles of tuned kernels",
