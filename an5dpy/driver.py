@@ -33,7 +33,7 @@ from an5dpy.errors import OptionError, UnsupportedInput, UsageError
 from an5dpy.frontend import read_program, read_program_text, read_source_text
 from an5dpy.ir import StencilInfo, StencilProgram
 from an5dpy.blocking.plan import (BELOW_ONE, HOPPER_LIMITS, Barriers, BlockingPlan,
-                                  DeviceLimits, IdleWarps, format_block_size, make_plan,
+                                  DeviceLimits, IdleWarps, make_plan,
                                   parse_block_size, resolve_barriers, resolve_idle)
 from an5dpy.blocking.ops import Schedule
 from an5dpy.perf.choice import AUTO, Fixed, default_plan, describe_sizes, problem_env, target_gpu
@@ -101,14 +101,8 @@ class PlanChoice:
 
     def summary(self) -> str:
         """The plan as options: ``bt=12 bs=256 sl=256 opt=nondiag regs=64``."""
-        sl = OFF if self.plan.sl is None else self.plan.sl
         regs = NO_BUDGET if self.regs is None else self.regs
-        coarsen = f" coarsen={self.plan.coarsen}" if self.plan.coarsen > 1 else ""
-        barriers = (f" barriers={self.plan.barriers.value}"
-                    if self.plan.barriers is not Barriers.LEVEL else "")
-        idle = f" idle={self.plan.idle.value}" if self.plan.idle is not IdleWarps.SKIP else ""
-        return (f"bt={self.plan.bt} bs={format_block_size(self.plan.bs)} sl={sl}{coarsen}"
-                f"{barriers}{idle} opt={self.plan.mode.value} regs={regs}")
+        return f"{self.plan.option_text()} regs={regs}"
 
     def reason(self) -> str:
         """Why this plan, after "the model's" (empty where every option was given)."""

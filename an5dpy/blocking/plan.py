@@ -441,14 +441,19 @@ class BlockingPlan:
             return 2 * rings + d + 30
         return rings + d + 20
 
-    def describe(self) -> str:
+    def option_text(self) -> str:
+        """The plan's options as the command line spells them, those at their defaults left
+        out: ``bt=4 bs=32x32 sl=128 barriers=step opt=nondiag``."""
         sl = "off" if self.sl is None else str(self.sl)
         coarsen = f" coarsen={self.coarsen}" if self.coarsen > 1 else ""
         barriers = (f" barriers={self.barriers.value}" if self.barriers is not Barriers.LEVEL
                     else "")
         idle = f" idle={self.idle.value}" if self.idle is not IdleWarps.SKIP else ""
         return (f"bt={self.bt} bs={format_block_size(self.bs)} sl={sl}{coarsen}{barriers}"
-                f"{idle} opt={self.mode.value} dtype={self.dtype}")
+                f"{idle} opt={self.mode.value}")
+
+    def describe(self) -> str:
+        return f"{self.option_text()} dtype={self.dtype}"
 
     def to_json(self) -> dict:
         return {
