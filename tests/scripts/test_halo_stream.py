@@ -15,17 +15,18 @@ halo_stream = load_script("halo_stream")
 Layout = halo_stream.Layout
 
 
-def test_a_layout_is_threads_cells_stream_length_and_unrolling():
-    assert Layout.parse("32x4x4") == Layout(32, 4, 4, 512, False)
-    assert Layout.parse("64x2x8:128u") == Layout(64, 2, 8, 128, True)
+def test_a_layout_is_threads_cells_stream_length_unrolling_and_rows():
+    assert Layout.parse("32x4x4") == Layout(32, 4, 4, 512, False, False)
+    assert Layout.parse("64x2x8:128u") == Layout(64, 2, 8, 128, True, False)
+    assert Layout.parse("64x2x8c") == Layout(64, 2, 8, 512, False, True)
     assert str(Layout(32, 8, 2, 7)) == "32x8x2:7"
     assert str(Layout(32, 8, 2, 512, True)) == "32x8x2:512u"
-    for text in ("32x4x4:512", "64x2x8:128u", "32x1x1:1"):
+    for text in ("32x4x4:512", "64x2x8:128u", "32x1x1:1", "32x4x4:64uc", "32x4x4:512c"):
         assert str(Layout.parse(text)) == text
 
 
 @pytest.mark.parametrize("text", ["48x4x4", "32x64x1", "32x4", "32x4x0", "32x0x4", "ax4x4",
-                                  "32x4x4:", "32x4x4:0", "32x4x4:8x"])
+                                  "32x4x4:", "32x4x4:0", "32x4x4:8x", "32x4x4cu", "32x4x4:c"])
 def test_a_layout_that_cannot_be_built_is_refused(text):
     with pytest.raises(ValueError):
         Layout.parse(text)
@@ -77,6 +78,20 @@ def test_source_prints_one_kernel_with_its_layout(capsys):
     assert "#pragma unroll 1\n  for (int z = z0" in source
 
 
+def test_consecutive_rows_take_y_neighbours_among_the_threads_cells_from_registers():
+    source = halo_stream.kernel_source("star3d2r", Layout.parse("32x4x4c"), "float")
+    assert "const int y1 = ybase + 1 + ty * 4;" in source
+    assert "sm[buf][3 + ty * 4][2 + tx] = col1[2];" in source
+    v1 = next(line for line in source.splitlines() if "const float v1 = " in line)
+    # cell 1: y-2 from shared memory (another thread's), y-1 and y+1, y+2 its own cells
+    assert "0.06668f * sm[buf][1 + ty * 4][2 + tx]" in v1 and "0.06924f * col0[2]" in v1
+    assert v1.count("col2[2]") == 1 and v1.count("col3[2]") == 1
+    # strided rows: every y neighbour from shared memory
+    strided = halo_stream.kernel_source("star3d2r", Layout.parse("32x4x4"), "float")
+    v1 = next(line for line in strided.splitlines() if "const float v1 = " in line)
+    assert "col0" not in v1 and "0.06924f * sm[buf][5 + ty][2 + tx]" in v1
+
+
 def test_the_unrolled_layout_unrolls_the_stream_by_the_columns_planes():
     source = halo_stream.kernel_source("star3d2r", Layout.parse("32x4x2u"), "double")
     assert "#pragma unroll 5\n  for (int z = z0" in source
@@ -126,7 +141,8 @@ def test_the_table_gives_each_kernel_over_the_tuned_plan():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("row, layout", [("star3d3r:float", "32x4x4"),
-                                         ("star3d4r:double", "32x8x2u")])
+                                         ("star3d4r:double", "32x8x2u"),
+                                         ("star3d3r:double", "64x2x4c")])
 def test_the_kernel_computes_what_the_generated_kernels_compute(row, layout, capsys):
     assert halo_stream.main(["--check-only", "--rows", row, "--layouts", layout]) == 0
     assert "check: 0 failures" in capsys.readouterr().out
