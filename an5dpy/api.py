@@ -74,7 +74,8 @@ def compile(source: PathOrSource, *, dtype: str | None = None,
             bt: int | None = None, bs: int | str | Sequence[int] | None = None,
             sl: int | None = None, opt: str | None = None, regs: int | None = None,
             coarsen: int | None = None, barriers: str | None = None,
-            idle: str | None = None, gpu: str | None = None, exact: bool = False,
+            idle: str | None = None, halo: str | None = None, gpu: str | None = None,
+            exact: bool = False,
             smem_wrap: bool = True, name: str | None = None) -> "Stencil":
     """Translate a C stencil into CUDA (as ``an5d-translate``) and return it ready to run.
 
@@ -95,7 +96,9 @@ def compile(source: PathOrSource, *, dtype: str | None = None,
     nondiag) or ``"shuffle"`` (2D nondiag, a block of one warp: ``bs`` = 32 x ``coarsen``,
     row neighbours by warp shuffles, no barrier). ``idle``: ``"skip"`` (warps with no cell
     in a level's window branch around its evaluation) or ``"compute"`` (no branch, every
-    warp evaluates every level). ``exact``:
+    warp evaluates every level). ``halo``: ``"threads"`` (a thread per cell of the block's
+    halo) or ``"loaded"`` (bT 1, 3D nondiag: the computing threads load the halo, every
+    lane computes). ``exact``:
     :meth:`Stencil.run` and :meth:`Stencil.bench` build without fast math and with
     ``-fmad=false`` (results bit-identical to gcc in modes nondiag and none).
     """
@@ -108,7 +111,7 @@ def compile(source: PathOrSource, *, dtype: str | None = None,
                              sl=_integer_or_none("sl", sl), opt=_mode_text(opt),
                              regs=_register_budget(regs),
                              coarsen=_integer_or_none("coarsen", coarsen),
-                             barriers=barriers, idle=idle, defines=all_defines,
+                             barriers=barriers, idle=idle, halo=halo, defines=all_defines,
                              include_dirs=tuple(os.fspath(d) for d in include_dirs or ()),
                              smem_wrap=bool(smem_wrap), gpu=gpu)
     if kind == "path":

@@ -33,8 +33,9 @@ from an5dpy.errors import OptionError, UnsupportedInput, UsageError
 from an5dpy.frontend import read_program, read_program_text, read_source_text
 from an5dpy.ir import StencilInfo, StencilProgram
 from an5dpy.blocking.plan import (BELOW_ONE, HOPPER_LIMITS, Barriers, BlockingPlan,
-                                  DeviceLimits, IdleWarps, make_plan,
-                                  parse_block_size, resolve_barriers, resolve_idle)
+                                  DeviceLimits, HaloCells, IdleWarps, make_plan,
+                                  parse_block_size, resolve_barriers, resolve_halo,
+                                  resolve_idle)
 from an5dpy.blocking.ops import Schedule
 from an5dpy.perf.choice import AUTO, Fixed, default_plan, describe_sizes, problem_env, target_gpu
 from an5dpy.perf.gpus import GpuSpec
@@ -56,8 +57,8 @@ class Options:
     ``regs`` left open is chosen only with the plan: where ``bt``, ``bs`` and ``sl`` are
     all given the kernels get no register budget unless ``regs`` is given (``"auto"``
     asks the model for the best budget of that plan), one cell per thread unless
-    ``coarsen`` is given, a barrier per level unless ``barriers`` is and idle warps
-    skipped unless ``idle`` is.
+    ``coarsen`` is given, a barrier per level unless ``barriers`` is, idle warps
+    skipped unless ``idle`` is and a thread per halo cell unless ``halo`` is.
     """
 
     bt: int | str | None = None
@@ -81,6 +82,9 @@ class Options:
     #: "skip" or "compute" (None or "auto": "skip", the model's search space holds it
     #: only; :class:`~an5dpy.blocking.plan.IdleWarps`)
     idle: str | None = None
+    #: "threads" or "loaded" (None or "auto": "threads", the model's search space holds it
+    #: only; :class:`~an5dpy.blocking.plan.HaloCells`)
+    halo: str | None = None
     gpu: str | GpuSpec | None = None  # name or spec file; None: this machine's, else H100
     #: Parameter values (``-P``) of the problem the plan is chosen for; sizes not given are
     #: the paper's (:func:`an5dpy.perf.choice.problem_env`).
@@ -173,10 +177,11 @@ def blocking_plan(info: StencilInfo, bt: int, bs: tuple[int, ...] | None = None,
                   sl: int | None = None, opt: str | None = None, dtype: str | None = None,
                   limits: DeviceLimits = HOPPER_LIMITS, coarsen: int = 1,
                   barriers: Barriers | str = Barriers.LEVEL,
-                  idle: IdleWarps | str = IdleWarps.SKIP) -> BlockingPlan:
+                  idle: IdleWarps | str = IdleWarps.SKIP,
+                  halo: HaloCells | str = HaloCells.THREADS) -> BlockingPlan:
     """A checked plan for ``info`` (``opt`` None: the analysis' default mode)."""
     return make_plan(info, bt=bt, bs=bs, sl=sl, opt=opt, dtype=dtype, limits=limits,
-                     coarsen=coarsen, barriers=barriers, idle=idle)
+                     coarsen=coarsen, barriers=barriers, idle=idle, halo=halo)
 
 
 def _open(value) -> bool:
@@ -216,7 +221,9 @@ def fixed_options(info: StencilInfo, options: Options) -> Fixed:
                  barriers=(Barriers.LEVEL if not plan_open else AUTO) if _open(options.barriers)
                  else resolve_barriers(options.barriers),
                  idle=(IdleWarps.SKIP if not plan_open else AUTO) if _open(options.idle)
-                 else resolve_idle(options.idle))
+                 else resolve_idle(options.idle),
+                 halo=(HaloCells.THREADS if not plan_open else AUTO) if _open(options.halo)
+                 else resolve_halo(options.halo))
 
 
 def choose_plan(info: StencilInfo, options: Options,
@@ -229,7 +236,8 @@ def choose_plan(info: StencilInfo, options: Options,
         opt = None if fixed.opt == AUTO else fixed.opt
         coarsen = 1 if fixed.coarsen == AUTO else fixed.coarsen
         plan = blocking_plan(info, fixed.bt, bs=fixed.bs, sl=fixed.sl, opt=opt,
-                             coarsen=coarsen, barriers=fixed.barriers, idle=fixed.idle)
+                             coarsen=coarsen, barriers=fixed.barriers, idle=fixed.idle,
+                             halo=fixed.halo)
         return PlanChoice(plan, fixed.regs)
     gpu, why = target_gpu(options.gpu)
     if env is None:

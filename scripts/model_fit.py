@@ -174,17 +174,18 @@ def row_from_json(raw: dict) -> Row:
 
 def parse_describe(info, text: str):
     """A plan from its describe() text, e.g. "bt=8 bs=512 sl=256 coarsen=2
-    barriers=step opt=nondiag dtype=float"."""
+    barriers=step opt=nondiag dtype=float" (or "bt=1 bs=72x24 sl=off coarsen=4 halo=loaded
+    opt=nondiag dtype=float")."""
     from an5dpy.blocking.plan import parse_block_size
     from an5dpy.driver import blocking_plan
     words = dict(w.split("=", 1) for w in text.split())
     sl = words["sl"]
     return blocking_plan(info, int(words["bt"]), bs=parse_block_size(words["bs"], info.ndim),
-                         sl=None if sl in ("none", "None", "-") else int(sl),
+                         sl=None if sl in ("none", "None", "-", "off") else int(sl),
                          opt=words["opt"], dtype=words["dtype"],
                          coarsen=int(words.get("coarsen", 1)),
                          barriers=words.get("barriers", "level"),
-                         idle=words.get("idle", "skip"))
+                         idle=words.get("idle", "skip"), halo=words.get("halo", "threads"))
 
 
 def load(path: str, gpu=None) -> tuple[object, Dataset]:

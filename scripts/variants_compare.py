@@ -12,7 +12,9 @@ outermost in-plane dimension; in mode nondiag, the plan and its coarsened plans 
 same block with one barrier per step). ``--kinds`` keeps some of them: ``coarsen`` (more
 cells per thread, a barrier per level), ``barriers`` (one barrier per step), ``shuffle``
 (2D nondiag: blocks of one warp exchanging row neighbours by warp shuffles,
-:func:`an5dpy.perf.tune.shuffle_plans`, which the tuner does not measure). ``--extra``
+:func:`an5dpy.perf.tune.shuffle_plans`, which the tuner does not measure), ``halo`` (bT 1,
+the computing threads loading the halo: :func:`an5dpy.perf.tune.halo_loaded_plans`).
+``--extra``
 adds plans of the user's (``"bt=8 bs=1024 coarsen=4 barriers=step"``, the options not
 given the tuned plan's) to every row where they are legal, as the kind ``extra``.
 ``balanced`` (not among the default kinds) adds the tuned plan at the two stream lengths
@@ -43,7 +45,8 @@ sys.path.insert(0, HERE)
 
 #: The kinds of variants, each a test of a plan.
 KINDS = {
-    "coarsen": lambda p: p.coarsen > 1 and p.barriers.value == "level",
+    "halo": lambda p: p.halo_loaded,
+    "coarsen": lambda p: p.coarsen > 1 and p.barriers.value == "level" and not p.halo_loaded,
     "barriers": lambda p: p.barriers.value == "step",
     "shuffle": lambda p: p.barriers.value == "shuffle",
 }
@@ -76,7 +79,8 @@ def settings_plan(info, given, base=None):
         opt=given.get("opt", base.mode.value if base is not None else None),
         coarsen=int(given.get("coarsen", base.coarsen if base is not None else 1)),
         barriers=given.get("barriers", base.barriers.value if base is not None else "level"),
-        idle=given.get("idle", base.idle.value if base is not None else "skip"))
+        idle=given.get("idle", base.idle.value if base is not None else "skip"),
+        halo=given.get("halo", base.halo_cells.value if base is not None else "threads"))
 
 
 def extra_plans(info, tuned, specs):

@@ -83,6 +83,25 @@ class IdleWarps(enum.Enum):
     COMPUTE = "compute"
 
 
+class HaloCells(enum.Enum):
+    """Who loads a block's in-plane halo cells (bT 1 only).
+
+    ``THREADS``: every cell of the block, its halo included, has a thread (AN5D's
+    layout): at bT 1 the halo threads only load their cell and share it, so a 3D block of
+    radius r keeps ``(b - 2r) / b`` of its lanes computing along each in-plane dimension.
+    ``LOADED``: the block's threads are its compute region, each computing its cells, and
+    they load the halo cells of each plane in turn, a step ahead, into the same shared
+    plane; every lane computes. The plan's ``bs`` stays the block's tile, halo included,
+    so the cells a block stores, the blocks of a launch, the schedule and the simulator
+    are those of ``THREADS``; only the threads (:attr:`BlockingPlan.threads`) and the
+    CUDA (templates/halo_loaded.cu.j2) differ. Hand-written first (scripts/halo_stream.py,
+    artifact/H200/halo_stream.md): 1.2-1.6x the tuned bT 1 plans of star3d3r and star3d4r
+    on the H200. The values are the command line's spelling (``--halo``)."""
+
+    THREADS = "threads"
+    LOADED = "loaded"
+
+
 #: What ``--opt`` accepts besides the modes: the analysis' default.
 AUTO = "auto"
 
@@ -239,6 +258,8 @@ class BlockingPlan:
     barriers: Barriers = Barriers.LEVEL
     #: Whether warps idle at a level skip its evaluation (:class:`IdleWarps`).
     idle: IdleWarps = IdleWarps.SKIP
+    #: Who loads the block's in-plane halo (:class:`HaloCells`).
+    halo_cells: HaloCells = HaloCells.THREADS
 
     @property
     def coupled(self) -> bool:
@@ -286,9 +307,16 @@ class BlockingPlan:
 
     @property
     def threads(self) -> tuple[int, ...]:
-        """Threads per in-plane dimension (array order): ``bs`` with the outermost in-plane
-        dimension divided by :attr:`coarsen`."""
-        return (self.bs[0] // self.coarsen, *self.bs[1:])
+        """Threads per in-plane dimension (array order): ``bs`` (with the halo loaded by
+        the computing threads, :attr:`HaloCells.LOADED`, the compute region) with the
+        outermost in-plane dimension divided by :attr:`coarsen`."""
+        cells = self.compute_region() if self.halo_loaded else self.bs
+        return (cells[0] // self.coarsen, *cells[1:])
+
+    @property
+    def halo_loaded(self) -> bool:
+        """Whether the computing threads load the block's halo (:class:`HaloCells`)."""
+        return self.halo_cells is HaloCells.LOADED
 
     @property
     def thread_block(self) -> tuple[int, ...]:
@@ -425,7 +453,9 @@ class BlockingPlan:
     @property
     def smem_words(self) -> int:
         """:attr:`smem_buffers` buffers of a word per thread per plane (plus the padding
-        of :attr:`smem_row_shape`)."""
+        of :attr:`smem_row_shape`); with the halo loaded, two planes of the block's tile."""
+        if self.halo_loaded:
+            return 2 * math.prod(self.bs)
         return self.smem_buffers * self.smem_planes * self.fields * math.prod(self.smem_row_shape)
 
     @property
@@ -449,8 +479,9 @@ class BlockingPlan:
         barriers = (f" barriers={self.barriers.value}" if self.barriers is not Barriers.LEVEL
                     else "")
         idle = f" idle={self.idle.value}" if self.idle is not IdleWarps.SKIP else ""
+        halo = f" halo={self.halo_cells.value}" if self.halo_loaded else ""
         return (f"bt={self.bt} bs={format_block_size(self.bs)} sl={sl}{coarsen}{barriers}"
-                f"{idle} opt={self.mode.value}")
+                f"{idle}{halo} opt={self.mode.value}")
 
     def describe(self) -> str:
         return f"{self.option_text()} dtype={self.dtype}"
@@ -461,6 +492,7 @@ class BlockingPlan:
             "sl": self.sl, "opt": self.mode.value, "dtype": self.dtype, "radius": list(self.radius),
             "halo": list(self.halo()), "compute_region": list(self.compute_region()),
             "coarsen": self.coarsen, "barriers": self.barriers.value, "idle": self.idle.value,
+            "halo_cells": self.halo_cells.value,
             "threads": list(self.threads), "nthreads": self.nthreads,
             "registers_per_thread": self.registers_per_thread(),
             "register_estimate": self.register_estimate(), "smem_bytes": self.smem_bytes,
@@ -517,12 +549,14 @@ def make_plan(info: StencilInfo, bt: int = 4, bs: tuple[int, ...] | None = None,
               sl: int | None = None, opt: Mode | str | None = None, dtype: str | None = None,
               limits: DeviceLimits = HOPPER_LIMITS, coarsen: int = 1,
               barriers: Barriers | str = Barriers.LEVEL,
-              idle: IdleWarps | str = IdleWarps.SKIP) -> BlockingPlan:
+              idle: IdleWarps | str = IdleWarps.SKIP,
+              halo: HaloCells | str = HaloCells.THREADS) -> BlockingPlan:
     """Build and validate a plan; raises UsageError naming what is impossible.
 
     ``opt``: a :class:`Mode`, its name, or ``None``/``"auto"`` for the analysis' default;
     the plan holds the settled :class:`Mode`. ``barriers``: a :class:`Barriers` or its
-    name; ``idle``: an :class:`IdleWarps` or its name."""
+    name; ``idle``: an :class:`IdleWarps` or its name; ``halo``: a :class:`HaloCells` or
+    its name."""
     if dtype is not None and dtype != info.dtype:
         raise UsageError(f"the plan's element type {dtype} differs from the array's "
                          f"({info.dtype}): the type comes from the C source and its "
@@ -535,7 +569,7 @@ def make_plan(info: StencilInfo, bt: int = 4, bs: tuple[int, ...] | None = None,
     plan = BlockingPlan(info.ndim, dtype, info.radius, int(bt), bs, sl, mode,
                         stream_reach_of(info), TimeLevels.of(info),
                         max(1, len(info.substeps)), max(1, len(info.fields)), int(coarsen),
-                        resolve_barriers(barriers), resolve_idle(idle))
+                        resolve_barriers(barriers), resolve_idle(idle), resolve_halo(halo))
     check_plan(plan, info, limits)
     return plan
 
@@ -567,6 +601,11 @@ def resolve_idle(idle: IdleWarps | str) -> IdleWarps:
     return _resolve_choice(IdleWarps, idle, "idle")
 
 
+def resolve_halo(halo: HaloCells | str) -> HaloCells:
+    """``halo`` as a :class:`HaloCells` (its name accepted)."""
+    return _resolve_choice(HaloCells, halo, "halo")
+
+
 #: The largest in-plane radius whose 2D kernels get an inner phase for blocks of interior
 #: cells (:attr:`BlockingPlan.interior_phase`).
 INTERIOR_PHASE_MAX_RADIUS = 2
@@ -587,7 +626,9 @@ def check_plan(plan: BlockingPlan, info: StencilInfo,
     if plan.coarsen not in COARSENINGS:
         raise OptionError([("coarsen", plan.coarsen)],
                           f"cells per thread must be one of {', '.join(map(str, COARSENINGS))}")
-    if plan.bs[0] % plan.coarsen:
+    if plan.halo_loaded:
+        check_halo_loaded(plan, info)
+    elif plan.bs[0] % plan.coarsen:
         raise OptionError([("bs", block_size_value(plan.bs)), ("coarsen", plan.coarsen)],
                           f"the outermost in-plane block size {plan.bs[0]} must be a multiple "
                           f"of the cells per thread")
@@ -629,6 +670,47 @@ def check_plan(plan: BlockingPlan, info: StencilInfo,
     if plan.register_estimate() > limits.max_regs_per_thread:
         raise UsageError(f"plan {plan.describe()} needs about {plan.register_estimate()} "
                          f"registers per thread, over the limit of {limits.max_regs_per_thread}")
+
+
+def check_halo_loaded(plan: BlockingPlan, info: StencilInfo) -> None:
+    """The computing threads load the halo (:class:`HaloCells`) in the kernel of
+    templates/halo_loaded.cu.j2: one level (bT 1, so every launch is of degree 1 and
+    reads its boundary cells from its source), a 3D stencil, mode nondiag (the column in
+    registers, the plane in shared memory), one statement, no older levels and no
+    read-only arrays, with the other options at their defaults (the kernel has one
+    barrier per step and no idle warps of its own); its compute region's outermost side
+    a multiple of the cells per thread, and its two tile planes within the static
+    shared memory of a block."""
+    compute = plan.compute_region()
+    why = ("needs bT 1 (at bT 2 or more the halo's cells compute levels of their own)"
+           if plan.bt != 1
+           else "needs a 3D stencil" if plan.ndim != 3
+           else "needs mode nondiag" if plan.mode is not Mode.NONDIAG
+           else "is not built for a time step of several statements yet" if plan.coupled
+           else "is not built for updates that read older time levels yet"
+           if plan.levels.older
+           else "is not built for updates that read arrays other than the grid yet"
+           if info.coefficients
+           else "keeps its own barrier per step: leave barriers and idle at their defaults"
+           if plan.barriers is not Barriers.LEVEL or plan.idle is not IdleWarps.SKIP
+           else f"needs the compute region's outermost side ({compute[0]}) to be a "
+           f"multiple of the cells per thread" if compute[0] % plan.coarsen
+           else f"needs its two planes of the tile ({plan.smem_bytes} bytes) within the "
+           f"{STATIC_SMEM_LIMIT} bytes of static shared memory"
+           if plan.smem_bytes > STATIC_SMEM_LIMIT else None)
+    if why:
+        raise OptionError([("halo", HaloCells.LOADED.value)],
+                          f"loading the halo by the computing threads {why}: use "
+                          f"halo=threads")
+
+
+def check_gpus(plan: BlockingPlan, gpus: int) -> None:
+    """Refuse running ``plan`` on ``gpus`` GPUs where its kernels are not built for
+    slabs: those whose computing threads load the halo run on one GPU only yet."""
+    if gpus > 1 and plan.halo_loaded:
+        raise OptionError([("halo", HaloCells.LOADED.value)],
+                          "the kernel whose computing threads load the halo runs on one GPU "
+                          "only yet: use halo=threads")
 
 
 def check_step_barriers(plan: BlockingPlan) -> None:
@@ -927,6 +1009,8 @@ def level_run(steps: int, bt: int, start: int, levels: TimeLevels) -> LevelRun:
 
 
 WARP_SIZE = 32
+#: Bytes of static shared memory a kernel may declare.
+STATIC_SMEM_LIMIT = 48 * 1024
 
 
 @lru_cache(maxsize=None)

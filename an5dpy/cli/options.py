@@ -117,6 +117,12 @@ def add_plan(p: argparse.ArgumentParser, quiet_help: str = "do not print the pla
                         "compute: no op branches, every warp evaluates every level (its halo "
                         "threads' values are never read). Default: skip (the model's search "
                         "space holds skip only; 'an5d tune --measure' also times compute)")
+    g.add_argument("--halo", choices=("auto", "threads", "loaded"),
+                   help="who loads a block's in-plane halo: threads: a thread per halo cell "
+                        "(AN5D's layout); loaded: bT 1, 3D, mode nondiag: the computing "
+                        "threads load it, every lane computes (--bs stays the block's tile, "
+                        "halo included). Default: threads (the model's search space holds "
+                        "threads only; 'an5d tune --measure' also times loaded)")
     g.add_argument("--opt", choices=("auto", "nondiag", "assoc", "none"),
                    help="register/shared-memory mode (default and auto: nondiag if "
                         "diagonal-access free, else assoc if associative, else none)")
@@ -171,6 +177,7 @@ def options(args: argparse.Namespace):
                    coarsen=getattr(args, "coarsen", None),
                    barriers=getattr(args, "barriers", None),
                    idle=getattr(args, "idle", None),
+                   halo=getattr(args, "halo", None),
                    params=tuple(getattr(args, "params", ())))
 
 

@@ -158,6 +158,8 @@ def reproduce_command(args: argparse.Namespace, plan, cap: int | None = None) ->
         words += ["--barriers", plan.barriers.value]
     if plan.idle.value != "skip":
         words += ["--idle", plan.idle.value]
+    if plan.halo_loaded:
+        words += ["--halo", plan.halo_cells.value]
     words += ["--opt", plan.mode.value]
     if cap:
         words += ["--regs", str(cap)]

@@ -18,7 +18,7 @@ from an5dpy.blocking.ops import (Accumulate, Boundary, Calc, KernelSchedule, Loa
                                  Schedule, Share, Store, Sync)
 from an5dpy.blocking.printing import plane_text
 from an5dpy.cexpr import c_expr
-from an5dpy.blocking.plan import WARP_SIZE, TimeLevels, last_degree_limit
+from an5dpy.blocking.plan import STATIC_SMEM_LIMIT, WARP_SIZE, TimeLevels, last_degree_limit
 from an5dpy.cuda.field_macros import (field_declarations, field_level_macros, field_name,
                                       field_plane_macros, field_update_macros)
 from an5dpy.blocking.guards import BOUNDARY_PLANE, EXISTS, STORES
@@ -28,13 +28,12 @@ from an5dpy.cuda.macros import (ASSOC_LAST, ASSOC_TAKE, EVALUATE_HALF, FINISH_PA
                                 CELL_MAJOR_INDEX, cell_major_index, cell_major_read,
                                 WARP_ACT, coef_layouts, level_macros,
                                 warp_branch_levels, loads_boundary, older_name,
-                                plane_macros, row_neighbours, smem_read, update_macros)
+                                plane_macros, row_neighbours, smem_read, update_macros,
+                                UPDATE_MACRO)
 from an5dpy.errors import InternalError
 from an5dpy.ir import CoefRead, Read, StencilInfo
 
 THREAD_AXES = ("x", "y")  # in-plane dims from the contiguous one outwards
-#: Bytes of static shared memory a kernel may declare.
-STATIC_SMEM_LIMIT = 48 * 1024
 #: Most cells in one plane (the dimensions after the streamed one): kernels offset planes
 #: with a 32x32->64-bit multiply, and the launch refuses larger planes.
 PLANE_CELLS_MAX = 2 ** 31 - 1
@@ -365,6 +364,9 @@ class RenderModel:
     levels: TimeLevels = TimeLevels()
     rotating: RotatingBuffers | None = None  # None: the double-buffered launch
     fields: int = 0  # a time step of several statements: its fields (two buffers each)
+    #: the kernel of a plan whose computing threads load the halo (templates/
+    #: halo_loaded.cu.j2), None for the schedule's kernels
+    halo_loaded: "HaloLoadedCode | None" = None
 
     @property
     def device_buffers(self) -> int:
@@ -853,6 +855,104 @@ def _rotating_pointers(plan: BlockingPlan, degree: int) -> tuple[str, ...]:
     return tuple(lines)
 
 
+@dataclass(frozen=True)
+class HaloRegion:
+    """A rectangle of a block's tile that its computing threads load: halo indices
+    ``[start, start + count)``, row-major over ``width`` columns from tile cell
+    ``(row, col)``."""
+
+    start: int
+    count: int
+    row: int
+    col: int
+    width: int
+
+    @property
+    def end(self) -> int:
+        return self.start + self.count
+
+
+@dataclass(frozen=True)
+class HaloLoadedCode:
+    """The degree-1 kernel of a plan whose computing threads load the halo
+    (:attr:`~an5dpy.blocking.plan.HaloCells.LOADED`, templates/halo_loaded.cu.j2).
+
+    Thread ``(an5d_t2, ty)`` computes the cells ``an5d_t1_x<m> = ty * cells + m`` of the
+    compute region; shared memory holds two planes of the tile (``tile``: the compute
+    region and ``plane_radius`` on each side) and the threads load the tile's halo,
+    index ``tid + h * nthreads`` for ``h < per_thread``, from the ``regions`` (corners
+    too: a nondiag stencil may read in-plane diagonals). ``updates[m]``: cell m's value,
+    :data:`~an5dpy.cuda.macros.UPDATE_MACRO` over its column's registers
+    ``an5d_col_x<m>_<k>`` (planes ``z - radius + k``), the shared buffer ``an5d_buf`` and,
+    with several cells, each row neighbour along dimension 1 (the thread's own register
+    where it holds that cell). ``reach``: the planes below and above the interior that
+    exist to be loaded."""
+
+    tile: tuple[int, ...]
+    compute: tuple[int, ...]
+    plane_radius: tuple[int, ...]
+    radius: int
+    reach: tuple[int, int]
+    cells: int
+    nthreads: int
+    regions: tuple[HaloRegion, ...]
+    halo_count: int
+    per_thread: int
+    updates: tuple[str, ...]
+    macros: tuple[LineMacro, ...]  # the update's (of the render model's shared macros)
+
+    @property
+    def ring(self) -> int:
+        """Planes of a cell's column: 2r + 1."""
+        return 2 * self.radius + 1
+
+    @property
+    def ahead(self) -> int:
+        """How far above the plane computed a step loads: the column's top plane, r, and
+        the next one's, r + 1."""
+        return self.radius + 1
+
+    def column(self, cell: int) -> tuple[str, ...]:
+        """Cell ``cell``'s column registers, plane ``z - r`` first."""
+        return tuple(f"an5d_col_x{cell}_{k}" for k in range(self.ring))
+
+    def shifts(self, cell: int, lowest: bool) -> tuple[tuple[str, str], ...]:
+        """The column's moves one plane down, ``(to, from)``: from the top register to
+        the lowest, or (``lowest`` False, in the prologue, where the lowest register is
+        not yet read) to the second lowest."""
+        names = self.column(cell)
+        return tuple(zip(names[0 if lowest else 1:-1], names[1 if lowest else 2:]))
+
+    @staticmethod
+    def of(info: StencilInfo, plan: BlockingPlan, shared: tuple[LineMacro, ...]
+           ) -> "HaloLoadedCode":
+        tile, compute = plan.bs, plan.compute_region(1)
+        r1, r2 = plan.plane_radius
+        rects = ((0, 0, tile[1], r1 * tile[1]), (r1 + compute[0], 0, tile[1], r1 * tile[1]),
+                 (r1, 0, r2, r2 * compute[0]), (r1, r2 + compute[1], r2, r2 * compute[0]))
+        regions, start = [], 0
+        for row, col, width, count in rects:
+            if count:
+                regions.append(HaloRegion(start, count, row, col, width))
+                start += count
+        r, cells = plan.stream_radius, plan.coarsen
+
+        def row_value(m: int, dy: int) -> str:
+            if 0 <= m + dy < cells:
+                return f"an5d_col_x{m + dy}_{r}"
+            return smem_read(plan, "0", (dy, 0), "an5d_buf")
+
+        def update(m: int) -> str:
+            column = (f"an5d_col_x{m}_{k}" for k in range(2 * r + 1))
+            rows = (row_value(m, dy) for dy in row_neighbours(info, plan))
+            return f"{UPDATE_MACRO}({', '.join((*column, 'an5d_buf', *rows))})"
+
+        return HaloLoadedCode(tile, compute, plan.plane_radius, r, plan.reach, cells,
+                              plan.nthreads, tuple(regions), start,
+                              -(-start // plan.nthreads), tuple(map(update, range(cells))),
+                              tuple(mac for mac in shared if mac.name == UPDATE_MACRO))
+
+
 def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem: str,
                  smem_wrap: bool = True, baseline: bool = True,
                  max_registers: int | None = None, plan_note: str = "") -> RenderModel:
@@ -894,7 +994,8 @@ def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem
         constants=(constants.name, constants.values),
         divisors=constants.divisor_declarations, levels=plan.levels,
         rotating=RotatingBuffers.of(plan.levels) if plan.levels.rotating else None,
-        fields=plan.fields if plan.coupled else 0)
+        fields=plan.fields if plan.coupled else 0,
+        halo_loaded=HaloLoadedCode.of(info, plan, shared) if plan.halo_loaded else None)
 
 
 def _used_in_update(info: StencilInfo, name: str) -> bool:

@@ -34,13 +34,14 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from an5dpy.cuda.render_model import NAIVE_BLOCK, PLANE_CELLS_MAX, STATIC_SMEM_LIMIT, Signature
+from an5dpy.cuda.render_model import NAIVE_BLOCK, PLANE_CELLS_MAX, Signature
 from an5dpy.cuda.kernels import Kernels, generate
 from an5dpy.check.simulate import field_pool, pool_fields
 from an5dpy.errors import CudaCompileError, InternalError, UsageError
 from an5dpy.ir import StencilInfo, array_shape
-from an5dpy.blocking.plan import (BlockingPlan, DimExtent, Launch, LaunchGeometry,
-                                  LevelLaunch, grid_extents, launch_plan, level_run)
+from an5dpy.blocking.plan import (STATIC_SMEM_LIMIT, BlockingPlan, DimExtent, Launch,
+                                  LaunchGeometry, LevelLaunch, grid_extents, launch_plan,
+                                  level_run)
 
 
 @dataclass(frozen=True)

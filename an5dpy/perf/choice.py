@@ -20,7 +20,7 @@ import itertools
 from dataclasses import dataclass, fields
 from typing import Mapping, NoReturn
 
-from an5dpy.blocking.plan import (Barriers, BlockingPlan, IdleWarps, block_size_value,
+from an5dpy.blocking.plan import (Barriers, BlockingPlan, HaloCells, IdleWarps, block_size_value,
                                   grid_extents, make_plan)
 from an5dpy.errors import OptionError, UsageError
 from an5dpy.ir import StencilInfo, StencilProgram, is_floating
@@ -38,14 +38,14 @@ FALLBACK_GPU = "H100"
 SPACE = {
     2: {"bt": range(1, 17), "bs": ((128,), (256,), (512,), (1024,)),
         "sl": (128, 256, 512, 1024), "coarsen": (1,), "barriers": (Barriers.LEVEL,),
-        "idle": (IdleWarps.SKIP,)},
+        "idle": (IdleWarps.SKIP,), "halo": (HaloCells.THREADS,)},
     3: {"bt": range(1, 9), "bs": ((16, 16), (16, 32), (32, 32), (16, 64)),
         "sl": (64, 128, 256, None), "coarsen": (1,), "barriers": (Barriers.LEVEL,),
-        "idle": (IdleWarps.SKIP,)},
+        "idle": (IdleWarps.SKIP,), "halo": (HaloCells.THREADS,)},
 }
 
 #: The search space's axes, in :func:`candidate_plans`' order.
-PLAN_AXES = ("bt", "bs", "sl", "coarsen", "barriers", "idle")
+PLAN_AXES = ("bt", "bs", "sl", "coarsen", "barriers", "idle", "halo")
 
 #: The value of a :class:`Fixed` field that the model chooses.
 AUTO = "auto"
@@ -71,6 +71,7 @@ class Fixed:
     coarsen: int | str = AUTO
     barriers: Barriers | str = AUTO
     idle: IdleWarps | str = AUTO
+    halo: HaloCells | str = AUTO
 
     @property
     def open(self) -> tuple[str, ...]:
@@ -91,7 +92,7 @@ class Fixed:
                 continue
             if f.name == "bs":
                 value = block_size_value(value)
-            elif isinstance(value, (Barriers, IdleWarps)):
+            elif isinstance(value, (Barriers, IdleWarps, HaloCells)):
                 value = value.value
             elif value is None:
                 value = "off" if f.name == "sl" else "none"
@@ -125,11 +126,11 @@ def candidate_plans(info: StencilInfo, gpu: GpuSpec, dtype: str | None = None,
     opt = None if is_auto(fixed.opt) else fixed.opt
     limits = gpu.limits()
     plans = []
-    for bt, bs, sl, coarsen, barriers, idle in itertools.product(
+    for bt, bs, sl, coarsen, barriers, idle, halo in itertools.product(
             *(values[n] for n in PLAN_AXES)):
         try:
             plan = make_plan(info, bt, bs=bs, sl=sl, opt=opt, dtype=dtype, limits=limits,
-                             coarsen=coarsen, barriers=barriers, idle=idle)
+                             coarsen=coarsen, barriers=barriers, idle=idle, halo=halo)
         except UsageError:
             continue
         if prune and plan.register_estimate() * plan.nthreads > gpu.regs_per_sm:
@@ -190,7 +191,8 @@ def _with_cell_major_rows(info: StencilInfo, model: Model, best: Prediction,
     try:
         coarse = make_plan(info, plan.bt, bs=plan.bs, sl=plan.sl, opt=plan.mode,
                            coarsen=CELL_MAJOR_CELLS,
-                           barriers=plan.barriers, idle=plan.idle, limits=model.gpu.limits())
+                           barriers=plan.barriers, idle=plan.idle, halo=plan.halo_cells,
+                           limits=model.gpu.limits())
     except UsageError:
         return best
     if not coarse.cell_major:
@@ -249,7 +251,8 @@ def _nothing_fits(info: StencilInfo, gpu: GpuSpec, fixed: Fixed, plans) -> NoRet
         try:
             make_plan(info, pick["bt"], bs=pick["bs"], sl=pick["sl"],
                       opt=None if is_auto(fixed.opt) else fixed.opt, limits=gpu.limits(),
-                      coarsen=pick["coarsen"], barriers=pick["barriers"], idle=pick["idle"])
+                      coarsen=pick["coarsen"], barriers=pick["barriers"], idle=pick["idle"],
+                      halo=pick["halo"])
         except OptionError as e:
             if {name for name, _ in e.settings} <= set(fixed.given_names()):
                 raise

@@ -52,7 +52,7 @@ from an5dpy.errors import UsageError
 from an5dpy.perf.gpus import GpuSpec
 from an5dpy.ir import StencilInfo
 from an5dpy.perf.model_constants import REGISTER_BUDGETS
-from an5dpy.blocking.plan import (WARP_SIZE, Barriers, BlockingPlan, IdleWarps,
+from an5dpy.blocking.plan import (WARP_SIZE, Barriers, BlockingPlan, HaloCells, IdleWarps,
                                   computing_warp_fraction, format_block_size,
                                   full_launch_steps)
 from an5dpy.driver import blocking_plan
@@ -79,7 +79,7 @@ class Measured:
     def to_json(self) -> dict:
         return {"bt": self.plan.bt, "bs": format_block_size(self.plan.bs), "sl": self.plan.sl,
                 "coarsen": self.plan.coarsen, "barriers": self.plan.barriers.value,
-                "idle": self.plan.idle.value,
+                "idle": self.plan.idle.value, "halo_cells": self.plan.halo_cells.value,
                 "opt": self.plan.mode.value, "dtype": self.plan.dtype, "cap": self.cap,
                 "gflops": self.gflops, "seconds": self.seconds, "registers": self.registers,
                 "spills": self.spills, "predicted": self.predicted}
@@ -105,7 +105,7 @@ class TuneResult:
                 "measure_steps": self.measure_steps, "candidates": self.candidates,
                 "ranking": [{"bt": p.bt, "bs": format_block_size(p.bs), "sl": p.sl,
                              "coarsen": p.coarsen, "barriers": p.barriers.value,
-                             "idle": p.idle.value,
+                             "idle": p.idle.value, "halo_cells": p.halo_cells.value,
                              "opt": p.mode.value, "dtype": p.dtype, "predicted": g}
                             for p, g in self.ranking],
                 "measured": [m.to_json() for m in self.measured],
@@ -116,12 +116,13 @@ def plan_from_json(info: StencilInfo, d: Mapping) -> BlockingPlan:
     """A plan from its JSON: the tuner's (bS as text) or :meth:`BlockingPlan.to_json`'s
     (bS as a list, as artifact rows keep it; rows written before plans had cells per
     thread have one, and a barrier per level; before idle warps were an option, they
-    skip; without an element type, the program's)."""
+    skip; before the halo could be loaded by the computing threads, each halo cell has a
+    thread; without an element type, the program's)."""
     from an5dpy.blocking.plan import parse_block_size
     bs = parse_block_size(d["bs"], info.ndim) if isinstance(d["bs"], str) else tuple(d["bs"])
     return blocking_plan(info, d["bt"], bs=bs, sl=d["sl"], opt=d["opt"], dtype=d.get("dtype"),
                          coarsen=d.get("coarsen", 1), barriers=d.get("barriers", "level"),
-                         idle=d.get("idle", "skip"))
+                         idle=d.get("idle", "skip"), halo=d.get("halo_cells", "threads"))
 
 
 def result_from_json(info: StencilInfo, d: Mapping) -> TuneResult:
@@ -356,10 +357,11 @@ def shuffle_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
 
 def plan_with(info: StencilInfo, plan: BlockingPlan, **changes) -> BlockingPlan:
     """``plan`` with the settings of ``changes`` (``bt``, ``bs``, ``sl``, ``coarsen``,
-    ``barriers``, ``idle``) changed and all else kept, checked: raises UsageError where
-    that plan is not legal."""
+    ``barriers``, ``idle``, ``halo``) changed and all else kept, checked: raises UsageError
+    where that plan is not legal."""
     settings = {"bt": plan.bt, "bs": plan.bs, "sl": plan.sl, "coarsen": plan.coarsen,
-                "barriers": plan.barriers, "idle": plan.idle, **changes}
+                "barriers": plan.barriers, "idle": plan.idle, "halo": plan.halo_cells,
+                **changes}
     return blocking_plan(info, settings.pop("bt"), opt=plan.mode.value, **settings)
 
 
@@ -383,7 +385,10 @@ def variant_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
     one-barrier-per-step plans computing at idle warps (:func:`idle_compute_plans`), which
     the model does not rank either: measured side by side on the H200
     (scripts/variants_compare.py, scripts/ab_compare.py), each pays on some rows and not
-    on others, by more than the model's counts tell apart."""
+    on others, by more than the model's counts tell apart; and, for a bT 1 plan, the plans
+    whose computing threads load the halo (:func:`halo_loaded_plans`)."""
+    if plan.halo_loaded:
+        return []
     coarsened = coarsened_plans(info, plan)
     out = list(coarsened)
     stepped = []
@@ -391,8 +396,32 @@ def variant_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
         # none in another mode, or where its buffers do not fit
         stepped += legal_plans(info, p, [{"barriers": Barriers.STEP}])
     out += stepped
-    return out + idle_compute_plans(
-        info, [plan, *(p for p in stepped if p.coarsen == plan.coarsen)])
+    return (out + idle_compute_plans(info, [plan, *(p for p in stepped
+                                                    if p.coarsen == plan.coarsen)])
+            + halo_loaded_plans(info, plan))
+
+
+#: The compute regions (outermost in-plane side, contiguous side) and cells per thread of
+#: the plans whose computing threads load the halo (:func:`halo_loaded_plans`): the
+#: hand-written kernel's fastest layouts on the H200 (artifact/H200/halo_stream.md: 64x16
+#: and 32x32 cells, 4 cells per thread, and 64x8 of 2).
+HALO_LOADED_LAYOUTS = (((16, 64), 4), ((32, 32), 4), ((8, 64), 2), ((16, 64), 2))
+
+
+def halo_loaded_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
+    """For a bT 1 plan, the plans of the same stream blocks whose computing threads load
+    the halo (:attr:`~an5dpy.blocking.plan.HaloCells.LOADED`), at the compute regions and
+    cells per thread of :data:`HALO_LOADED_LAYOUTS` (each block's tile: its compute region
+    and the halo), those that are legal. Measured by hand on the H200, such kernels ran
+    1.2-1.6x the tuned bT 1 plans of star3d3r and star3d4r; the model prices them as the
+    plan with a thread per halo cell."""
+    if plan.bt != 1 or plan.halo_loaded:
+        return []
+    halo = plan.halo(1)
+    return legal_plans(info, plan, [
+        {"bs": tuple(c + 2 * h for c, h in zip(compute, halo)), "coarsen": cells,
+         "barriers": Barriers.LEVEL, "idle": IdleWarps.SKIP, "halo": HaloCells.LOADED}
+        for compute, cells in HALO_LOADED_LAYOUTS if len(compute) == len(halo)])
 
 
 def idle_compute_plans(info: StencilInfo, plans: Iterable[BlockingPlan]) -> list[BlockingPlan]:

@@ -298,3 +298,61 @@ def test_warp_shuffles_show_in_the_plan_and_need_no_shared_memory():
     plan = make_plan(STAR2, 3, bs=(128,), opt="nondiag", coarsen=4, barriers="shuffle")
     assert "barriers=shuffle" in plan.describe() and plan.to_json()["barriers"] == "shuffle"
     assert plan.threads == (32,) and plan.smem_buffers == 0 and plan.smem_bytes == 0
+
+
+STAR3R4 = info_of(star_offsets(3, 4))
+
+
+def test_a_loaded_halo_keeps_the_tile_and_gives_threads_only_to_the_compute_region():
+    from an5dpy.blocking.plan import HaloCells
+    threads = make_plan(STAR3R4, 1, bs=(24, 72), opt="nondiag", coarsen=4)
+    loaded = make_plan(STAR3R4, 1, bs=(24, 72), opt="nondiag", coarsen=4, halo="loaded")
+    assert loaded.halo_cells is HaloCells.LOADED and loaded.halo_loaded
+    assert not threads.halo_loaded and "halo" not in threads.describe()
+    # the same tile, blocks and compute region; threads: the compute region, 4 rows each
+    assert loaded.compute_region() == threads.compute_region() == (16, 64)
+    assert threads.threads == (6, 72) and loaded.threads == (4, 64)
+    assert loaded.thread_block == (64, 4) and loaded.nthreads == 256
+    # two planes of the tile
+    assert loaded.smem_bytes == 2 * 24 * 72 * 4
+    assert loaded.describe() == ("bt=1 bs=72x24 sl=off coarsen=4 halo=loaded opt=nondiag "
+                                 "dtype=float")
+    assert loaded.to_json()["halo_cells"] == "loaded"
+    assert threads.to_json()["halo_cells"] == "threads"
+    dims = (DimExtent(4, 515, 520),) * 3
+    assert (LaunchGeometry(loaded, 1, dims).nblocks
+            == LaunchGeometry(threads, 1, dims).nblocks == 8 * 32 * 1)
+
+
+@pytest.mark.parametrize("name, changes, match", [
+    ("star3d4r.c", {"bt": 2, "bs": (32, 80)}, "needs bT 1"),
+    ("star2d1r.c", {"bs": (128,)}, "needs a 3D stencil"),
+    ("box3d1r.c", {"opt": "assoc"}, "needs mode nondiag"),
+    ("acousticvp3d.c", {}, "several statements"),
+    ("acoustic3d.c", {"bs": (40, 40)}, "older time levels"),
+    ("heat3dz.c", {}, "arrays other than the grid"),
+    ("star3d1r.c", {"barriers": "step"}, "leave barriers and idle at their defaults"),
+    ("star3d1r.c", {"idle": "compute"}, "leave barriers and idle at their defaults"),
+    ("star3d1r.c", {"coarsen": 4, "bs": (16, 32)}, r"compute region's outermost side \(14\)"),
+    ("star3d1r.c", {"bs": (34, 200)}, "static shared memory"),
+])
+def test_a_loaded_halo_is_refused_where_its_kernel_does_not_hold(name, changes, match):
+    from an5dpy.driver import load
+    from paths import C_INPUTS
+    info = load(os.path.join(C_INPUTS, name), (("SB_TYPE", "float"),))[1]
+    settings = {"bt": 1, "bs": (18, 34) if info.ndim == 3 else (128,), "opt": info.opt,
+                **changes}
+    with pytest.raises(OptionError, match=match) as e:
+        make_plan(info, settings.pop("bt"), halo="loaded", **settings)
+    assert ("halo", "loaded") in e.value.settings
+    with pytest.raises(OptionError, match="choose one of threads, loaded"):
+        make_plan(info, 1, halo="both")
+
+
+def test_a_loaded_halo_runs_on_one_gpu():
+    from an5dpy.blocking.plan import check_gpus
+    loaded = make_plan(STAR3R4, 1, bs=(24, 72), opt="nondiag", coarsen=4, halo="loaded")
+    check_gpus(loaded, 1)
+    check_gpus(make_plan(STAR3R4, 1, bs=(24, 72), opt="nondiag", coarsen=2), 4)
+    with pytest.raises(OptionError, match="one GPU only"):
+        check_gpus(loaded, 2)

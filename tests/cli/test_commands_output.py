@@ -94,8 +94,8 @@ def test_tune_json_ranking_has_top_entries(capsys):
     assert status == 0
     data = json.loads(out)
     assert len(data["ranking"]) == 12 and data["best"] is None
-    assert set(data["ranking"][0]) == {"bt", "bs", "sl", "coarsen", "barriers", "idle", "opt",
-                                       "dtype", "predicted"}
+    assert set(data["ranking"][0]) == {"bt", "bs", "sl", "coarsen", "barriers", "idle",
+                                       "halo_cells", "opt", "dtype", "predicted"}
 
 
 # --------------------------------------------------------------------------- verify

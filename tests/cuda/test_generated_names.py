@@ -61,12 +61,16 @@ def user_names(translation) -> set[str]:
 
 
 def translations(path: str, defines=()):
-    """The translations of ``path`` in its default mode and in mode assoc where allowed."""
+    """The translations of ``path`` in its default mode, in mode assoc where allowed and
+    with the computing threads loading the halo where allowed (a kernel of its own)."""
     found = [translate(path, Options(bt=2, defines=defines))]
-    try:
-        found.append(translate(path, Options(bt=2, opt="assoc", defines=defines)))
-    except UsageError:
-        pass  # not an associative update
+    for options in (Options(bt=2, opt="assoc", defines=defines),
+                    Options(bt=1, bs="40x20", sl="off", coarsen=2, halo="loaded",
+                            defines=defines)):
+        try:
+            found.append(translate(path, options))
+        except UsageError:
+            pass  # not an associative update, or no kernel that loads the halo
     return found
 
 

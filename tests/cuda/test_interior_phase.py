@@ -111,7 +111,7 @@ def test_the_gpu_suite_runs_interior_blocks_of_every_such_kernel():
     for case in gpu_cases.CASES:
         info = gpu_cases.program(case.name, case.dtype)[1]
         plan = make_plan(info, bt=case.bt, bs=case.bs, sl=case.sl, opt=case.mode,
-                         coarsen=case.coarsen, barriers=case.barriers)
+                         coarsen=case.coarsen, barriers=case.barriers, halo=case.halo)
         if not plan.interior_phase or plan.barriers.value == "shuffle":
             continue
         key = (case.name, case.dtype, case.coarsen > 1)

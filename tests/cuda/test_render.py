@@ -179,7 +179,7 @@ def template_logic(text: str) -> list[str]:
 def test_templates_only_print():
     from an5dpy.cuda.render import template_dir
     templates = sorted(template_dir().glob("*.j2"))
-    assert len(templates) == 5
+    assert len(templates) == 6
     for path in templates:
         assert template_logic(path.read_text()) == [], path.name
 

@@ -44,6 +44,7 @@ class Case:
     coarsen: int = 1
     barriers: str = "level"
     idle: str = "skip"
+    halo: str = "threads"
 
     @property
     def id(self) -> str:
@@ -51,7 +52,8 @@ class Case:
                 f"-T{self.steps}{'' if self.exact else '-fast'}"
                 f"{f'-c{self.coarsen}' if self.coarsen > 1 else ''}"
                 f"{'' if self.barriers == 'level' else '-' + self.barriers}"
-                f"{'' if self.idle == 'skip' else '-idle-' + self.idle}")
+                f"{'' if self.idle == 'skip' else '-idle-' + self.idle}"
+                f"{'' if self.halo == 'threads' else '-halo-' + self.halo}")
 
 
 @lru_cache(maxsize=None)
@@ -128,6 +130,17 @@ def cases() -> list[Case]:
                     bt = largest_bt(info, want[1], bs, "nondiag")
                     out.append(Case(name, dtype, "nondiag", bt, bs, None, sizes[1],
                                     2 * bt + 1, coarsen=2, barriers="step", idle="compute"))
+            # the computing threads loading the halo (bT 1, 3D nondiag): tiles around
+            # compute regions of 8x32 (1 cell per thread), 16x32 (4) and 8x64 (2), at odd
+            # sizes, a grid smaller than a block and short stream blocks
+            if info.ndim == 3 and info.diagonal_free and not info.coefficients:
+                r = info.radius[1]
+                for k, (compute, coarsen) in enumerate((((8, 32), 1), ((16, 32), 4),
+                                                        ((8, 64), 2))):
+                    out.append(Case(name, dtype, "nondiag", 1,
+                                    (compute[0] + 2 * r, compute[1] + 2 * r), (None, 7, 13)[k],
+                                    (45, 19, 3)[k], (5, 3, 2)[k], coarsen=coarsen,
+                                    halo="loaded"))
     # mode assoc branches on its warps' level bits (macros.warp_computes): 3D blocks of 240
     # threads (the last warp short) and of 320, and a 2D block of 240 with idle warps
     for name, dtype, bs, want, sl, size in (("box3d1r", "float", (12, 20), 3, 7, 19),
@@ -157,7 +170,8 @@ def build(case: Case):
     from an5dpy.cuda.runtime import BuildOptions, build_kernels, device_arch
     prog, info = program(case.name, case.dtype)
     plan = make_plan(info, bt=case.bt, bs=case.bs, sl=case.sl, opt=case.mode,
-                     coarsen=case.coarsen, barriers=case.barriers, idle=case.idle)
+                     coarsen=case.coarsen, barriers=case.barriers, idle=case.idle,
+                     halo=case.halo)
     model, cubin = build_kernels(info, plan, case.name.replace("-", "_"),
                                  BuildOptions(arch=device_arch(), exact=case.exact))
     return plan, model, cubin

@@ -761,12 +761,15 @@ def test_every_neighbour_is_a_legal_plan_one_step_from_its_root(data):
     for p in neighbour_plans(info, plan):
         assert p != plan
         again = blocking_plan(info, p.bt, bs=p.bs, sl=p.sl, opt=p.mode.value,
-                              coarsen=p.coarsen, barriers=p.barriers, idle=p.idle)
+                              coarsen=p.coarsen, barriers=p.barriers, idle=p.idle,
+                              halo=p.halo_cells)
         assert again == p
         if p.bt != plan.bt:
-            assert (p.bs, p.sl, p.mode, p.coarsen, p.barriers, p.idle) == (
-                plan.bs, plan.sl, plan.mode, plan.coarsen, plan.barriers, plan.idle)
-        elif (p.coarsen, p.barriers, p.idle) == (plan.coarsen, plan.barriers, plan.idle):
+            assert (p.bs, p.sl, p.mode, p.coarsen, p.barriers, p.idle, p.halo_cells) == (
+                plan.bs, plan.sl, plan.mode, plan.coarsen, plan.barriers, plan.idle,
+                plan.halo_cells)
+        elif (p.coarsen, p.barriers, p.idle, p.halo_cells) == (
+                plan.coarsen, plan.barriers, plan.idle, plan.halo_cells):
             changed = [(a, b) for a, b in zip(p.bs, plan.bs) if a != b]
             assert len(changed) == 1 and changed[0][0] in (changed[0][1] // 2,
                                                            changed[0][1] * 2)
@@ -1102,3 +1105,36 @@ def test_a_probes_step_time_is_one_run_of_that_many_steps_after_the_warm_up(monk
     assert step_seconds(20, 1) == pytest.approx(0.5 / 20)
     assert step_seconds(4, 0) == pytest.approx(0.5 / 4)
     assert calls == [(1, 1), (1, 0)] and made == [20, 4]
+
+
+def test_bt_1_plans_get_their_loaded_halo_variants_at_the_hand_written_layouts():
+    from an5dpy.blocking.plan import make_plan
+    from an5dpy.perf.tune import HALO_LOADED_LAYOUTS, halo_loaded_plans, variant_plans
+    _, info, _ = bench("star3d4r")
+    plan = make_plan(info, 1, bs=(32, 32), sl=128, coarsen=4, barriers="step")
+    loaded = halo_loaded_plans(info, plan)
+    # each layout's compute region and cells, the tile adding the halo of 4, the stream kept
+    assert [(p.compute_region(), p.coarsen) for p in loaded] == list(HALO_LOADED_LAYOUTS)
+    assert [p.bs for p in loaded] == [(24, 72), (40, 40), (16, 72), (24, 72)]
+    assert all(p.halo_loaded and p.sl == 128 and p.bt == 1 for p in loaded)
+    assert all(p in variant_plans(info, plan) for p in loaded)
+    # none for bT 2 or more, none of a loaded plan, and none in a mode without them
+    assert halo_loaded_plans(info, make_plan(info, 2, bs=(32, 32))) == []
+    assert halo_loaded_plans(info, loaded[0]) == [] and variant_plans(info, loaded[0]) == []
+    _, box, _ = bench("box3d1r")
+    assert halo_loaded_plans(box, make_plan(box, 1, bs=(32, 32))) == []
+
+
+def test_a_loaded_halo_survives_the_tuners_json():
+    from an5dpy.blocking.plan import make_plan
+    from an5dpy.perf.tune import plan_from_json
+    _, info, _ = bench("star3d3r", "double")
+    plan = make_plan(info, 1, bs=(22, 70), sl=64, coarsen=4, halo="loaded")
+    measured = Measured(plan, None, 6000.0, 0.2, 120, False, 5000.0)
+    assert measured.to_json()["halo_cells"] == "loaded"
+    assert plan_from_json(info, measured.to_json()) == plan
+    assert plan_from_json(info, plan.to_json()) == plan
+    # rows written before the option have a thread per halo cell
+    old = {k: v for k, v in make_plan(info, 1, bs=(32, 32)).to_json().items()
+           if k != "halo_cells"}
+    assert not plan_from_json(info, old).halo_loaded

@@ -60,6 +60,10 @@ def test_a_plan_parses_from_its_description(model_fit):
                  "bt=8 bs=512 sl=256 coarsen=2 barriers=step opt=nondiag dtype=float",
                  "bt=4 bs=256 sl=128 barriers=step opt=nondiag dtype=float"):
         assert model_fit.parse_describe(info, text).describe() == text
+    _, info3 = load(os.path.join(REPO, "c_inputs", "star3d4r.c"), (("SB_TYPE", "float"),))
+    for text in ("bt=1 bs=72x24 sl=off coarsen=4 halo=loaded opt=nondiag dtype=float",
+                 "bt=2 bs=32x32 sl=off idle=compute opt=nondiag dtype=float"):
+        assert model_fit.parse_describe(info3, text).describe() == text
 
 
 def test_settings_change_one_constant_at_a_time(model_fit):

@@ -1,0 +1,108 @@
+"""The kernel whose computing threads load the block's halo (plan.HaloCells.LOADED):
+its render model (render_model.HaloLoadedCode), its text (templates/halo_loaded.cu.j2) and
+its builds with nvcc; the GPU runs are tests/gpu/test_cuda.py's cases with halo loaded."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from an5dpy.blocking.plan import make_plan
+from an5dpy.cuda.render_model import HaloLoadedCode, HaloRegion
+from an5dpy.driver import Options, generate, load, translate
+
+from cuda_support import compile_host, compile_kernels
+from paths import C_INPUTS
+
+
+def star(radius: int, dtype: str = "float"):
+    return load(os.path.join(C_INPUTS, f"star3d{radius}r.c"), (("SB_TYPE", dtype),))[1]
+
+
+def loaded(info, bs, coarsen, sl=None):
+    return make_plan(info, 1, bs=bs, sl=sl, coarsen=coarsen, halo="loaded")
+
+
+def test_the_halo_is_the_tiles_rows_above_and_below_then_its_columns_left_and_right():
+    info = star(2)
+    code = HaloLoadedCode.of(info, loaded(info, (20, 68), 4), ())
+    # tile 20x68 around a 16x64 compute region: 2 rows of 68 above and below (corners
+    # included), 2 columns of 16 each side
+    assert code.regions == (HaloRegion(0, 136, 0, 0, 68), HaloRegion(136, 136, 18, 0, 68),
+                            HaloRegion(272, 32, 2, 0, 2), HaloRegion(304, 32, 2, 66, 2))
+    assert code.halo_count == 336 and code.nthreads == 256 and code.per_thread == 2
+    assert code.compute == (16, 64) and code.tile == (20, 68) and code.cells == 4
+
+
+def test_each_cell_takes_its_row_neighbours_from_its_own_registers_where_it_holds_them():
+    info = star(2)
+    code = HaloLoadedCode.of(info, loaded(info, (20, 68), 4), ())
+    column = ", ".join(f"an5d_col_x1_{k}" for k in range(5))
+    smem = "AN5D_SREF(an5d_sm[an5d_buf][0][an5d_t1 + 0][an5d_t2 + 2])"
+    # cell 1: y-2 another thread's (shared memory), y-1, y+1 and y+2 its cells 0, 2, 3
+    assert code.updates[1] == (f"AN5D_UPDATE({column}, an5d_buf, {smem}, an5d_col_x0_2, "
+                               "an5d_col_x2_2, an5d_col_x3_2)")
+    # one cell per thread: the update takes no row neighbours
+    one = HaloLoadedCode.of(info, loaded(info, (12, 36), 1), ())
+    assert one.updates == ("AN5D_UPDATE(" + ", ".join(f"an5d_col_x0_{k}" for k in range(5))
+                           + ", an5d_buf)",)
+
+
+def test_the_kernel_loads_the_halo_a_step_ahead_and_has_one_barrier_per_plane():
+    info = star(3, "double")
+    plan = loaded(info, (22, 70), 2, sl=13)
+    text = generate(info, plan, "star3d3r").files()["star3d3r_kernel.cu"]
+    body = text[text.index("an5d_star3d3r_kernel_d1("):text.index("an5d_star3d3r_launch")]
+    assert body.count("__syncthreads()") == 1
+    assert "__shared__ double an5d_sm[2][1][22][70];" in body
+    assert "#define AN5D_UPDATE(" in body and "#undef AN5D_UPDATE" in body
+    assert "#define LOAD(" not in body  # the schedule's macros are the other kernels'
+    assert "const int an5d_sl = 13;" in body
+    # the launch: 70-6 = 64 threads along x, 16 rows of 2 cells: 8 along y
+    assert "const dim3 block(64, 8);" in text
+    assert re.search(r"__launch_bounds__\(512\) an5d_star3d3r_kernel_d1", text)
+
+
+@pytest.mark.parametrize("radius", [1, 2, 3, 4])
+@pytest.mark.parametrize("dtype", ["float", "double"])
+def test_the_kernels_build_for_sm_90(tmp_path, radius, dtype):
+    from an5dpy.cuda.runtime import nvcc_path
+    if nvcc_path() is None:
+        pytest.skip("nvcc is not installed")
+    info = star(radius, dtype)
+    coarsen = (1, 2, 4, 4)[radius - 1]
+    r = 2 * radius
+    plan = loaded(info, (16 + r, 32 + r), coarsen, sl=(None, 7, 64, 5)[radius - 1])
+    rc, log = compile_kernels(generate(info, plan, "k"), str(tmp_path / "out"), "k")
+    assert rc == 0, log
+    assert "spill" not in re.sub(r"0 bytes spill (stores|loads)", "", log)
+
+
+def test_the_host_program_builds(tmp_path):
+    from an5dpy.cuda.runtime import nvcc_path
+    if nvcc_path() is None:
+        pytest.skip("nvcc is not installed")
+    translation = translate(os.path.join(C_INPUTS, "star3d2r.c"),
+                            Options(bt=1, bs="36x20", sl="off", coarsen=4, halo="loaded",
+                                    defines=(("SB_TYPE", "float"),)))
+    assert translation.plan.halo_loaded
+    rc, log = compile_host(translation, tmp_path, include_dirs=(C_INPUTS,))
+    assert rc == 0, log
+
+
+def test_the_command_line_refuses_it_where_it_does_not_hold(tmp_path, capsys):
+    from an5dpy.cli.main import translate_main
+    out = tmp_path / "out"
+    out.mkdir()
+    code = translate_main([os.path.join(C_INPUTS, "star3d1r.c"), "--dtype", "float", "--bt", "2",
+                           "--bs", "32x32",
+                           "--sl", "off", "--halo", "loaded", "-o", str(out)])
+    assert code == 2 and list(out.iterdir()) == []
+    err = capsys.readouterr().err
+    assert "--halo loaded" in err and "needs bT 1" in err
+    assert translate_main([os.path.join(C_INPUTS, "star3d1r.c"), "--dtype", "float", "--bt", "1",
+                          "--bs", "34x18",
+                           "--sl", "off", "--halo", "loaded", "-o", str(out), "-q"]) == 0
+    assert "halo=loaded" in (out / "star3d1r_kernel.cu").read_text()
