@@ -1038,6 +1038,9 @@ class PlanDraw:
     shuffle: bool = False
     #: computing at idle warps (``--idle compute``): no level op branches
     compute_idle: bool = False
+    #: the computing threads loading the halo (``--halo loaded``: bT 1, the drawn block's
+    #: extra threads as the compute region), where the plan allows it; before the rest
+    load_halo: bool = False
 
 
 @st.composite
@@ -1049,7 +1052,8 @@ def plan_draws(draw) -> PlanDraw:
     coarsen = draw(st.sampled_from((1, 1, 2, 4)))
     return PlanDraw(bt, extra, sl, mode, coarsen=coarsen, step=draw(st.booleans()),
                     shuffle=draw(st.integers(0, 3)) == 0,
-                    compute_idle=draw(st.integers(0, 2)) == 0)
+                    compute_idle=draw(st.integers(0, 2)) == 0,
+                    load_halo=draw(st.integers(0, 3)) == 0)
 
 
 def legal_modes(info) -> list[str]:
@@ -1072,11 +1076,15 @@ def resolve_plan(draw: PlanDraw, info) -> "PlanOptions":
     it (mode nondiag), else one per level. Warp shuffles where drawn and the plan takes
     them (2D nondiag): a block of 32 threads of the drawn cells (2 where one was drawn) at
     the largest bT that fits, before anything else. Idle warps computed where drawn (any
-    plan takes it)."""
+    plan takes it). The halo loaded by the computing threads where drawn and the plan
+    takes it (3D nondiag, bT 1; :func:`halo_loaded_options`), before anything else."""
     from an5dpy.blocking.plan import WARP_SIZE, make_plan
     from an5dpy.errors import UsageError
     modes = legal_modes(info)
     opt = None if draw.mode is None else modes[draw.mode % len(modes)]
+    loaded = halo_loaded_options(draw, info, opt) if draw.load_halo else None
+    if loaded is not None:
+        return loaded
     plane_radius = info.radius[1:]
     substeps = max(1, len(info.substeps))
     tries = []
@@ -1108,6 +1116,28 @@ def resolve_plan(draw: PlanDraw, info) -> "PlanOptions":
     raise AssertionError(f"no plan fits radius {info.radius}")  # bT 1 always fits
 
 
+def halo_loaded_options(draw: PlanDraw, info, opt: str | None) -> "PlanOptions | None":
+    """The plan of bT 1 whose computing threads load the halo (``--halo loaded``): a compute
+    region of the drawn extra threads plus one (the outermost side rounded up to the drawn
+    cells per thread), the drawn cells per thread or one, the tile adding the halo; None
+    where the program or that plan does not take it."""
+    from an5dpy.blocking.plan import make_plan
+    from an5dpy.errors import UsageError
+    if info.ndim != 3:
+        return None
+    radius = info.radius[1:]
+    for coarsen in dict.fromkeys((draw.coarsen, 1)):
+        compute = (-(-(draw.bs_extra[0] + 1) // coarsen) * coarsen, draw.bs_extra[1] + 1)
+        bs = tuple(c + 2 * r for c, r in zip(compute, radius))
+        try:
+            make_plan(info, bt=1, bs=bs, sl=draw.sl, opt=opt, coarsen=coarsen, halo="loaded")
+        except UsageError:
+            continue
+        return PlanOptions(1, "x".join(str(b) for b in reversed(bs)), draw.sl, opt, coarsen,
+                           halo="loaded")
+    return None
+
+
 @dataclass(frozen=True)
 class PlanOptions:
     bt: int
@@ -1117,12 +1147,13 @@ class PlanOptions:
     coarsen: int = 1
     barriers: str = "level"
     idle: str = "skip"
+    halo: str = "threads"
 
     def options(self, defines=()) -> "object":
         from an5dpy.driver import Options
         return Options(bt=self.bt, bs=self.bs, sl=self.sl or "off", opt=self.opt,
                        coarsen=self.coarsen, barriers=self.barriers, idle=self.idle,
-                       defines=defines)
+                       halo=self.halo, defines=defines)
 
     def flags(self) -> list[str]:
         out = ["--bt", str(self.bt), "--bs", self.bs]
@@ -1136,6 +1167,8 @@ class PlanOptions:
             out += ["--barriers", self.barriers]
         if self.idle != "skip":
             out += ["--idle", self.idle]
+        if self.halo != "threads":
+            out += ["--halo", self.halo]
         return out
 
 

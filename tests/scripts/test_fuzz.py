@@ -15,6 +15,7 @@ import os
 import re
 import signal
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
@@ -676,3 +677,22 @@ def test_drawn_warp_shuffles_take_a_one_warp_block_where_the_plan_allows_them():
     _, box = driver.load(os.path.join(C_INPUTS, "box2d1r.c"), (("SB_TYPE", "float"),))
     # mode assoc (the first legal mode): no shuffles, one barrier per level
     assert fz.resolve_plan(fz.PlanDraw(2, (0,), None, 0, shuffle=True), box).barriers == "level"
+
+
+def test_a_drawn_loaded_halo_takes_bt_1_and_a_compute_region_of_the_extra_threads():
+    from an5dpy import driver
+    from paths import C_INPUTS
+    _, star = driver.load(os.path.join(C_INPUTS, "star3d2r.c"), (("SB_TYPE", "float"),))
+    plan = fz.resolve_plan(fz.PlanDraw(5, (4, 30), 3, 0, coarsen=2, load_halo=True), star)
+    # compute region 6 (5 rounded up to 2 cells) x 31, the tile adding the radius 2 each side
+    assert (plan.bt, plan.bs, plan.coarsen, plan.halo, plan.sl) == (1, "35x10", 2, "loaded", 3)
+    assert plan.flags()[-2:] == ["--halo", "loaded"]
+    assert plan.options().halo == "loaded"
+    # 2D, or a mode other than nondiag: the plan as it would be without the draw
+    _, star2 = driver.load(os.path.join(C_INPUTS, "star2d1r.c"), (("SB_TYPE", "float"),))
+    drawn = fz.PlanDraw(2, (0,), None, 0, load_halo=True)
+    assert fz.resolve_plan(drawn, star2) == fz.resolve_plan(replace(drawn, load_halo=False),
+                                                             star2)
+    _, box = driver.load(os.path.join(C_INPUTS, "box3d1r.c"), (("SB_TYPE", "float"),))
+    assert fz.resolve_plan(fz.PlanDraw(2, (0, 0), None, 0, load_halo=True), box).halo == \
+        "threads"
