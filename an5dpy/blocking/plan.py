@@ -676,8 +676,8 @@ def check_halo_loaded(plan: BlockingPlan, info: StencilInfo) -> None:
     """The computing threads load the halo (:class:`HaloCells`) in the kernel of
     templates/halo_loaded.cu.j2: one level (bT 1, so every launch is of degree 1 and
     reads its boundary cells from its source), a 3D stencil, mode nondiag (the column in
-    registers, the plane in shared memory), one statement, no older levels and no
-    read-only arrays, with the other options at their defaults (the kernel has one
+    registers, the plane in shared memory), one statement, no older levels, two time
+    buffers (the launch's source and destination) and no read-only arrays, with the other options at their defaults (the kernel has one
     barrier per step and no idle warps of its own); its compute region's outermost side
     a multiple of the cells per thread, and its two tile planes within the static
     shared memory of a block."""
@@ -689,6 +689,7 @@ def check_halo_loaded(plan: BlockingPlan, info: StencilInfo) -> None:
            else "is not built for a time step of several statements yet" if plan.coupled
            else "is not built for updates that read older time levels yet"
            if plan.levels.older
+           else "is not built for more than two time buffers yet" if plan.levels.rotating
            else "is not built for updates that read arrays other than the grid yet"
            if info.coefficients
            else "keeps its own barrier per step: leave barriers and idle at their defaults"

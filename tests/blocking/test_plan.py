@@ -356,3 +356,24 @@ def test_a_loaded_halo_runs_on_one_gpu():
     check_gpus(make_plan(STAR3R4, 1, bs=(24, 72), opt="nondiag", coarsen=2), 4)
     with pytest.raises(OptionError, match="one GPU only"):
         check_gpus(loaded, 2)
+
+
+def test_a_loaded_halo_is_refused_for_more_than_two_time_buffers(tmp_path):
+    """A rotation through three buffers launches kernels of other buffer parameters."""
+    from an5dpy.driver import load
+    path = tmp_path / "rot3d.c"
+    path.write_text(
+        "#define N 20\n"
+        "void f(float A[3][N][N][N], int T)\n{\n#pragma scop\n"
+        "  for (int t = 0; t < T; t++)\n"
+        "    for (int i = 1; i < N - 1; i++)\n"
+        "      for (int j = 1; j < N - 1; j++)\n"
+        "        for (int k = 1; k < N - 1; k++)\n"
+        "          A[(t + 1) % 3][i][j][k] = 0.2f * (A[t % 3][i - 1][j][k]\n"
+        "            + A[t % 3][i + 1][j][k] + A[t % 3][i][j - 1][k] + A[t % 3][i][j + 1][k]\n"
+        "            + A[t % 3][i][j][k]);\n"
+        "#pragma endscop\n}\n")
+    info = load(str(path), ())[1]
+    assert make_plan(info, 1, bs=(10, 34)).levels.rotating
+    with pytest.raises(OptionError, match="more than two time buffers"):
+        make_plan(info, 1, bs=(10, 34), halo="loaded")
