@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A bT 1 kernel for 3D star stencils whose computing threads also load the block's halo,
-tried by hand before the generator builds it.
+tried by hand before the generator built it (``--halo loaded``, templates/halo_loaded.cu.j2,
+artifact/H200/halo_loaded.md); kept as the record of the layouts it measured.
 
     python scripts/halo_stream.py                           # check, then time (a GPU)
     python scripts/halo_stream.py --check-only              # bit-for-bit checks alone
