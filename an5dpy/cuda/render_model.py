@@ -855,6 +855,12 @@ def _rotating_pointers(plan: BlockingPlan, degree: int) -> tuple[str, ...]:
     return tuple(lines)
 
 
+def column_registers(cell: int, ring: int) -> tuple[str, ...]:
+    """A cell's column registers in the kernel whose computing threads load the halo,
+    plane ``z - r`` first (:class:`HaloLoadedCode`)."""
+    return tuple(f"an5d_col_x{cell}_{k}" for k in range(ring))
+
+
 @dataclass(frozen=True)
 class HaloRegion:
     """A rectangle of a block's tile that its computing threads load: halo indices
@@ -914,7 +920,7 @@ class HaloLoadedCode:
 
     def column(self, cell: int) -> tuple[str, ...]:
         """Cell ``cell``'s column registers, plane ``z - r`` first."""
-        return tuple(f"an5d_col_x{cell}_{k}" for k in range(self.ring))
+        return column_registers(cell, self.ring)
 
     def shifts(self, cell: int, lowest: bool) -> tuple[tuple[str, str], ...]:
         """The column's moves one plane down, ``(to, from)``: from the top register to
@@ -938,12 +944,12 @@ class HaloLoadedCode:
         r, cells = plan.stream_radius, plan.coarsen
 
         def row_value(m: int, dy: int) -> str:
-            if 0 <= m + dy < cells:
-                return f"an5d_col_x{m + dy}_{r}"
+            if 0 <= m + dy < cells:  # the centre of another of the thread's columns
+                return column_registers(m + dy, 2 * r + 1)[r]
             return smem_read(plan, "0", (dy, 0), "an5d_buf")
 
         def update(m: int) -> str:
-            column = (f"an5d_col_x{m}_{k}" for k in range(2 * r + 1))
+            column = column_registers(m, 2 * r + 1)
             rows = (row_value(m, dy) for dy in row_neighbours(info, plan))
             return f"{UPDATE_MACRO}({', '.join((*column, 'an5d_buf', *rows))})"
 
