@@ -30,16 +30,16 @@ Every launch is of degree 1, so each launch's boundary buffer is its source (an5
 launch plan) and the kernel reads every cell from its source. ``--check`` builds it and
 the generated kernels of the row's tuned plan exactly (``-fmad=false``, no fast math)
 and compares the buffers that hold the result after 1 to 4 steps at odd sizes and short
-stream blocks, bit for bit. The timing builds use the benchmarks' flags (``-O3 --use_fast_math``) and the
-artifact's method (scripts/plane_queue.py's ``time_it``: the paper's 512^3, runs of
-about 0.2 s, CUDA events), the row's tuned plan and each layout in turn, ``--repeats``
-times; the table gives the best of each and its ratio to the tuned plan.
+stream blocks, bit for bit. The timing builds use the benchmarks' flags (``-O3
+--use_fast_math``) and the artifact's method (scripts/plane_queue.py's ``time_it`` and
+``best_of_rounds``: the paper's 512^3, runs of about 0.2 s, CUDA events), the row's tuned
+plan and each layout in turn, ``--repeats`` times; the table gives the best of each and
+its ratio to the tuned plan.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import re
 import sys
@@ -51,7 +51,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
 
-from plane_queue import same_bits, time_it  # noqa: E402
+from plane_queue import Built, best_of_rounds, build as build_kernel, same_bits  # noqa: E402
 
 #: The rows tried and their tuned plans (artifact/H200/table5.md), register budget apart;
 #: ``bs`` in the plan's order (dimension 1, then the contiguous one: table5's "32x16" is
@@ -242,23 +242,9 @@ extern "C" __global__ void __launch_bounds__({threads}) hs_kernel(
 """
 
 
-@dataclass
-class Built:
-    path: str
-    registers: int
-    spills: bool
-
-
 def build(source: str, exact: bool, folder: str, name: str) -> Built:
-    """nvcc -cubin of ``source`` with the benchmarks' flags (or the exact ones), as the
-    generated kernels are built (:func:`an5dpy.cuda.runtime.compile_cubin`)."""
-    from an5dpy.cuda.runtime import BuildOptions, compile_cubin
-    cu = os.path.join(folder, f"{name}.cu")
-    with open(cu, "w") as f:
-        f.write(source)
-    cubin = compile_cubin(cu, BuildOptions(exact=exact))
-    res = cubin.kernel("hs_kernel")
-    return Built(cubin.path, res.registers, bool(res.spills))
+    """nvcc -cubin of ``source`` (:func:`plane_queue.build`), its kernel ``hs_kernel``."""
+    return build_kernel(source, exact, folder, name, kernel="hs_kernel")
 
 
 class Row:
@@ -346,7 +332,6 @@ def check(rows, layouts, folder: str) -> list[str]:
 
 
 def measure(rows, layouts, repeats: int, folder: str) -> list[dict]:
-    import cupy
     from an5dpy.perf.bench import device_grid
     out = []
     for row in rows:
@@ -358,14 +343,8 @@ def measure(rows, layouts, repeats: int, folder: str) -> list[dict]:
             candidates[f"layout {layout}"] = (HaloRunner(row, layout, built, tuned.signature),
                                               1, built)
         grid = device_grid(row.info, row.env(512, 20), row.dtype)
-        best = {name: 0.0 for name in candidates}
-        for _ in range(repeats):
-            for name, (runner, bt, _) in candidates.items():
-                def env_of(steps, bt=bt):
-                    return row.env(512, bt * math.ceil(steps / bt))
-                best[name] = max(best[name], time_it(lambda e, r=runner: r.run(grid, e),
-                                                     row.info, env_of))
-            cupy.cuda.Device().synchronize()
+        best = best_of_rounds(candidates, grid, row.info, lambda steps: row.env(512, steps),
+                              repeats)
         base = best[next(iter(candidates))]
         for name, (_, _, built) in candidates.items():
             regs = f"{built.registers}{' (spills)' if built.spills else ''}" if built else "-"

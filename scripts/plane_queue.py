@@ -273,15 +273,16 @@ class Built:
     spills: bool
 
 
-def build(source: str, exact: bool, folder: str, name: str) -> Built:
+def build(source: str, exact: bool, folder: str, name: str, kernel: str = "pq_kernel") -> Built:
     """nvcc -cubin of ``source`` with the benchmarks' flags (or the exact ones), as the
-    generated kernels are built (:func:`an5dpy.cuda.runtime.compile_cubin`)."""
+    generated kernels are built (:func:`an5dpy.cuda.runtime.compile_cubin`); the registers
+    and spills of its ``kernel``."""
     from an5dpy.cuda.runtime import BuildOptions, compile_cubin
     cu = os.path.join(folder, f"{name}.cu")
     with open(cu, "w") as f:
         f.write(source)
     cubin = compile_cubin(cu, BuildOptions(exact=exact))
-    res = cubin.kernel("pq_kernel")
+    res = cubin.kernel(kernel)
     return Built(cubin.path, res.registers, bool(res.spills))
 
 
@@ -441,8 +442,23 @@ def time_it(run, info, env_of):
     return gflops(info, env, median(time_runs(lambda: run(env), 2, 1)))
 
 
-def measure(layouts, dtypes, repeats: int, builds: Builds) -> list[dict]:
+def best_of_rounds(candidates: dict, grid, info, env, repeats: int) -> dict[str, float]:
+    """Each candidate's best GFLOP/s (:func:`time_it`) over ``repeats`` rounds that time
+    every candidate in turn: ``candidates`` maps a name to (runner, bT, ...), whose runs
+    are of a step count of whole launches of that bT (``env(steps)``)."""
     import cupy
+    best = {name: 0.0 for name in candidates}
+    for _ in range(repeats):
+        for name, (runner, bt, *_) in candidates.items():
+            def env_of(steps, bt=bt):
+                return env(bt * math.ceil(steps / bt))
+            best[name] = max(best[name], time_it(lambda e, r=runner: r.run(grid, e), info,
+                                                 env_of))
+        cupy.cuda.Device().synchronize()
+    return best
+
+
+def measure(layouts, dtypes, repeats: int, builds: Builds) -> list[dict]:
     from an5dpy.blocking.plan import make_plan
     from an5dpy.perf.bench import device_grid
     plans = {}
@@ -471,14 +487,8 @@ def measure(layouts, dtypes, repeats: int, builds: Builds) -> list[dict]:
             candidates[f"queue {layout}"] = (QueueRunner(layout, built, rest, dtype),
                                              layout.bt, built)
         grid = device_grid(st.info, st.env(512, 20), dtype)
-        best = {name: 0.0 for name in candidates}
-        for _ in range(repeats):
-            for name, (runner, bt, _) in candidates.items():
-                def env_of(steps, bt=bt):
-                    return st.env(512, bt * math.ceil(steps / bt))
-                best[name] = max(best[name], time_it(lambda e, r=runner: r.run(grid, e),
-                                                     st.info, env_of))
-            cupy.cuda.Device().synchronize()
+        best = best_of_rounds(candidates, grid, st.info, lambda steps: st.env(512, steps),
+                              repeats)
         base = best[next(iter(candidates))]
         for name, (runner, bt, built) in candidates.items():
             regs_text = f"{built.registers}{' (spills)' if built.spills else ''}" if built else "-"
