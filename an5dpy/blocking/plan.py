@@ -675,7 +675,8 @@ def check_plan(plan: BlockingPlan, info: StencilInfo,
 def check_halo_loaded(plan: BlockingPlan, info: StencilInfo) -> None:
     """The computing threads load the halo (:class:`HaloCells`) in the kernel of
     templates/halo_loaded.cu.j2: one level (bT 1, so every launch is of degree 1 and
-    reads its boundary cells from its source), a 3D stencil, mode nondiag (the column in
+    reads its boundary cells from its source), a 3D stencil that reads in-plane
+    neighbours (else there is no halo to load), mode nondiag (the column in
     registers, the plane in shared memory), one statement, no older levels, two time
     buffers (the launch's source and destination) and no read-only arrays, with the other options at their defaults (the kernel has one
     barrier per step and no idle warps of its own); its compute region's outermost side
@@ -685,6 +686,8 @@ def check_halo_loaded(plan: BlockingPlan, info: StencilInfo) -> None:
     why = ("needs bT 1 (at bT 2 or more the halo's cells compute levels of their own)"
            if plan.bt != 1
            else "needs a 3D stencil" if plan.ndim != 3
+           else "needs an in-plane halo (with none, every thread computes already)"
+           if not any(plan.plane_radius)
            else "needs mode nondiag" if plan.mode is not Mode.NONDIAG
            else "is not built for a time step of several statements yet" if plan.coupled
            else "is not built for updates that read older time levels yet"

@@ -377,3 +377,11 @@ def test_a_loaded_halo_is_refused_for_more_than_two_time_buffers(tmp_path):
     assert make_plan(info, 1, bs=(10, 34)).levels.rotating
     with pytest.raises(OptionError, match="more than two time buffers"):
         make_plan(info, 1, bs=(10, 34), halo="loaded")
+
+
+def test_a_loaded_halo_is_refused_where_the_stencil_reads_no_in_plane_neighbour():
+    """Reads along the streaming dimension only: no halo to load (and no halo threads)."""
+    only_z = info_of(((-1, 0, 0), (0, 0, 0), (1, 0, 0)))
+    assert make_plan(only_z, 1, bs=(8, 32)).compute_region() == (8, 32)
+    with pytest.raises(OptionError, match="needs an in-plane halo"):
+        make_plan(only_z, 1, bs=(8, 32), halo="loaded")
