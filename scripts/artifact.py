@@ -773,14 +773,16 @@ class ScriptError(Exception):
 
 def table_options(row: dict, defines):
     """A row of table5.csv (:func:`render`) as :class:`an5dpy.driver.Options`: its tuned
-    plan with every option given (cells per thread, barriers and idle warps too: 1, one
-    per level and skipped where a table has no such columns) and its register budget."""
+    plan with every option given (cells per thread, barriers, idle warps and who loads the
+    halo too: 1, one per level, skipped and a thread per halo cell where a table has no
+    such columns) and its register budget."""
     from an5dpy.driver import Options
     sl = "off" if row["sl"] in ("-", "") else int(row["sl"].replace(",", ""))
     regs = "none" if row["regs"] in ("-", "") else int(row["regs"])
     return Options(bt=int(row["bt"]), bs=row["bs"], sl=sl, opt=row["opt"], regs=regs,
                    coarsen=int(row.get("cells") or 1), barriers=row.get("barriers") or "level",
-                   idle=row.get("idle") or "skip", defines=defines)
+                   idle=row.get("idle") or "skip", halo=row.get("halo") or "threads",
+                   defines=defines)
 
 
 def render(out_dir: str) -> None:
@@ -794,7 +796,8 @@ def render(out_dir: str) -> None:
                                                  for d in ("float", "double"))}
     rows.sort(key=lambda r: order[(r["stencil"], r["dtype"])])
     gpu = rows[0]["gpu"] if rows else "?"
-    fields = ["stencil", "dtype", "bt", "bs", "sl", "opt", "cells", "barriers", "idle", "regs",
+    fields = ["stencil", "dtype", "bt", "bs", "sl", "opt", "cells", "barriers", "idle", "halo",
+              "regs",
               "tuned_gflops",
               "model_gflops", "model_accuracy", "sconf_gflops", "naive_gflops",
               "original_an5d_gflops", "tuned_over_original", "tuned_over_naive",
@@ -808,7 +811,7 @@ def render(out_dir: str) -> None:
             "stencil": r["stencil"], "dtype": r["dtype"], "bt": p["bt"], "bs": p["bs_text"],
             "sl": p["sl"] or "-", "opt": p["opt"], "cells": p.get("coarsen", 1),
             "barriers": p.get("barriers", "level"), "idle": p.get("idle", "skip"),
-            "regs": b["cap"] or "-",
+            "halo": p.get("halo_cells", "threads"), "regs": b["cap"] or "-",
             "tuned_gflops": round(b["gflops"]), "model_gflops": round(b["predicted"]),
             "model_accuracy": round(b["gflops"] / b["predicted"], 3) if b["predicted"] else "",
             "sconf_gflops": round(r["sconf"]["gflops"]) if r["sconf"] else "",
@@ -854,7 +857,7 @@ def render(out_dir: str) -> None:
              "the fastest measured plan of the model's top 5 over the tuned plan (what "
              "measuring only the model's top 5 would keep).", "",
              "| stencil | dtype | bT | bS | sl | opt | cells/thread | barriers | idle warps "
-             "| regs | tuned "
+             "| halo | regs | tuned "
              "| model | acc. | Sconf | naive | original AN5D | tuned/orig. | tuned/naive "
              "| best in model top 5 | top 5 / tuned | steps |",
              "|" + "---|" * len(fields)]

@@ -192,6 +192,33 @@ def test_rows_of_an_earlier_generation_of_kernels_are_listed(artifact, tmp_path)
                         "j2d9pt float", "j3d27pt float"}
 
 
+def test_a_tuned_plan_that_loads_its_halo_keeps_it_through_table5(artifact, tmp_path):
+    """table5.csv names who loads each tuned plan's halo, and :func:`table_options` (the
+    plans of scripts/snapshot.py, default_plans.py and regenerate.py) gives it back; a
+    table without the column has a thread per halo cell."""
+    import csv
+    import os
+    from an5dpy.blocking.plan import make_plan
+    from an5dpy.driver import choose_plan, load
+    from paths import C_INPUTS
+    rows = h200_rows()
+    row = next(r for r in rows if (r["stencil"], r["dtype"]) == ("star3d4r", "float"))
+    info = load(os.path.join(C_INPUTS, "star3d4r.c"), (("SB_TYPE", "float"),))[1]
+    plan = make_plan(info, 1, bs=(24, 72), sl=128, coarsen=4, halo="loaded")
+    row["best"] = dict(row["best"], plan=plan.to_json(), describe=plan.describe(), cap=None)
+    text = rendered_table5(artifact, tmp_path, rows)
+    assert "| idle warps | halo | regs |" in text
+    assert "| star3d4r | float | 1 | 72x24 | 128 | nondiag | 4 | level | skip | loaded | - |" \
+        in text
+    table = {(r["stencil"], r["dtype"]): r for r in csv.DictReader(open(tmp_path / "table5.csv"))}
+    defines = (("SB_TYPE", "float"),)
+    options = artifact.table_options(table[("star3d4r", "float")], defines)
+    assert choose_plan(info, options).plan == plan
+    assert artifact.table_options(table[("star3d1r", "float")], defines).halo == "threads"
+    old = {k: v for k, v in table[("star3d4r", "float")].items() if k != "halo"}
+    assert artifact.table_options(old, defines).halo == "threads"
+
+
 def test_measure_rows_times_the_neighbours_of_the_fastest_plans_of_each_row(
         artifact, tmp_path, monkeypatch):
     """A row's run without a GPU (builds and runs faked): the candidates, then the
