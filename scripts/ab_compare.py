@@ -38,7 +38,8 @@ sys.path.insert(0, HERE)
 
 #: The plan settings of a case and their an5d-translate flags.
 FLAGS = {"bt": "--bt", "bs": "--bs", "sl": "--sl", "coarsen": "--coarsen",
-         "barriers": "--barriers", "idle": "--idle", "opt": "--opt", "regs": "--regs"}
+         "barriers": "--barriers", "idle": "--idle", "halo": "--halo", "opt": "--opt",
+         "regs": "--regs"}
 
 
 def parse_case(text: str) -> tuple[str, str, dict[str, str]]:

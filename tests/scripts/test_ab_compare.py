@@ -43,6 +43,16 @@ def test_write_has_the_checkout_translate_the_case_and_the_plan_is_the_same(tmp_
     assert generate(info, plan, "star2d1r", regs=regs).files()["star2d1r_kernel.cu"] == kernel
 
 
+def test_a_case_whose_computing_threads_load_the_halo(tmp_path):
+    case = "star3d4r float bt=1 bs=72x24 sl=off coarsen=4 halo=loaded"
+    folder = ab_compare.write_case(case, str(tmp_path), REPO)
+    kernel = open(os.path.join(folder, "star3d4r_kernel.cu")).read()
+    _, info, plan, regs = ab_compare.plan_of(case)
+    assert plan.halo_loaded and regs is None and plan.describe() in kernel
+    from an5dpy.driver import generate
+    assert generate(info, plan, "star3d4r").files()["star3d4r_kernel.cu"] == kernel
+
+
 def test_the_table_gives_each_cases_best_runs_their_ratio_and_whether_the_results_agree():
     row = {"case": CASE, "old": [100.0, 120.0], "new": [150.0, 140.0], "ratio": 150 / 120,
            "registers": {"old": (128, True), "new": (96, False)}, "results": "close"}
