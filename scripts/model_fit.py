@@ -136,7 +136,7 @@ class Dataset:
     ranked: np.ndarray
     tuned_option: np.ndarray  # per row (-1: the tuned plan cannot be placed)
     useful: np.ndarray  # per row: useful FLOPs of the run
-    plan_cells: list  # per plan: (dimensions, cells per thread), CELL_EFFICIENCY's key
+    plan_cells: list  # per plan: CELL_EFFICIENCY's key (an5dpy.perf.model.efficiency_key)
 
     def option_seconds(self, setting: Setting) -> np.ndarray:
         terms = replace(self.terms, step_latency=np.full_like(self.terms.step_latency,
@@ -146,11 +146,10 @@ class Dataset:
 
     def with_efficiency(self, table: dict) -> "Dataset":
         """The dataset with each launch's efficiency taken from ``table`` by its plan's
-        (dimensions, cells per thread), as the model takes CELL_EFFICIENCY's
+        key (dimensions, cells per thread, kernel), as the model takes CELL_EFFICIENCY's
         (an5dpy.perf.model.efficiency_at)."""
         from an5dpy.perf.model import efficiency_at
-        per_plan = np.array([efficiency_at(ndim, cells, table)
-                             for ndim, cells in self.plan_cells])
+        per_plan = np.array([efficiency_at(key, table) for key in self.plan_cells])
         efficiency = per_plan[self.option_plan[self.option]]
         return replace(self, terms=replace(self.terms, efficiency=efficiency))
 
@@ -195,7 +194,7 @@ def load(path: str, gpu=None) -> tuple[object, Dataset]:
     from an5dpy.errors import UsageError
     from an5dpy.perf.bench import paper_env
     from an5dpy.perf.gpus import get_gpu
-    from an5dpy.perf.model import Model
+    from an5dpy.perf.model import Model, efficiency_key
     from an5dpy.perf.tune import plan_from_json
 
     with open(path) as f:
@@ -217,7 +216,7 @@ def load(path: str, gpu=None) -> tuple[object, Dataset]:
             assert plan.describe() == describe, (plan.describe(), describe)
             index = len(plans)
             plans.append((len(rows), describe, row.measured[describe]))
-            cells.append((plan.ndim, plan.coarsen))
+            cells.append(efficiency_key(plan.ndim, plan.coarsen, plan.halo_loaded))
             budgets = list(model.budgets(plan))
             own = describe == row.tuned[0] and row.tuned[1] not in budgets
             for budget in budgets + ([row.tuned[1]] if own else []):
@@ -384,19 +383,23 @@ def model_setting(gpu) -> Setting:
 
 
 def unbounded_kernels(path: str) -> dict:
-    """Per (mode, dtype, dimensions, cells per thread): (ptxas's registers over the plan's
+    """Per (mode, dtype, dimensions, cells per thread) (an5dpy.perf.model.ratio_key: the
+    mode ``nondiag/loaded`` where the computing threads load the halo): (ptxas's registers
+    over the plan's
     estimate (BlockingPlan.register_estimate), whether ptxas held the kernel at its launch
     bounds' limit) of each kernel of DIR/rows.jsonl built without a register budget, in
     modes nondiag and assoc."""
-    from an5dpy.blocking.plan import budget_register_limit
+    from an5dpy.blocking.plan import HaloCells, budget_register_limit
+    from an5dpy.perf.model import ratio_key
     kernels: dict = {}
     with open(path) as f:
         for line in f:
             for m in json.loads(line)["measured"]:
                 plan = m["plan"]
                 if m["cap"] is None and m.get("registers") and plan["opt"] != "none":
-                    key = (plan["opt"], plan["dtype"], len(plan["bs"]) + 1,
-                           plan.get("coarsen", 1))
+                    key = ratio_key(plan["opt"], plan["dtype"], len(plan["bs"]) + 1,
+                                    plan.get("coarsen", 1),
+                                    plan.get("halo_cells") == HaloCells.LOADED.value)
                     held = m["registers"] >= budget_register_limit(None, plan["nthreads"])
                     kernels.setdefault(key, []).append(
                         (m["registers"] / plan["register_estimate"], held))
@@ -421,8 +424,9 @@ def held_shares(path: str) -> dict:
 
 def cell_efficiencies(data: Dataset, setting: Setting, keep_rows=None) -> dict:
     """Measured over predicted GFLOP/s of every measured plan (at its best ranked budget),
-    predicted with an efficiency of 1, median per (dimensions, cells per thread) over the
-    kept rows, over the median of one cell per thread of the same dimensions: the model's
+    predicted with an efficiency of 1, median per key (dimensions, cells per thread and
+    kernel: an5dpy.perf.model.efficiency_key) over the kept rows, over the median of one
+    cell per thread of the same dimensions with halo threads: the model's
     CELL_EFFICIENCY."""
     plain = data.with_efficiency({})
     predicted = data.useful[[p[0] for p in data.plans]] / plain.plan_seconds(
@@ -465,9 +469,10 @@ def print_efficiency(data: Dataset, setting: Setting) -> int:
     """--efficiency: the table, then the ranking without it, with it and cross-validated."""
     from an5dpy.perf.model_constants import CELL_EFFICIENCY
     table = cell_efficiencies(data, setting)
-    for (ndim, cells), value in table.items():
-        print(f"{ndim}D {cells} cells/thread: {value:.2f} (CELL_EFFICIENCY "
-              f"{CELL_EFFICIENCY.get((ndim, cells), 1.0):.2f})")
+    for key, value in table.items():
+        kernel = " (halo loaded)" if key[2:] else ""
+        print(f"{key[0]}D {key[1]} cells/thread{kernel}: {value:.2f} (CELL_EFFICIENCY "
+              f"{CELL_EFFICIENCY.get(key, 1.0):.2f})")
     n = len(data.rows)
     for label, scored in (("without", data.with_efficiency({})),
                           ("with CELL_EFFICIENCY", data.with_efficiency(CELL_EFFICIENCY))):

@@ -147,7 +147,9 @@ def count(case: Case, folder: str) -> Count:
     own = next(k for k in kernels.model.kernels if k.name.endswith(f"_kernel_d{plan.depth}"))
     sass = subprocess.run(["cuobjdump", "-sass", "-fun", own.name, cubin.path],
                           capture_output=True, text=True, check=True).stdout
-    return Count(case, plan.describe(), own.unroll, own.unroll * plan.depth * plan.coarsen,
+    # a kernel whose computing threads load the halo streams one plane an iteration
+    unroll = 1 if plan.halo_loaded else own.unroll
+    return Count(case, plan.describe(), unroll, unroll * plan.depth * plan.coarsen,
                  report.registers if report else None, bool(report and report.spills),
                  tuple(loops(sass)))
 

@@ -96,7 +96,9 @@ class HaloCells(enum.Enum):
     are those of ``THREADS``; only the threads (:attr:`BlockingPlan.threads`) and the
     CUDA (templates/halo_loaded.cu.j2) differ. Hand-written first (scripts/halo_stream.py,
     artifact/H200/halo_stream.md): 1.2-1.6x the tuned bT 1 plans of star3d3r and star3d4r
-    on the H200. The values are the command line's spelling (``--halo``)."""
+    on the H200; generated in modes nondiag and assoc, 1.1-1.8x those of box3d2r-4r too
+    (artifact/H200/halo_loaded.md). The values are the command line's spelling
+    (``--halo``)."""
 
     THREADS = "threads"
     LOADED = "loaded"
@@ -319,6 +321,16 @@ class BlockingPlan:
         return self.halo_cells is HaloCells.LOADED
 
     @property
+    def halo_loads_per_thread(self) -> int:
+        """With the halo loaded (:attr:`HaloCells.LOADED`): the halo cells a computing
+        thread loads each step, the tile's halo over the block's threads rounded up (the
+        last round leaves some threads without one); 0 with halo threads."""
+        if not self.halo_loaded:
+            return 0
+        halo = math.prod(self.bs) - math.prod(self.compute_region(1))
+        return -(-halo // self.nthreads)
+
+    @property
     def thread_block(self) -> tuple[int, ...]:
         """The launch's ``dim3`` block: :attr:`threads`, contiguous dimension (x) first."""
         return tuple(reversed(self.threads))
@@ -348,6 +360,10 @@ class BlockingPlan:
     def registers_per_thread(self, degree: int | None = None) -> int:
         """Plane registers the schedule allocates (not counting nvcc's temporaries)."""
         d = self.depth if degree is None else degree
+        if self.halo_loaded:
+            # each cell's column of 2r + 1 planes and its plane loaded a step ahead, and the
+            # halo cells' values loaded a step ahead (templates/halo_loaded.cu.j2)
+            return (self.ring + 1) * self.coarsen + self.halo_loads_per_thread
         if self.mode is Mode.ASSOC:
             # one loaded plane, an accumulator ring per level, for each of the thread's cells
             return (1 + d * self.ring) * self.coarsen
@@ -677,7 +693,8 @@ def check_halo_loaded(plan: BlockingPlan, info: StencilInfo) -> None:
     templates/halo_loaded.cu.j2: one level (bT 1, so every launch is of degree 1 and
     reads its boundary cells from its source), a 3D stencil that reads in-plane
     neighbours (else there is no halo to load), mode nondiag (the column in
-    registers, the plane in shared memory), one statement, no older levels, two time
+    registers, the plane in shared memory) or assoc (each arriving plane in shared memory,
+    added into the cell's sums), one statement, no older levels, two time
     buffers (the launch's source and destination) and no read-only arrays, with the other options at their defaults (the kernel has one
     barrier per step and no idle warps of its own); its compute region's outermost side
     a multiple of the cells per thread, and its two tile planes within the static
@@ -688,7 +705,8 @@ def check_halo_loaded(plan: BlockingPlan, info: StencilInfo) -> None:
            else "needs a 3D stencil" if plan.ndim != 3
            else "needs an in-plane halo (with none, every thread computes already)"
            if not any(plan.plane_radius)
-           else "needs mode nondiag" if plan.mode is not Mode.NONDIAG
+           else "needs mode nondiag or assoc"
+           if plan.mode not in (Mode.NONDIAG, Mode.ASSOC)
            else "is not built for a time step of several statements yet" if plan.coupled
            else "is not built for updates that read older time levels yet"
            if plan.levels.older

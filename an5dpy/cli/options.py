@@ -119,8 +119,8 @@ def add_plan(p: argparse.ArgumentParser, quiet_help: str = "do not print the pla
                         "space holds skip only; 'an5d tune --measure' also times compute)")
     g.add_argument("--halo", choices=("auto", "threads", "loaded"),
                    help="who loads a block's in-plane halo: threads: a thread per halo cell "
-                        "(AN5D's layout); loaded: bT 1, 3D, mode nondiag: the computing "
-                        "threads load it, every lane computes (--bs stays the block's tile, "
+                        "(AN5D's layout); loaded: bT 1, 3D, mode nondiag or assoc: the "
+                        "computing threads load it, every lane computes (--bs stays the tile, "
                         "halo included). Default: threads (the model's search space holds "
                         "threads only; 'an5d tune --measure' also times loaded)")
     g.add_argument("--opt", choices=("auto", "nondiag", "assoc", "none"),

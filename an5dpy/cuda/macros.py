@@ -811,21 +811,19 @@ def _accumulate(printer: UpdatePrinter, by_plane: dict[int, list], r: int, dtype
     return lines
 
 
-def _assoc_macros(printer: UpdatePrinter, info: StencilInfo, plan: BlockingPlan, d: int,
-                  dtype: str, acc_type: str) -> list[Macro]:
-    r = printer.r
+def _assoc_sum(printer: UpdatePrinter, info: StencilInfo, dtype: str, acc_type: str
+               ) -> tuple[list[str], str]:
+    """Mode assoc's statements adding an arriving plane's terms into the accumulators
+    (:func:`_accumulate`) and the finished sum's expression over ``an5d_a0`` (the sum, or
+    the sum and the update's trailing operation)."""
     form = info.assoc
-    src, q, b = P_SRC, P_PLANE, P_BUF
-    take_, fin, guarded, do_store = P_TAKE, P_FIN, P_GUARDED, P_STORE
-    accs = accumulator_params(r)
-    a0 = accs[0]
+    a0 = accumulator_params(printer.r)[0]
     by_plane: dict[int, list] = {}
     for dz, term in form.terms:
         if term.ctype != form.sum_type:
             term = Cast(form.sum_type, term.coord, term, True)
         by_plane.setdefault(dz, []).append(term)
-    updates = _accumulate(printer, by_plane, r, dtype, acc_type)
-    idle = warp_branch_levels(plan, d)
+    updates = _accumulate(printer, by_plane, printer.r, dtype, acc_type)
     total = f"(({form.sum_type})({a0}))"
     if form.post is not None:
         op, k = form.post
@@ -835,6 +833,41 @@ def _assoc_macros(printer: UpdatePrinter, info: StencilInfo, plan: BlockingPlan,
         total = ((op == "/" and printer.constants.divide(
             Binary(ctype, None, op, None, k), lhs, f"(({ctype})({k_text}))"))
             or f"({lhs} {op} ({k_text}))")
+    return updates, total
+
+
+#: A kernel whose computing threads load the halo, mode assoc: the macro adding an arriving
+#: plane's terms into a cell's accumulators, and the finished sum of its ``an5d_a0``.
+ACCUMULATE_MACRO, FINISH_MACRO = "AN5D_ACCUMULATE", "AN5D_FINISH"
+
+
+def loaded_assoc_macros(info: StencilInfo, plan: BlockingPlan, constants: "ConstantTable"
+                        ) -> tuple[Macro, LineMacro]:
+    """Mode assoc in a kernel whose computing threads load the halo
+    (templates/halo_loaded.cu.j2): ``AN5D_ACCUMULATE(an5d_arriving, an5d_a0, ..,
+    an5d_a<2r>, an5d_b)`` adds the terms of the plane arriving in shared buffer ``an5d_b``
+    (the cell's own value ``an5d_arriving``) to the accumulators, the newest one started
+    from zero, as the level ops of mode assoc do (the same statements, so the same sums);
+    ``AN5D_FINISH(an5d_a0)`` is the value stored, as the last level stores it."""
+    printer = UpdatePrinter(info, plan, info.update, constants)
+    dtype = plan.dtype
+    acc_type = accumulator_type(info.assoc.sum_type, dtype)
+    updates, total = _assoc_sum(printer, info, dtype, acc_type)
+    accs = accumulator_params(printer.r)
+    return (Macro(ACCUMULATE_MACRO, (P_SRC, *accs, P_BUF), tuple(updates)),
+            LineMacro(FINISH_MACRO, (accs[0],),
+                      f"(({dtype})(({acc_type})(({dtype})({total}))))"))
+
+
+def _assoc_macros(printer: UpdatePrinter, info: StencilInfo, plan: BlockingPlan, d: int,
+                  dtype: str, acc_type: str) -> list[Macro]:
+    r = printer.r
+    src, q, b = P_SRC, P_PLANE, P_BUF
+    take_, fin, guarded, do_store = P_TAKE, P_FIN, P_GUARDED, P_STORE
+    accs = accumulator_params(r)
+    a0 = accs[0]
+    updates, total = _assoc_sum(printer, info, dtype, acc_type)
+    idle = warp_branch_levels(plan, d)
     def store_lines(level: int) -> tuple[str, ...]:
         return (f"if ({do_store}) {{ if (an5d_act & {1 << level}u) {a0} = ({acc_type})"
                 f"(({dtype})({total})); if (an5d_act & {1 << level}u) "

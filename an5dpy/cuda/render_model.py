@@ -26,7 +26,7 @@ from an5dpy.cuda.macros import (ASSOC_LAST, ASSOC_TAKE, EVALUATE_HALF, FINISH_PA
                                 SYNC_MACRO, WRITE_HALF, CoefLayout, ConstantTable, LineMacro,
                                 Macro, accumulator_type, assoc_guard_flags, boundary_pointer,
                                 CELL_MAJOR_INDEX, cell_major_index, cell_major_read,
-                                WARP_ACT, coef_layouts, level_macros,
+                                WARP_ACT, coef_layouts, level_macros, loaded_assoc_macros,
                                 warp_branch_levels, loads_boundary, older_name,
                                 plane_macros, row_neighbours, smem_read, update_macros,
                                 UPDATE_MACRO)
@@ -855,6 +855,12 @@ def _rotating_pointers(plan: BlockingPlan, degree: int) -> tuple[str, ...]:
     return tuple(lines)
 
 
+def accumulator_names(cell: int, ring: int) -> tuple[str, ...]:
+    """A cell's sums in the kernel whose computing threads load the halo, mode assoc
+    (:class:`HaloLoadedCode`), the one finishing next first."""
+    return tuple(f"an5d_acc_x{cell}_{k}" for k in range(ring))
+
+
 def column_registers(cell: int, ring: int) -> tuple[str, ...]:
     """A cell's column registers in the kernel whose computing threads load the halo,
     plane ``z - r`` first (:class:`HaloLoadedCode`)."""
@@ -906,6 +912,53 @@ class HaloLoadedCode:
     per_thread: int
     updates: tuple[str, ...]
     macros: tuple[LineMacro, ...]  # the update's (of the render model's shared macros)
+    #: mode assoc: the sums' type, each cell's call adding the arriving plane into its
+    #: sums (``updates[m]`` is then the finished sum of the cell's ``_0`` accumulator),
+    #: the statement macro they call
+    acc_type: str = ""
+    accumulations: tuple[str, ...] = ()
+    statement_macros: tuple[Macro, ...] = ()
+
+    @property
+    def assoc(self) -> bool:
+        """Whether each arriving plane is added into the cells' sums (mode assoc) rather
+        than kept in a column of registers (mode nondiag)."""
+        return bool(self.accumulations)
+
+    @property
+    def macro_names(self) -> tuple[str, ...]:
+        """The macros the kernel defines (and undefines after it)."""
+        return tuple(mac.name for mac in (*self.macros, *self.statement_macros))
+
+    @property
+    def halo_lag(self) -> int:
+        """Planes below the first plane a stream block computes from which its halo is
+        loaded: mode assoc reads each arriving plane's halo, from plane S0 - r on; mode
+        nondiag only the computed plane's."""
+        return self.radius if self.assoc else 0
+
+    def halo_start_plane(self, first: str) -> str:
+        """The plane a stream block's halo loads start at, from its first plane ``first``
+        (:attr:`halo_lag` below it)."""
+        return f"({first} - {self.halo_lag})" if self.halo_lag else first
+
+    @property
+    def halo_start_exists(self) -> str:
+        """The condition, joined to a halo cell's own, that its first plane exists (always
+        where it is the stream block's first plane)."""
+        return (f" && {self.halo_start_plane('an5d_S0')} >= an5d_first" if self.halo_lag
+                else "")
+
+    def accumulators(self, cell: int) -> tuple[str, ...]:
+        """Mode assoc: cell ``cell``'s sums, ``_0`` (plane ``p - r`` of the plane ``p``
+        arriving) finishing next."""
+        return accumulator_names(cell, self.ring)
+
+    def rotation(self, cell: int) -> tuple[tuple[str, str], ...]:
+        """Mode assoc: the sums' moves one plane down after ``_0`` is finished, ``(to,
+        from)``; the top one is started anew by the next plane's terms."""
+        names = self.accumulators(cell)
+        return tuple(zip(names[:-1], names[1:]))
 
     @property
     def ring(self) -> int:
@@ -930,8 +983,8 @@ class HaloLoadedCode:
         return tuple(zip(names[0 if lowest else 1:-1], names[1 if lowest else 2:]))
 
     @staticmethod
-    def of(info: StencilInfo, plan: BlockingPlan, shared: tuple[LineMacro, ...]
-           ) -> "HaloLoadedCode":
+    def of(info: StencilInfo, plan: BlockingPlan, shared: tuple[LineMacro, ...],
+           constants: ConstantTable) -> "HaloLoadedCode":
         tile, compute = plan.bs, plan.compute_region(1)
         r1, r2 = plan.plane_radius
         rects = ((0, 0, tile[1], r1 * tile[1]), (r1 + compute[0], 0, tile[1], r1 * tile[1]),
@@ -953,9 +1006,17 @@ class HaloLoadedCode:
             rows = (row_value(m, dy) for dy in row_neighbours(info, plan))
             return f"{UPDATE_MACRO}({', '.join((*column, 'an5d_buf', *rows))})"
 
-        return HaloLoadedCode(tile, compute, plan.plane_radius, r, plan.reach, cells,
-                              plan.nthreads, tuple(regions), start,
-                              -(-start // plan.nthreads), tuple(map(update, range(cells))),
+        common = (tile, compute, plan.plane_radius, r, plan.reach, cells, plan.nthreads,
+                  tuple(regions), start, plan.halo_loads_per_thread)
+        if plan.mode is Mode.ASSOC:
+            accumulate, finish = loaded_assoc_macros(info, plan, constants)
+            sums = [accumulator_names(m, 2 * r + 1) for m in range(cells)]
+            return HaloLoadedCode(
+                *common, tuple(f"{finish.name}({acc[0]})" for acc in sums), (finish,),
+                accumulator_type(info.assoc.sum_type, plan.dtype),
+                tuple(f"{accumulate.name}({', '.join((f'an5d_v_x{m}', *acc, 'an5d_buf'))})"
+                      for m, acc in enumerate(sums)), (accumulate,))
+        return HaloLoadedCode(*common, tuple(map(update, range(cells))),
                               tuple(mac for mac in shared if mac.name == UPDATE_MACRO))
 
 
@@ -1001,7 +1062,8 @@ def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem
         divisors=constants.divisor_declarations, levels=plan.levels,
         rotating=RotatingBuffers.of(plan.levels) if plan.levels.rotating else None,
         fields=plan.fields if plan.coupled else 0,
-        halo_loaded=HaloLoadedCode.of(info, plan, shared) if plan.halo_loaded else None)
+        halo_loaded=(HaloLoadedCode.of(info, plan, shared, constants) if plan.halo_loaded
+                     else None))
 
 
 def _used_in_update(info: StencilInfo, name: str) -> bool:

@@ -120,7 +120,8 @@ from an5dpy.perf.model_constants import (BARRIER_STALL, BOTTLENECKS, BRANCH_INST
                                          DOUBLE_DIVISION_LATENCY, EXPOSED_ISSUE,
                                          FIXED_DIVISOR_DIVISION_INSTRUCTIONS,
                                          FIXED_DIVISOR_DIVISION_LATENCY,
-                                         FIELD_SELECT_INSTRUCTIONS, INTERIOR_LEVEL_OVERHEAD,
+                                         FIELD_SELECT_INSTRUCTIONS, HALO_LOAD_INSTRUCTIONS,
+                                         INTERIOR_LEVEL_OVERHEAD,
                                          LEVEL_OVERHEAD, LONE_BLOCK_EXPOSED, NORM_EXPONENT,
                                          REGISTER_BUDGETS,
                                          SPILL_GROWTH_CELLS, SPILL_INSTRUCTIONS, STEP_OVERHEAD,
@@ -164,25 +165,52 @@ def level_overhead(plan: BlockingPlan) -> float:
     return INTERIOR_LEVEL_OVERHEAD if plan.interior_phase else LEVEL_OVERHEAD[plan.ndim]
 
 
+def ratio_key(mode: str, dtype: str, ndim: int, cells: int, halo_loaded: bool) -> tuple:
+    """:data:`UNBOUNDED_RATIO`'s key: a kernel whose computing threads load the halo
+    (:attr:`~an5dpy.blocking.plan.HaloCells.LOADED`) is another kernel than its mode's,
+    keyed ``"<mode>/loaded"``."""
+    return (f"{mode}/loaded" if halo_loaded else mode, dtype, ndim, cells)
+
+
 def unbounded_ratio(plan: BlockingPlan, cells: int | None = None) -> float:
-    """:data:`UNBOUNDED_RATIO` of the plan's mode, dtype and dimensions, at its cells per
+    """:data:`UNBOUNDED_RATIO` of the plan's kernel (:func:`ratio_key`), at its cells per
     thread or ``cells`` (1 where the table has none)."""
-    key = (plan.mode.value, plan.dtype, plan.ndim, plan.coarsen if cells is None else cells)
+    key = ratio_key(plan.mode.value, plan.dtype, plan.ndim,
+                    plan.coarsen if cells is None else cells, plan.halo_loaded)
     return UNBOUNDED_RATIO.get(key, 1.0)
 
 
+def issuing_share(plan: BlockingPlan, level: int) -> float:
+    """The share of a level's thread slots (one per cell of the block's tile and plane)
+    that warps evaluating the level hold: :func:`computing_warp_fraction`; where the
+    computing threads load the halo, the compute region's share of the tile (those threads
+    are the block's, and every one computes)."""
+    if plan.halo_loaded:
+        return math.prod(plan.compute_region(1)) / math.prod(plan.bs)
+    return computing_warp_fraction(plan, level)
+
+
 def cell_efficiency(plan: BlockingPlan) -> float:
-    """:data:`CELL_EFFICIENCY` of the plan's dimensions at its cells per thread
-    (:func:`efficiency_at`)."""
-    return efficiency_at(plan.ndim, plan.coarsen)
+    """:data:`CELL_EFFICIENCY` of the plan's kernel at its cells per thread
+    (:func:`efficiency_key`, :func:`efficiency_at`)."""
+    return efficiency_at(efficiency_key(plan.ndim, plan.coarsen, plan.halo_loaded))
 
 
-def efficiency_at(ndim: int, cells: int, table: dict | None = None) -> float:
-    """``table`` (default :data:`CELL_EFFICIENCY`) at (``ndim``, ``cells``): beyond its
-    largest cells per thread the largest's, 1 for dimensions it has no entry of."""
+def efficiency_key(ndim: int, cells: int, halo_loaded: bool) -> tuple:
+    """:data:`CELL_EFFICIENCY`'s key: (dimensions, cells per thread), and ``"loaded"``
+    for a kernel whose computing threads load the halo
+    (:attr:`~an5dpy.blocking.plan.HaloCells.LOADED`), another kernel."""
+    return (ndim, cells, "loaded") if halo_loaded else (ndim, cells)
+
+
+def efficiency_at(key: tuple, table: dict | None = None) -> float:
+    """``table`` (default :data:`CELL_EFFICIENCY`) at ``key`` (:func:`efficiency_key`):
+    beyond the largest cells per thread of its kernel and dimensions the largest's, 1
+    where it has no entry of them."""
     table = CELL_EFFICIENCY if table is None else table
-    known = [c for (d, c) in table if d == ndim and c <= cells]
-    return table[(ndim, max(known))] if known else 1.0
+    ndim, cells, kind = key[0], key[1], key[2:]
+    known = [k[1] for k in table if k[0] == ndim and k[2:] == kind and k[1] <= cells]
+    return table[(ndim, max(known), *kind)] if known else 1.0
 
 
 def shared_stores(plan: BlockingPlan, work: LevelWork) -> int:
@@ -760,7 +788,7 @@ class Model:
         instructions = spill_warps = chains = 0.0
         for s in range(substeps):
             steps = range(s + 1, d + 1, substeps)
-            level_warps = {T: levels[T].total / WARP_SIZE * computing_warp_fraction(plan, T)
+            level_warps = {T: levels[T].total / WARP_SIZE * issuing_share(plan, T)
                            for T in steps}
             warps = sum(level_warps.values())
             instructions += (warps * self.spill_free_instructions(plan, d, s)
@@ -773,6 +801,9 @@ class Model:
         # with one barrier per step)
         barriers = d * barriers_per_level(plan, d) * plan.coarsen
         block_warps = math.ceil(plan.nthreads / WARP_SIZE)
+        # every warp of a block that loads its halo issues each of its rounds a step
+        instructions += (block_steps * block_warps * plan.halo_loads_per_thread
+                         * HALO_LOAD_INSTRUCTIONS)
         return replace(terms, step_latency=gpu.step_latency_cycles, chain_cycles=chains,
                        block_steps=block_steps, issue_instructions=instructions,
                        spill_warps=spill_warps, barrier_warps=barriers * block_warps,

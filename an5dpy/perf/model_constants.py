@@ -71,6 +71,14 @@ COEF_READ_INSTRUCTIONS = 4
 #: the boundary plane's address and the select. Counted from the kernels' macros (CALCn of
 #: cuda/macros.py), not fitted: no measurement of such kernels is in artifact/H200.
 FIELD_SELECT_INSTRUCTIONS = 2
+#: Instructions per halo cell that a block's computing threads load, per thread and
+#: streaming step (plan.HaloCells.LOADED, templates/halo_loaded.cu.j2): the store of the
+#: value loaded a step before to the shared plane, the pointer's advance, the predicated
+#: load of the next plane's value and their predicates. Counted in the stream loops' SASS
+#: (scripts/sass_counts.py, nvcc 13.0, sm_90): star3d3r float's loop with 2 cells per
+#: thread runs 120, 139 and 151 instructions at 1, 2 and 3 halo cells per thread, and
+#: its cells take the instructions of a cell of the plans with halo threads.
+HALO_LOAD_INSTRUCTIONS = 16
 #: Cycles from one dependent arithmetic instruction to the next (FFMA / DFMA latency).
 DEPENDENT_LATENCY = {"float": 4, "double": 8}
 #: Share of a block's own issue time per step (its warp-instructions over the SM's
@@ -153,7 +161,11 @@ WARP_CPI = 0.5
 #: unbounded kernels that measured up to 2x slower. A ratio, not a count: the excess grows
 #: with the plan (star2d4r float at bT 5 with 2 cells per thread: an estimate of 115, ptxas
 #: 253), and more with cells per thread, whose unrolled cells nvcc schedules together.
-#: Mode none (10 kernels): none.
+#: Mode none (10 kernels): none. Kernels whose computing threads load the halo
+#: (plan.HaloCells.LOADED; ``nondiag/loaded``, model.ratio_key) are other kernels: their
+#: medians over the plans of star3d3r and star3d4r (38 kernels, 2026-11-28), and in mode
+#: assoc (``assoc/loaded``) over those of box3d2r-4r, whose 2r + 1 sums a cell ptxas
+#: keeps beside the arriving plane's values (2.1-2.5 with 2 and 4 cells).
 UNBOUNDED_RATIO = {
     ("assoc", "float", 2, 1): 1.36, ("assoc", "float", 2, 2): 1.47,
     ("assoc", "float", 2, 4): 1.64, ("assoc", "float", 3, 1): 1.28,
@@ -167,6 +179,11 @@ UNBOUNDED_RATIO = {
     ("nondiag", "double", 2, 1): 1.10, ("nondiag", "double", 2, 2): 1.19,
     ("nondiag", "double", 2, 4): 1.27, ("nondiag", "double", 3, 1): 0.98,
     ("nondiag", "double", 3, 2): 1.08, ("nondiag", "double", 3, 4): 1.14,
+    ("nondiag/loaded", "float", 3, 2): 1.54, ("nondiag/loaded", "float", 3, 4): 1.61,
+    ("nondiag/loaded", "double", 3, 2): 1.14, ("nondiag/loaded", "double", 3, 4): 1.47,
+    ("assoc/loaded", "float", 3, 1): 1.23, ("assoc/loaded", "float", 3, 2): 2.06,
+    ("assoc/loaded", "float", 3, 4): 2.25, ("assoc/loaded", "double", 3, 1): 1.24,
+    ("assoc/loaded", "double", 3, 2): 2.17, ("assoc/loaded", "double", 3, 4): 2.47,
 }
 #: Cells per thread from which a budget's spills are counted against the registers that the
 #: cells take as ptxas builds them (spill_free_registers grown by UNBOUNDED_RATIO over one
@@ -212,9 +229,24 @@ SPILL_GROWTH_CELLS = 4
 #: rows instead of 17 (within 3%: 26, not 23), over the whole space 21 instead of 16, the
 #: accuracy is 1.105 instead of 1.153, the score left out per stencil stays 22 (26), and
 #: the first pick among the measured plans runs at 0.861 of the fastest instead of 0.878.
+#: Kernels whose computing threads load the halo (plan.HaloCells.LOADED) are keyed apart,
+#: ``(3, cells, "loaded")`` (model.efficiency_key): priced with the efficiency of the
+#: plans with halo threads, the fastest plans of star3d3r and star3d4r measured 1.25-1.5x
+#: their prediction while those plans measured 0.8x theirs. Their medians (2026-11-28,
+#: twentieth session, relative to 3D one cell with halo threads, their registers keyed
+#: apart) read 1.31 and 1.40 with 2 and 4 cells and took them, and 3D 2 cells, its loaded
+#: kernels no longer in its median, read 0.99 and took it: the measured plans' top 5 holds
+#: the fastest plan of 21 rows instead of 19 (within 3%: 30, not 26), the tuned plans'
+#: accuracy is 1.065 instead of
+#: 1.117, the variants' top pick is within 3% on 9 rows instead of 8, the constants fitted
+#: without each stencil hold 24 rows instead of 23 (34 within 3%, not 32), and no default
+#: plan moves (the model's search space has one cell per thread and halo threads). With
+#: box3d2r-4r tuned with mode assoc's loaded kernels, one cell loaded read 1.15 and four
+#: 1.32, and took them: 23 rows (within 3%: 31), accuracy 1.045.
 CELL_EFFICIENCY = {
     (2, 1): 1.0, (2, 2): 0.98, (2, 4): 0.57,
-    (3, 1): 1.0, (3, 2): 0.94, (3, 4): 0.76,
+    (3, 1): 1.0, (3, 2): 0.99, (3, 4): 0.76,
+    (3, 1, "loaded"): 1.15, (3, 2, "loaded"): 1.31, (3, 4, "loaded"): 1.32,
 }
 #: Where the model weighs instruction issue: the share of a wave of blocks a launch loses at
 #: its end because its blocks do not all take equally long (boundary blocks are shorter),

@@ -404,8 +404,11 @@ def variant_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
 #: The compute regions (outermost in-plane side, contiguous side) and cells per thread of
 #: the plans whose computing threads load the halo (:func:`halo_loaded_plans`): the
 #: hand-written kernel's fastest layouts on the H200 (artifact/H200/halo_stream.md: 64x16
-#: and 32x32 cells, 4 cells per thread, and 64x8 of 2).
-HALO_LOADED_LAYOUTS = (((16, 64), 4), ((32, 32), 4), ((8, 64), 2), ((16, 64), 2))
+#: and 32x32 cells, 4 cells per thread, and 64x8 of 2), and 64x8 of one cell, where mode
+#: assoc's sums of a large box are too many registers for more (box3d4r double: 62 a
+#: thread at one cell, 255 and spills at two; nvcc 13.0, sm_90).
+HALO_LOADED_LAYOUTS = (((16, 64), 4), ((32, 32), 4), ((8, 64), 2), ((16, 64), 2),
+                       ((8, 64), 1))
 
 
 def halo_loaded_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]:
@@ -413,8 +416,9 @@ def halo_loaded_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPla
     the halo (:attr:`~an5dpy.blocking.plan.HaloCells.LOADED`), at the compute regions and
     cells per thread of :data:`HALO_LOADED_LAYOUTS` (each block's tile: its compute region
     and the halo), those that are legal. Measured by hand on the H200, such kernels ran
-    1.2-1.6x the tuned bT 1 plans of star3d3r and star3d4r; the model prices them as the
-    plan with a thread per halo cell."""
+    1.2-1.6x the tuned bT 1 plans of star3d3r and star3d4r. The model counts their
+    threads and halo loads (an5dpy.perf.model.issuing_share, HALO_LOAD_INSTRUCTIONS) and
+    takes their own efficiency and registers (CELL_EFFICIENCY, UNBOUNDED_RATIO)."""
     if plan.bt != 1 or plan.halo_loaded:
         return []
     halo = plan.halo(1)

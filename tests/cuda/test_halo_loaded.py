@@ -10,6 +10,7 @@ import re
 import pytest
 
 from an5dpy.blocking.plan import make_plan
+from an5dpy.cuda.macros import ConstantTable
 from an5dpy.cuda.render_model import HaloLoadedCode, HaloRegion
 from an5dpy.driver import Options, generate, load, translate
 
@@ -27,7 +28,7 @@ def loaded(info, bs, coarsen, sl=None):
 
 def test_the_halo_is_the_tiles_rows_above_and_below_then_its_columns_left_and_right():
     info = star(2)
-    code = HaloLoadedCode.of(info, loaded(info, (20, 68), 4), ())
+    code = HaloLoadedCode.of(info, loaded(info, (20, 68), 4), (), ConstantTable("k"))
     # tile 20x68 around a 16x64 compute region: 2 rows of 68 above and below (corners
     # included), 2 columns of 16 each side
     assert code.regions == (HaloRegion(0, 136, 0, 0, 68), HaloRegion(136, 136, 18, 0, 68),
@@ -38,14 +39,14 @@ def test_the_halo_is_the_tiles_rows_above_and_below_then_its_columns_left_and_ri
 
 def test_each_cell_takes_its_row_neighbours_from_its_own_registers_where_it_holds_them():
     info = star(2)
-    code = HaloLoadedCode.of(info, loaded(info, (20, 68), 4), ())
+    code = HaloLoadedCode.of(info, loaded(info, (20, 68), 4), (), ConstantTable("k"))
     column = ", ".join(f"an5d_col_x1_{k}" for k in range(5))
     smem = "AN5D_SREF(an5d_sm[an5d_buf][0][an5d_t1 + 0][an5d_t2 + 2])"
     # cell 1: y-2 another thread's (shared memory), y-1, y+1 and y+2 its cells 0, 2, 3
     assert code.updates[1] == (f"AN5D_UPDATE({column}, an5d_buf, {smem}, an5d_col_x0_2, "
                                "an5d_col_x2_2, an5d_col_x3_2)")
     # one cell per thread: the update takes no row neighbours
-    one = HaloLoadedCode.of(info, loaded(info, (12, 36), 1), ())
+    one = HaloLoadedCode.of(info, loaded(info, (12, 36), 1), (), ConstantTable("k"))
     assert one.updates == ("AN5D_UPDATE(" + ", ".join(f"an5d_col_x0_{k}" for k in range(5))
                            + ", an5d_buf)",)
 
@@ -75,6 +76,52 @@ def test_the_kernels_build_for_sm_90(tmp_path, radius, dtype):
     coarsen = (1, 2, 4, 4)[radius - 1]
     r = 2 * radius
     plan = loaded(info, (16 + r, 32 + r), coarsen, sl=(None, 7, 64, 5)[radius - 1])
+    rc, log = compile_kernels(generate(info, plan, "k"), str(tmp_path / "out"), "k")
+    assert rc == 0, log
+    assert "spill" not in re.sub(r"0 bytes spill (stores|loads)", "", log)
+
+
+def box(radius: int, dtype: str = "float"):
+    return load(os.path.join(C_INPUTS, f"box3d{radius}r.c"), (("SB_TYPE", dtype),))[1]
+
+
+def test_mode_assoc_adds_each_arriving_plane_into_each_cells_sums():
+    # the sums of planes p - r .. p + r (2r + 1 of them a cell), the level ops' statements
+    # in a macro, the finished sum stored from plane S0 on, the sums moved one plane down
+    info = box(2, "double")
+    plan = make_plan(info, 1, bs=(12, 68), sl=9, coarsen=2, opt="assoc", halo="loaded")
+    code = generate(info, plan, "box3d2r").model.halo_loaded
+    assert code.assoc and code.halo_lag == 2 and code.acc_type == "double"
+    assert code.accumulators(1) == tuple(f"an5d_acc_x1_{k}" for k in range(5))
+    assert code.rotation(0)[0] == ("an5d_acc_x0_0", "an5d_acc_x0_1") and len(code.rotation(0)) == 4
+    assert code.accumulations[1] == ("AN5D_ACCUMULATE(an5d_v_x1, "
+                                     + ", ".join(code.accumulators(1)) + ", an5d_buf)")
+    assert code.updates[0] == "AN5D_FINISH(an5d_acc_x0_0)"
+    assert code.macro_names == ("AN5D_FINISH", "AN5D_ACCUMULATE")
+    text = generate(info, plan, "box3d2r").files()["box3d2r_kernel.cu"]
+    body = text[text.index("an5d_box3d2r_kernel_d1("):text.index("an5d_box3d2r_launch")]
+    assert body.count("__syncthreads()") == 1 and "#define AN5D_UPDATE(" not in body
+    # 25 in-plane cells a plane, one of them the cell's own arriving value
+    accumulate = body[body.index("#define AN5D_ACCUMULATE"):body.index("} while (0)")]
+    assert accumulate.count("AN5D_SREF(an5d_sm[an5d_b][0]") == 24
+    assert accumulate.count("= an5d_arriving;") == 1
+    assert "for (int an5d_p = an5d_S0 - 2; an5d_p < an5d_S1 + 2; ++an5d_p)" in body
+    assert "if (an5d_p >= an5d_S0 + 2) {" in body
+    assert "#undef AN5D_FINISH" in body and "#undef AN5D_ACCUMULATE" in body
+
+
+@pytest.mark.parametrize("radius", [1, 2, 3, 4])
+@pytest.mark.parametrize("dtype", ["float", "double"])
+def test_the_assoc_kernels_build_for_sm_90(tmp_path, radius, dtype):
+    from an5dpy.cuda.runtime import nvcc_path
+    if nvcc_path() is None:
+        pytest.skip("nvcc is not installed")
+    info = box(radius, dtype)
+    # the sums of a double box of radius 2 in two cells spill at 512 threads' bound
+    coarsen = 2 if radius == 1 or (radius == 2 and dtype == "float") else 1
+    r = 2 * radius
+    plan = make_plan(info, 1, bs=(8 + r, 64 + r), sl=(None, 7, 64, 5)[radius - 1],
+                     coarsen=coarsen, opt="assoc", halo="loaded")
     rc, log = compile_kernels(generate(info, plan, "k"), str(tmp_path / "out"), "k")
     assert rc == 0, log
     assert "spill" not in re.sub(r"0 bytes spill (stores|loads)", "", log)

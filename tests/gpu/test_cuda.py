@@ -141,6 +141,15 @@ def cases() -> list[Case]:
                                     (compute[0] + 2 * r, compute[1] + 2 * r), (None, 7, 13)[k],
                                     (45, 19, 3)[k], (5, 3, 2)[k], coarsen=coarsen,
                                     halo="loaded"))
+            # and in mode assoc (each arriving plane added into the cells' sums): compute
+            # regions of 8x32 (1 cell per thread) and 8x64 (2; 1 for the heavy boxes)
+            if info.ndim == 3 and info.associative and not info.coefficients:
+                r = info.radius[1]
+                for k, (compute, coarsen) in enumerate((((8, 32), 1),
+                                                        ((8, 64), 1 if heavy else 2))):
+                    out.append(Case(name, dtype, "assoc", 1,
+                                    (compute[0] + 2 * r, compute[1] + 2 * r), (None, 7)[k],
+                                    (45, 19)[k], (4, 3)[k], coarsen=coarsen, halo="loaded"))
     # mode assoc branches on its warps' level bits (macros.warp_computes): 3D blocks of 240
     # threads (the last warp short) and of 320, and a 2D block of 240 with idle warps
     for name, dtype, bs, want, sl, size in (("box3d1r", "float", (12, 20), 3, 7, 19),
@@ -233,6 +242,30 @@ def test_generated_cuda_matches_gcc(case, modules):
     assert result.passed, result.lines()
     if tol is None:
         assert result.bit_identical
+
+
+@pytest.mark.parametrize("name, dtype, compute, coarsen", [
+    ("box3d2r", "float", (8, 64), 2), ("box3d2r", "double", (8, 32), 1),
+    ("j3d27pt", "float", (16, 32), 4), ("box3d4r", "double", (8, 32), 1)])
+def test_loaded_assoc_sums_are_the_threads_kernels_bit_for_bit(name, dtype, compute, coarsen):
+    # mode assoc reorders the update's sum, so it is compared with gcc to a tolerance; the
+    # kernel whose computing threads load the halo adds each plane's terms with the level
+    # ops' own statements, so in exact builds it gives the halo threads' kernel's bits
+    from an5dpy.cuda.runtime import BuildOptions, CupyRunner, build_kernels, device_arch
+    prog, info = program(name, dtype)
+    r = info.radius[1]
+    tile = (compute[0] + 2 * r, compute[1] + 2 * r)
+    env = resolve_params(prog, {"compsize": 37, "timestep": 3})
+    shape = (2, *(d.size for d in grid_extents(info, env)))
+    grid = random_grid(shape, dtype, seed=11)
+    results = []
+    for halo, cells in (("threads", 1), ("loaded", coarsen)):
+        plan = make_plan(info, bt=1, bs=tile, sl=11, opt="assoc", coarsen=cells, halo=halo)
+        model, cubin = build_kernels(info, plan, f"{name}_{halo}",
+                                     BuildOptions(arch=device_arch(), exact=True))
+        runner = CupyRunner(info, plan, cubin, model.prefix, model.signature)
+        results.append(runner.run_numpy(grid.copy(), env)[result_buffer(info, env)])
+    assert compare(results[1], results[0], None).bit_identical
 
 
 def test_naive_baseline_matches_gcc(modules):

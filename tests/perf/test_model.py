@@ -344,6 +344,33 @@ def test_a_plans_cells_per_thread_take_their_share_of_the_modelled_speed(j2d5pt)
         plan, 4).terms.efficiency == 1.0
 
 
+def test_a_loaded_halo_is_issued_by_the_compute_region_and_its_halo_rounds():
+    # the computing threads load the halo (HaloCells.LOADED): a level's warps are the
+    # compute region's, each round of halo loads costs HALO_LOAD_INSTRUCTIONS a warp, and
+    # the kernel has its own efficiency and registers
+    from an5dpy.perf.model_constants import HALO_LOAD_INSTRUCTIONS, UNBOUNDED_RATIO
+    info = load_benchmark("star3d3r")[1]
+    m = Model(info, "H200", benchmark_grid(info, 128), 10)
+    threads = make_plan(info, 1, bs=(14, 70), opt="nondiag", coarsen=2)
+    loaded = make_plan(info, 1, bs=(14, 70), opt="nondiag", coarsen=2, halo="loaded")
+    assert loaded.halo_loads_per_thread == 2 and loaded.nthreads == 256
+    lc, tc = m.launch_cost(loaded, 1), m.launch_cost(threads, 1)
+    # the same tiles, loads, stores and computed cells; fewer warps issue
+    assert (lc.gm_bytes, lc.sm_bytes, lc.flops) == (tc.gm_bytes, tc.sm_bytes, tc.flops)
+    assert lc.terms.block_warps == 8 and tc.terms.block_warps == 16
+    per_cell = m.spill_free_instructions(loaded, 1)
+    cells = lc.levels[1].total * (8 * 64) / (14 * 70)
+    halo = lc.block_steps * 8 * 2 * HALO_LOAD_INSTRUCTIONS
+    assert lc.terms.issue_instructions == pytest.approx(cells / 32 * per_cell + halo)
+    assert lc.terms.efficiency == CELL_EFFICIENCY[(3, 2, "loaded")]
+    assert tc.terms.efficiency == CELL_EFFICIENCY[(3, 2)]
+    assert unbounded_ratio(loaded) == UNBOUNDED_RATIO[("nondiag/loaded", "float", 3, 2)]
+    assert unbounded_ratio(threads) == UNBOUNDED_RATIO[("nondiag", "float", 3, 2)]
+    # beyond the table's cells per thread the largest of the same kernel
+    eight = make_plan(info, 1, bs=(22, 70), opt="nondiag", coarsen=8, halo="loaded")
+    assert cell_efficiency(eight) == CELL_EFFICIENCY[(3, 4, "loaded")]
+
+
 def test_an_unbounded_kernel_takes_the_registers_its_launch_bounds_leave(j2d5pt):
     # ptxas holds an unbounded kernel to what __launch_bounds__(threads) leaves a thread
     # and spills the rest: the model takes occupancy at that limit and counts the spills,

@@ -1115,14 +1115,18 @@ def test_bt_1_plans_get_their_loaded_halo_variants_at_the_hand_written_layouts()
     loaded = halo_loaded_plans(info, plan)
     # each layout's compute region and cells, the tile adding the halo of 4, the stream kept
     assert [(p.compute_region(), p.coarsen) for p in loaded] == list(HALO_LOADED_LAYOUTS)
-    assert [p.bs for p in loaded] == [(24, 72), (40, 40), (16, 72), (24, 72)]
+    assert [p.bs for p in loaded] == [(24, 72), (40, 40), (16, 72), (24, 72), (16, 72)]
     assert all(p.halo_loaded and p.sl == 128 and p.bt == 1 for p in loaded)
     assert all(p in variant_plans(info, plan) for p in loaded)
     # none for bT 2 or more, none of a loaded plan, and none in a mode without them
     assert halo_loaded_plans(info, make_plan(info, 2, bs=(32, 32))) == []
     assert halo_loaded_plans(info, loaded[0]) == [] and variant_plans(info, loaded[0]) == []
     _, box, _ = bench("box3d1r")
-    assert halo_loaded_plans(box, make_plan(box, 1, bs=(32, 32))) == []
+    assert halo_loaded_plans(box, make_plan(box, 1, bs=(32, 32), opt="none")) == []
+    # mode assoc has them, in its mode
+    sums = halo_loaded_plans(box, make_plan(box, 1, bs=(32, 32), opt="assoc"))
+    assert [p.bs for p in sums] == [(18, 66), (34, 34), (10, 66), (18, 66), (10, 66)]
+    assert all(p.mode.value == "assoc" and p.halo_loaded for p in sums)
 
 
 def test_a_loaded_halo_survives_the_tuners_json():

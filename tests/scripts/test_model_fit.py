@@ -159,7 +159,12 @@ def test_the_fitted_constants_predict_a_re_measurement_they_were_not_fitted_to(m
     # within 3%, accuracy 1.082; 12 3D rows measured again with the plans computing at idle
     # warps among the tuner's variants (idle=compute, which the model ranks beside their
     # skipping plans; star3d1r float and double now tuned with it): 21 rows, 28 within 3%,
-    # accuracy 1.075
+    # accuracy 1.075; star3d3r and star3d4r measured again with the plans whose computing
+    # threads load the halo (all four rows now tuned with one): 19 rows, 26 within 3%,
+    # accuracy 1.117; those kernels counted as they run and keyed apart in CELL_EFFICIENCY
+    # and UNBOUNDED_RATIO: 21 rows, 30 within 3%, accuracy 1.065; box3d2r-4r measured
+    # again with the kernels of mode assoc that load the halo (all six rows now tuned with
+    # one) and their keys taken: 23 rows, 31 within 3%, accuracy 1.045
     gpu, data = model_fit.load(ROWS)
     scores = model_fit.score(data, model_fit.model_setting(gpu))
     assert scores.hit.sum() >= 21 and scores.near.sum() >= 28
@@ -177,7 +182,8 @@ def test_the_unbounded_register_ratios_are_the_tables_medians(model_fit):
     measured = model_fit.register_ratios(ROWS)
     held = model_fit.held_shares(ROWS)
     assert set(measured) == set(UNBOUNDED_RATIO) == set(held)
-    assert 0 < sum(share > 0.5 for share in held.values()) <= 3
+    # (2D 4 cells per thread, and mode assoc's loaded sums of a double box in 2 cells)
+    assert 0 < sum(share > 0.5 for share in held.values()) <= 4
     for key, ratio in measured.items():
         assert held[key] > 0.5 or abs(ratio - UNBOUNDED_RATIO[key]) <= 0.1, key
     # more cells per thread take more registers over the estimate in 2D
