@@ -44,6 +44,15 @@ SPACE = {
         "idle": (IdleWarps.SKIP,), "halo": (HaloCells.THREADS,)},
 }
 
+#: The compute regions (outermost in-plane side, contiguous side) at which the model also
+#: weighs each bT 1 plan of a 3D space whose computing threads load the halo
+#: (:func:`loaded_halo_candidates`), one cell per thread: with more, ptxas gives mode
+#: assoc's sums of the larger boxes in double more registers than the model counts, and
+#: the default plans of box3d1r-4r double measured 10-25% slower than their halo threads'
+#: plans on the H200 (artifact/H200/rows.jsonl); at one cell the default plans of
+#: box3d2r-4r run 1.13-1.76x their earlier ones there, and no measured row lost.
+LOADED_COMPUTE_REGIONS = ((8, 64),)
+
 #: The search space's axes, in :func:`candidate_plans`' order.
 PLAN_AXES = ("bt", "bs", "sl", "coarsen", "barriers", "idle", "halo")
 
@@ -104,6 +113,31 @@ class Fixed:
         return " ".join(f"{name}={value}" for name, value in self.settings())
 
 
+def loaded_halo_candidates(info: StencilInfo, gpu: GpuSpec, plans: list[BlockingPlan],
+                           fixed: Fixed) -> list[BlockingPlan]:
+    """For each bT 1 plan of ``plans`` with halo threads, the plans of the same stream
+    length whose computing threads load the halo (:class:`HaloCells`), one cell per
+    thread, at :data:`LOADED_COMPUTE_REGIONS` (each block's tile: the region and its
+    halo), those legal on ``gpu``; none where the user fixed the block, the cells per
+    thread or who loads the halo (the plans would not keep them)."""
+    if not all(is_auto(getattr(fixed, name)) for name in ("bs", "coarsen", "halo")):
+        return []
+    limits, out = gpu.limits(), []
+    for plan in plans:
+        if plan.bt != 1 or plan.halo_loaded or plan.ndim != 3:
+            continue
+        for compute in LOADED_COMPUTE_REGIONS:
+            try:
+                out.append(make_plan(info, 1, bs=tuple(c + 2 * h for c, h in
+                                                       zip(compute, plan.halo(1))),
+                                     sl=plan.sl, opt=plan.mode.value, dtype=plan.dtype,
+                                     limits=limits, barriers=plan.barriers, idle=plan.idle,
+                                     halo=HaloCells.LOADED))
+            except UsageError:  # a mode, radius or option the kernel does not take
+                continue
+    return list(dict.fromkeys(out))
+
+
 def search_space(info: StencilInfo) -> dict:
     """The search space for ``info``: :data:`SPACE` of its dimensions, whose bT values are
     levels of the pipeline (a launch's kernel degree, the range the model was fitted on).
@@ -159,6 +193,8 @@ def default_plan(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float]
     # that all exceed it can still run (with fewer blocks per SM), as the model predicts
     plans = (candidate_plans(info, gpu, fixed=fixed)
              or candidate_plans(info, gpu, fixed=fixed, prune=False))
+    if gpus == 1:  # such kernels run on one GPU only (plan.check_gpus)
+        plans += loaded_halo_candidates(info, gpu, plans, fixed)
     model = Model(info, gpu, env)
     ranked = _ranked(model, plans, fixed)
     if not ranked:

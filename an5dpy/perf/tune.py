@@ -572,10 +572,17 @@ def neighbour_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPlan]
     block sides: the paper's per-bS picks hold each block size's best degree, not each
     degree's best block, so a fast degree was measured at one block size only (box2d4r
     double, artifact/H200: bt=2 at 512 cells, never at 256, which then measured 13%
-    faster in the same run)."""
+    faster in the same run). And the plans whose computing threads load the halo of
+    ``plan`` at bT 1 (:func:`halo_loaded_plans`): they beat the bT 2 and 3 plans of some
+    rows (on the H200, artifact/H200/halo_loaded.md: j3d27pt double 1.24x, star3d2r float
+    1.09x), but a bT 1 plan with halo threads is rarely the fastest measured, whose
+    variants they would otherwise be."""
     changes = [{"bt": bt} for bt in (plan.bt - 1, plan.bt + 1, 2 * plan.bt)]
     changes += [{"bs": bs} for bs in block_sides(plan.bs)]
     out = variant_plans(info, plan) + legal_plans(info, plan, changes)
+    if plan.bt > 1 and not plan.halo_loaded:
+        out += [p for shallow in legal_plans(info, plan, [{"bt": 1}])
+                for p in halo_loaded_plans(info, shallow)]
     return [p for p in dict.fromkeys(out) if p != plan]
 
 

@@ -277,3 +277,34 @@ def test_the_default_plan_takes_two_cells_a_thread_where_cell_major_and_faster(n
     assert faster == ((name, dtype) in (("star2d1r", "double"), ("star2d3r", "float")))
     one = driver.choose_plan(info, driver.Options(gpu="H200", coarsen=1))
     assert one.plan == best.plan
+
+
+def test_the_default_plan_weighs_the_bt_1_plans_loading_their_halo():
+    """choice.loaded_halo_candidates: each bT 1 plan of a 3D space at the compute regions of
+    LOADED_COMPUTE_REGIONS, one cell a thread, the halo loaded; the model picks one where it
+    predicts it fastest (box3d3r double on the H200: measured 1.39x its earlier default,
+    artifact/H200/default_plans.md), not on several GPUs, not where the block, the cells
+    per thread or who loads the halo is given."""
+    from an5dpy.blocking.plan import HaloCells
+    program, info = bench("box3d3r", "double")
+    env = paper_env(program, info)
+    gpu = get_gpu("H200")
+    plans = choice_module.candidate_plans(info, gpu)
+    loaded = choice_module.loaded_halo_candidates(info, gpu, plans, choice_module.Fixed())
+    bt1 = {(p.sl, p.mode) for p in plans if p.bt == 1}
+    assert loaded and {(p.sl, p.mode) for p in loaded} == bt1
+    assert all(p.halo_loaded and p.coarsen == 1 and p.bs == (14, 70)
+               and p.compute_region() == (8, 64) for p in loaded)
+    chosen = driver.choose_plan(info, driver.Options(gpu="H200"))
+    assert chosen.plan.halo_cells is HaloCells.LOADED and chosen.plan.bt == 1
+    for fixed in (choice_module.Fixed(bs=(16, 64)), choice_module.Fixed(coarsen=1),
+                  choice_module.Fixed(halo=HaloCells.THREADS)):
+        assert choice_module.loaded_halo_candidates(info, gpu, plans, fixed) == []
+    threads = driver.choose_plan(info, driver.Options(gpu="H200", halo="threads"))
+    assert not threads.plan.halo_loaded
+    two = choice_module.default_plan(info, gpu, env, gpus=2)
+    assert not two.plan.halo_loaded
+    # 2D spaces have none
+    program2, info2 = bench("star2d1r")
+    flat = choice_module.candidate_plans(info2, gpu)
+    assert choice_module.loaded_halo_candidates(info2, gpu, flat, choice_module.Fixed()) == []

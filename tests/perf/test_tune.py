@@ -704,15 +704,21 @@ def test_an5d_tune_measures_with_the_stencils_breadth(monkeypatch, name):
 def test_neighbour_plans_are_the_variants_one_degree_either_side_and_the_block_halved_and_doubled(
         name, dtype, bt, bs, kw):
     from an5dpy.driver import blocking_plan
-    from an5dpy.perf.tune import block_sides, neighbour_plans, variant_plans
+    from an5dpy.perf.tune import (block_sides, halo_loaded_plans, legal_plans,
+                                  neighbour_plans, variant_plans)
     _, info, _ = bench(name, dtype)
     plan = blocking_plan(info, bt, bs=bs, sl=128, **kw)
     out = neighbour_plans(info, plan)
     assert plan not in out and len(out) == len(set(out))
-    degrees = {p for p in out if p.bt != plan.bt}
+    # the plans loading the halo of the plan at bT 1 (3D; at bT 1 the plan's variants)
+    loaded = {p for p in out if p.halo_loaded}
+    at_one = legal_plans(info, plan, [{"bt": 1}]) if bt > 1 else [plan]
+    assert loaded == {p for shallow in at_one for p in halo_loaded_plans(info, shallow)}
+    assert bool(loaded) == (plan.ndim == 3 and plan.mode.value != "none")
+    degrees = {p for p in out if p.bt != plan.bt} - loaded
     blocks = {p for p in out if p.bt == plan.bt and p.coarsen == plan.coarsen
               and p.barriers == plan.barriers and p.bs != plan.bs}
-    assert set(out) == set(variant_plans(info, plan)) - {plan} | degrees | blocks
+    assert set(out) == set(variant_plans(info, plan)) - {plan} | degrees | blocks | loaded
 
     def legal(b, block):
         try:
@@ -764,7 +770,9 @@ def test_every_neighbour_is_a_legal_plan_one_step_from_its_root(data):
                               coarsen=p.coarsen, barriers=p.barriers, idle=p.idle,
                               halo=p.halo_cells)
         assert again == p
-        if p.bt != plan.bt:
+        if p.halo_loaded:  # the root at bT 1, its computing threads loading the halo
+            assert p.bt == 1 <= plan.bt and (p.sl, p.mode) == (plan.sl, plan.mode)
+        elif p.bt != plan.bt:
             assert (p.bs, p.sl, p.mode, p.coarsen, p.barriers, p.idle, p.halo_cells) == (
                 plan.bs, plan.sl, plan.mode, plan.coarsen, plan.barriers, plan.idle,
                 plan.halo_cells)
