@@ -897,8 +897,10 @@ class HaloLoadedCode:
     :data:`~an5dpy.cuda.macros.UPDATE_MACRO` over its column's registers
     ``an5d_col_x<m>_<k>`` (planes ``z - radius + k``), the shared buffer ``an5d_buf`` and,
     with several cells, each row neighbour along dimension 1 (the thread's own register
-    where it holds that cell). ``reach``: the planes below and above the interior that
-    exist to be loaded."""
+    where it holds that cell). In mode assoc the cells keep their sums instead of a column
+    (:attr:`assoc`): each arriving plane's halo is loaded too, ``accumulations[m]`` adds
+    the plane into cell m's sums and ``updates[m]`` is its finished sum. ``reach``: the
+    planes below and above the interior that exist to be loaded."""
 
     tile: tuple[int, ...]
     compute: tuple[int, ...]
