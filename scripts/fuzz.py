@@ -1077,7 +1077,7 @@ def resolve_plan(draw: PlanDraw, info) -> "PlanOptions":
     them (2D nondiag): a block of 32 threads of the drawn cells (2 where one was drawn) at
     the largest bT that fits, before anything else. Idle warps computed where drawn (any
     plan takes it). The halo loaded by the computing threads where drawn and the plan
-    takes it (3D nondiag, bT 1; :func:`halo_loaded_options`), before anything else."""
+    takes it (3D nondiag or assoc, bT 1; :func:`halo_loaded_options`), before anything else."""
     from an5dpy.blocking.plan import WARP_SIZE, make_plan
     from an5dpy.errors import UsageError
     modes = legal_modes(info)

@@ -688,11 +688,15 @@ def test_a_drawn_loaded_halo_takes_bt_1_and_a_compute_region_of_the_extra_thread
     assert (plan.bt, plan.bs, plan.coarsen, plan.halo, plan.sl) == (1, "35x10", 2, "loaded", 3)
     assert plan.flags()[-2:] == ["--halo", "loaded"]
     assert plan.options().halo == "loaded"
-    # 2D, or a mode other than nondiag: the plan as it would be without the draw
+    # 2D, or mode none: the plan as it would be without the draw
     _, star2 = driver.load(os.path.join(C_INPUTS, "star2d1r.c"), (("SB_TYPE", "float"),))
     drawn = fz.PlanDraw(2, (0,), None, 0, load_halo=True)
     assert fz.resolve_plan(drawn, star2) == fz.resolve_plan(replace(drawn, load_halo=False),
                                                              star2)
     _, box = driver.load(os.path.join(C_INPUTS, "box3d1r.c"), (("SB_TYPE", "float"),))
-    assert fz.resolve_plan(fz.PlanDraw(2, (0, 0), None, 0, load_halo=True), box).halo == \
+    assert fz.legal_modes(box) == ["assoc", "none"]
+    assert fz.resolve_plan(fz.PlanDraw(2, (0, 0), None, 1, load_halo=True), box).halo == \
         "threads"
+    # mode assoc takes it (its sums in the kernel that loads the halo)
+    summed = fz.resolve_plan(fz.PlanDraw(2, (6, 62), None, 0, load_halo=True), box)
+    assert (summed.bt, summed.bs, summed.opt, summed.halo) == (1, "65x9", "assoc", "loaded")
