@@ -60,8 +60,10 @@ def format_prediction(p: Prediction, gpu: GpuSpec | None = None) -> str:
         lines.append(f"  (each launch takes the p-norm, p = {norm:g}, of its four times, not "
                      "the largest)")
     if p.efficiency != 1.0:
-        lines.append(f"  (kernels of {plan.coarsen} cells per thread reach {p.efficiency:.2f} of "
-                     "the speed these times give, as measured: CELL_EFFICIENCY)")
+        kind = ", their computing threads loading the halo," if plan.halo_loaded else ""
+        lines.append(f"  (kernels of {plan.coarsen} cells per thread{kind} reach "
+                     f"{p.efficiency:.2f} of the speed these times give, as measured: "
+                     "CELL_EFFICIENCY)")
     bw_sm = f" at {gpu.smem_gbs(plan.dtype):,.0f} GB/s" if gpu else ""
     bw_gm = f" at {gpu.gmem_gbs(plan.dtype):,.0f} GB/s" if gpu else ""
     peak = f" of {gpu.peak_gflops(plan.dtype):,.0f} GFLOP/s peak" if gpu else ""
@@ -90,7 +92,13 @@ def format_prediction(p: Prediction, gpu: GpuSpec | None = None) -> str:
                      f"{o.smem_per_block} B shared), {c.waves:.2f} waves, "
                      f"eff_SM {c.eff_sm:.3f}, bottleneck {c.bottleneck}")
     t = p.threads
-    lines.append("thread slots (thread x level 1..bT x plane, all launches):")
+    if plan.halo_loaded:
+        # the block's threads are its compute region: the slots are the tiles' cells
+        lines.append("cells of the blocks' tiles (cell x level 1..bT x plane, all launches; "
+                     f"a block's {plan.nthreads} threads hold its compute region and load "
+                     "the halo):")
+    else:
+        lines.append("thread slots (thread x level 1..bT x plane, all launches):")
     for label, v in (("valid", t.valid), ("redundant", t.redundant),
                      ("boundary", t.boundary), ("out-of-bound", t.out_of_bound)):
         share = v / t.total if t.total else 0.0
