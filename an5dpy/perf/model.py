@@ -67,7 +67,10 @@ cells per thread -- take longer); ``e`` = :data:`EXPOSED_ISSUE`, or
 issue fills). A launch then takes the p-norm
 (:data:`NORM_EXPONENT`) of the four times rather than their maximum (the resources of one
 instruction stream do not overlap fully). :meth:`Model.rank` predicts each plan at its
-best register budget too (fewer registers: more resident blocks, but spills).
+best register budget too (fewer registers: more resident blocks, but spills). A plan whose
+computing threads load the halo is issued by its compute region's warps, plus
+:data:`HALO_LOAD_INSTRUCTIONS` per round of halo loads (:func:`issuing_share`; its
+efficiency and registers are keyed apart: :func:`efficiency_key`, :func:`ratio_key`).
 
 The counts a launch's time is made of are :class:`LaunchTerms`; the constants
 (:class:`IssueConstants`) apply in :func:`launch_seconds` alone, which takes numpy arrays

@@ -331,6 +331,13 @@ MODEL_NOTES = (
     "per thread: fewer warps, each issuing more). The constants are fitted with "
     "scripts/model_fit.py to the measured plans of artifact/H200/previous and the variant "
     "rows; the counts (LEVEL_OVERHEAD, DEPENDENT_LATENCY, the registers) are not.",
+    "A plan whose computing threads load the halo (plan.HaloCells.LOADED, bT 1): its "
+    "blocks, tiles, traffic and computed cells are the same plan's with halo threads; "
+    "where the model weighs issue, a level is issued by the compute region's warps "
+    "(model.issuing_share), each thread adds HALO_LOAD_INSTRUCTIONS per round of halo "
+    "loads a step, its blocks have its own threads, and its efficiency and unbounded "
+    "registers are keyed apart (model.efficiency_key, model.ratio_key), taken from the "
+    "measured plans of artifact/H200.",
     "eff_SM = waves / ceil(waves), waves = blocks / (blocks per SM x SMs); on GPUs with "
     "a step latency waves / (ceil(waves) + WAVE_TAIL); each launch of the launch plan is "
     "costed by its own degree.",
