@@ -20,7 +20,7 @@ import itertools
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from an5dpy.errors import OptionError, UsageError
 from an5dpy.ir import WORD_BYTES, StencilInfo
@@ -692,14 +692,14 @@ def check_halo_loaded(plan: BlockingPlan, info: StencilInfo) -> None:
     """The computing threads load the halo (:class:`HaloCells`) in the kernel of
     templates/halo_loaded.cu.j2: one level (bT 1, so every launch is of degree 1 and
     reads its boundary cells from its source), a 3D stencil that reads in-plane
-    neighbours (else there is no halo to load), mode nondiag (the column in
-    registers, the plane in shared memory) or assoc (each arriving plane in shared memory,
-    added into the cell's sums, from r planes below a stream block's first one, which
-    must exist), one statement, no older levels, two time
-    buffers (the launch's source and destination) and no read-only arrays, with the other options at their defaults (the kernel has one
-    barrier per step and no idle warps of its own); its compute region's outermost side
-    a multiple of the cells per thread, and its two tile planes within the static
-    shared memory of a block."""
+    neighbours (else there is no halo to load), mode nondiag (the column in registers,
+    the plane in shared memory) or assoc (each arriving plane in shared memory, added
+    into the cell's sums, from r planes below a stream block's first one, which must
+    exist), one statement, no older levels, two time buffers (the launch's source and
+    destination) and no read-only arrays, with the other options at their defaults (the
+    kernel has one barrier per step and no idle warps of its own); its compute region's
+    outermost side a multiple of the cells per thread, and its two tile planes within the
+    static shared memory of a block."""
     compute = plan.compute_region()
     why = ("needs bT 1 (at bT 2 or more the halo's cells compute levels of their own)"
            if plan.bt != 1
@@ -728,6 +728,30 @@ def check_halo_loaded(plan: BlockingPlan, info: StencilInfo) -> None:
         raise OptionError([("halo", HaloCells.LOADED.value)],
                           f"loading the halo by the computing threads {why}: use "
                           f"halo=threads")
+
+
+def loaded_halo_plans(info: StencilInfo, plan: BlockingPlan,
+                      layouts: Iterable[tuple[tuple[int, ...], int]],
+                      limits: DeviceLimits = HOPPER_LIMITS) -> list[BlockingPlan]:
+    """For a bT 1 ``plan`` with halo threads, the plans of its stream length and mode whose
+    computing threads load the halo (:class:`HaloCells`), one per ``(compute region, cells
+    per thread)`` of ``layouts`` (each block's tile: the region and the plan's halo), with
+    one barrier a level and idle warps skipped (the kernel's own), those legal under
+    ``limits``; none for another plan."""
+    if plan.bt != 1 or plan.halo_loaded:
+        return []
+    halo = plan.halo(1)
+    out = []
+    for compute, cells in layouts:
+        if len(compute) != len(halo):
+            continue
+        try:
+            out.append(make_plan(info, 1, bs=tuple(c + 2 * h for c, h in zip(compute, halo)),
+                                 sl=plan.sl, opt=plan.mode, dtype=plan.dtype, limits=limits,
+                                 coarsen=cells, halo=HaloCells.LOADED))
+        except UsageError:  # a mode, radius or option the kernel does not take
+            continue
+    return out
 
 
 def check_gpus(plan: BlockingPlan, gpus: int) -> None:

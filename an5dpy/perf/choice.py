@@ -21,7 +21,7 @@ from dataclasses import dataclass, fields
 from typing import Mapping, NoReturn
 
 from an5dpy.blocking.plan import (Barriers, BlockingPlan, HaloCells, IdleWarps, block_size_value,
-                                  grid_extents, make_plan)
+                                  grid_extents, loaded_halo_plans, make_plan)
 from an5dpy.errors import OptionError, UsageError
 from an5dpy.ir import StencilInfo, StencilProgram, is_floating
 from an5dpy.perf.bench import HARNESS_SIZE, HARNESS_STEPS, PAPER_SIZE, PAPER_STEPS
@@ -122,20 +122,13 @@ def loaded_halo_candidates(info: StencilInfo, gpu: GpuSpec, plans: list[Blocking
     thread or who loads the halo (the plans would not keep them)."""
     if not all(is_auto(getattr(fixed, name)) for name in ("bs", "coarsen", "halo")):
         return []
-    limits, out = gpu.limits(), []
-    for plan in plans:
-        if plan.bt != 1 or plan.halo_loaded or plan.ndim != 3:
-            continue
-        for compute in LOADED_COMPUTE_REGIONS:
-            try:
-                out.append(make_plan(info, 1, bs=tuple(c + 2 * h for c, h in
-                                                       zip(compute, plan.halo(1))),
-                                     sl=plan.sl, opt=plan.mode.value, dtype=plan.dtype,
-                                     limits=limits, barriers=plan.barriers, idle=plan.idle,
-                                     halo=HaloCells.LOADED))
-            except UsageError:  # a mode, radius or option the kernel does not take
-                continue
-    return list(dict.fromkeys(out))
+    layouts = [(compute, 1) for compute in LOADED_COMPUTE_REGIONS]
+    # the kernel has its own barriers and no idle warps: a plan whose barriers or idle
+    # warps the user fixed otherwise keeps halo threads
+    return list(dict.fromkeys(
+        p for plan in plans
+        if plan.barriers is Barriers.LEVEL and plan.idle is IdleWarps.SKIP
+        for p in loaded_halo_plans(info, plan, layouts, gpu.limits())))
 
 
 def search_space(info: StencilInfo) -> dict:

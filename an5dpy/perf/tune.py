@@ -52,9 +52,9 @@ from an5dpy.errors import UsageError
 from an5dpy.perf.gpus import GpuSpec
 from an5dpy.ir import StencilInfo
 from an5dpy.perf.model_constants import REGISTER_BUDGETS
-from an5dpy.blocking.plan import (WARP_SIZE, Barriers, BlockingPlan, HaloCells, IdleWarps,
+from an5dpy.blocking.plan import (WARP_SIZE, Barriers, BlockingPlan, IdleWarps,
                                   computing_warp_fraction, format_block_size,
-                                  full_launch_steps)
+                                  full_launch_steps, loaded_halo_plans)
 from an5dpy.driver import blocking_plan
 # the search space is also where the commands' default plan is chosen from
 from an5dpy.perf.choice import SPACE, candidate_plans, default_plan  # noqa: F401
@@ -419,13 +419,7 @@ def halo_loaded_plans(info: StencilInfo, plan: BlockingPlan) -> list[BlockingPla
     1.2-1.6x the tuned bT 1 plans of star3d3r and star3d4r. The model counts their
     threads and halo loads (an5dpy.perf.model.issuing_share, HALO_LOAD_INSTRUCTIONS) and
     takes their own efficiency and registers (CELL_EFFICIENCY, UNBOUNDED_RATIO)."""
-    if plan.bt != 1 or plan.halo_loaded:
-        return []
-    halo = plan.halo(1)
-    return legal_plans(info, plan, [
-        {"bs": tuple(c + 2 * h for c, h in zip(compute, halo)), "coarsen": cells,
-         "barriers": Barriers.LEVEL, "idle": IdleWarps.SKIP, "halo": HaloCells.LOADED}
-        for compute, cells in HALO_LOADED_LAYOUTS if len(compute) == len(halo)])
+    return loaded_halo_plans(info, plan, HALO_LOADED_LAYOUTS)
 
 
 def idle_compute_plans(info: StencilInfo, plans: Iterable[BlockingPlan]) -> list[BlockingPlan]:
