@@ -97,8 +97,8 @@ def compile(source: PathOrSource, *, dtype: str | None = None,
     row neighbours by warp shuffles, no barrier). ``idle``: ``"skip"`` (warps with no cell
     in a level's window branch around its evaluation) or ``"compute"`` (no branch, every
     warp evaluates every level). ``halo``: ``"threads"`` (a thread per cell of the block's
-    halo) or ``"loaded"`` (bT 1, 3D nondiag: the computing threads load the halo, every
-    lane computes). ``exact``:
+    halo) or ``"loaded"`` (bT 1, 3D, mode nondiag or assoc: the computing threads load the
+    halo, every lane computes). ``exact``:
     :meth:`Stencil.run` and :meth:`Stencil.bench` build without fast math and with
     ``-fmad=false`` (results bit-identical to gcc in modes nondiag and none).
     """

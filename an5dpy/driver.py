@@ -82,8 +82,10 @@ class Options:
     #: "skip" or "compute" (None or "auto": "skip", the model's search space holds it
     #: only; :class:`~an5dpy.blocking.plan.IdleWarps`)
     idle: str | None = None
-    #: "threads" or "loaded" (None or "auto": "threads", the model's search space holds it
-    #: only; :class:`~an5dpy.blocking.plan.HaloCells`)
+    #: "threads" or "loaded" (None or "auto": the model's choice, "threads" or, where the
+    #: block, cells per thread and plan are left open, a bT 1 plan loading the halo at one
+    #: cell a thread, :func:`~an5dpy.perf.choice.loaded_halo_candidates`; "threads" where
+    #: the plan is given; :class:`~an5dpy.blocking.plan.HaloCells`)
     halo: str | None = None
     gpu: str | GpuSpec | None = None  # name or spec file; None: this machine's, else H100
     #: Parameter values (``-P``) of the problem the plan is chosen for; sizes not given are
