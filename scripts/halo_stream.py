@@ -51,7 +51,8 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
 
-from plane_queue import Built, best_of_rounds, build as build_kernel, same_bits  # noqa: E402
+from plane_queue import (Built, build as build_kernel, same_run,  # noqa: E402
+                         timed_against_first)
 
 #: The rows tried and the tuned plans this kernel was measured against
 #: (artifact/H200/halo_stream.md: table5.md's plans then, with halo threads; star3d3r and
@@ -303,10 +304,8 @@ CHECK_SIZES = ((29, 7), (45, 16), (70, 512))
 def check(rows, layouts, folder: str) -> list[str]:
     """Each layout against the row's generated kernels, both built exactly, after 1 to 4
     steps at odd sizes and short stream blocks: the failures."""
-    import cupy
     from dataclasses import replace
     from an5dpy.check.verify import result_buffer
-    from an5dpy.perf.bench import device_grid
     failures = []
     for row in rows:
         reference = row.generated(True, folder)
@@ -318,15 +317,12 @@ def check(rows, layouts, folder: str) -> list[str]:
                 mine = HaloRunner(row, small, built, reference.signature)
                 for steps in range(1, 5):
                     env = row.env(size, steps)
-                    start = device_grid(row.info, env, row.dtype, seed=steps)
-                    want, got = start.copy(), start.copy()
-                    reference.run(want, env)
-                    mine.run(got, env)
                     # the result's buffer: the other one holds an earlier level, which
                     # depends on the launches' degrees (a bT 3 reference of 3 steps leaves
                     # it untouched, this kernel's third launch writes step 2 there)
                     b = result_buffer(row.info, env)
-                    if not same_bits(cupy.asnumpy(want[b]), cupy.asnumpy(got[b])):
+                    if not same_run(reference, mine, row.info, env, row.dtype, steps,
+                                    lambda grid, b=b: grid[b]):
                         failures.append(f"{row.stencil} {row.dtype} {small} size {size} "
                                         f"steps {steps}")
         print(f"checked {row.stencil} {row.dtype}", flush=True)
@@ -334,7 +330,6 @@ def check(rows, layouts, folder: str) -> list[str]:
 
 
 def measure(rows, layouts, repeats: int, folder: str) -> list[dict]:
-    from an5dpy.perf.bench import device_grid
     out = []
     for row in rows:
         tuned = row.generated(False, folder)
@@ -344,12 +339,9 @@ def measure(rows, layouts, repeats: int, folder: str) -> list[dict]:
                           f"time_{row.stencil}_{row.dtype}_{layout}".replace(":", "_"))
             candidates[f"layout {layout}"] = (HaloRunner(row, layout, built, tuned.signature),
                                               1, built)
-        grid = device_grid(row.info, row.env(512, 20), row.dtype)
-        best = best_of_rounds(candidates, grid, row.info, lambda steps: row.env(512, steps),
-                              repeats)
-        base = best[next(iter(candidates))]
+        best, base = timed_against_first(candidates, row.info, row.env, row.dtype, repeats)
         for name, (_, _, built) in candidates.items():
-            regs = f"{built.registers}{' (spills)' if built.spills else ''}" if built else "-"
+            regs = built.registers_text() if built else "-"
             out.append({"stencil": row.stencil, "dtype": row.dtype, "case": name,
                         "gflops": best[name], "ratio": best[name] / base, "registers": regs})
             print(f"{row.stencil} {row.dtype:6s} {name:70s} {best[name]:9,.0f} "

@@ -272,6 +272,10 @@ class Built:
     registers: int
     spills: bool
 
+    def registers_text(self) -> str:
+        """The registers as the tables give them: ``64``, or ``64 (spills)``."""
+        return f"{self.registers}{' (spills)' if self.spills else ''}"
+
 
 def build(source: str, exact: bool, folder: str, name: str, kernel: str = "pq_kernel") -> Built:
     """nvcc -cubin of ``source`` with the benchmarks' flags (or the exact ones), as the
@@ -341,6 +345,19 @@ def same_bits(a, b) -> bool:
     return a.shape == b.shape and a.dtype == b.dtype and bool(same_values(a, b).all())
 
 
+def same_run(reference, candidate, info, env, dtype: str, seed: int, pick=lambda g: g) -> bool:
+    """Whether ``candidate`` leaves the same bits as ``reference`` after both run ``env``
+    from the same random grid (seeded ``seed``), compared where ``pick`` says (default:
+    the whole grid)."""
+    import cupy
+    from an5dpy.perf.bench import device_grid
+    start = device_grid(info, env, dtype, seed=seed)
+    want, got = start.copy(), start.copy()
+    reference.run(want, env)
+    candidate.run(got, env)
+    return same_bits(cupy.asnumpy(pick(want)), cupy.asnumpy(pick(got)))
+
+
 class Builds:
     """The check's and the timing's builds, made in parallel on the CPUs before any run:
     the plane-queue kernels (:func:`build`) and the generated kernels of 32x32 plans of
@@ -401,9 +418,7 @@ CHECK_SIZES = ((29, 7), (45, 16), (70, None))
 def check(layouts, dtypes, builds: Builds) -> list[str]:
     """Each layout against the generated kernels, built exactly, after every step count
     from 1 to 3 bT + 1 at odd sizes and short stream blocks: the failures."""
-    import cupy
     from dataclasses import replace
-    from an5dpy.perf.bench import device_grid
     cases = [(dtype, replace(layout, sl=sl or layout.sl), size) for dtype in dtypes
              for layout in layouts if layout.smem_bytes(dtype) <= SMEM_LIMIT
              for size, sl in CHECK_SIZES]
@@ -415,12 +430,7 @@ def check(layouts, dtypes, builds: Builds) -> list[str]:
         reference = builds.runner(rest, True)
         queue = QueueRunner(small, queue_build.result(), reference, dtype)
         for steps in range(1, 3 * small.bt + 2):
-            env = st.env(size, steps)
-            start = device_grid(st.info, env, dtype, seed=steps)
-            want, got = start.copy(), start.copy()
-            reference.run(want, env)
-            queue.run(got, env)
-            if not same_bits(cupy.asnumpy(want), cupy.asnumpy(got)):
+            if not same_run(reference, queue, st.info, st.env(size, steps), dtype, steps):
                 failures.append(f"{dtype} {small} size {size} steps {steps}")
         print(f"checked {dtype} {small} at size {size}", flush=True)
     return failures
@@ -458,9 +468,19 @@ def best_of_rounds(candidates: dict, grid, info, env, repeats: int) -> dict[str,
     return best
 
 
+def timed_against_first(candidates: dict, info, env, dtype: str, repeats: int
+                        ) -> tuple[dict[str, float], float]:
+    """:func:`best_of_rounds` of ``candidates`` on one random grid of the paper's 512 cells
+    a side (``env(size, steps)``), and the first candidate's GFLOP/s, which the tables
+    divide the others by."""
+    from an5dpy.perf.bench import device_grid
+    grid = device_grid(info, env(512, 20), dtype)
+    best = best_of_rounds(candidates, grid, info, lambda steps: env(512, steps), repeats)
+    return best, best[next(iter(candidates))]
+
+
 def measure(layouts, dtypes, repeats: int, builds: Builds) -> list[dict]:
     from an5dpy.blocking.plan import make_plan
-    from an5dpy.perf.bench import device_grid
     plans = {}
     for dtype in dtypes:
         st = builds.stencil(dtype)
@@ -486,12 +506,9 @@ def measure(layouts, dtypes, repeats: int, builds: Builds) -> list[dict]:
             rest = builds.runner(builds.rest(layout.bt, dtype, False), False)
             candidates[f"queue {layout}"] = (QueueRunner(layout, built, rest, dtype),
                                              layout.bt, built)
-        grid = device_grid(st.info, st.env(512, 20), dtype)
-        best = best_of_rounds(candidates, grid, st.info, lambda steps: st.env(512, steps),
-                              repeats)
-        base = best[next(iter(candidates))]
+        best, base = timed_against_first(candidates, st.info, st.env, dtype, repeats)
         for name, (runner, bt, built) in candidates.items():
-            regs_text = f"{built.registers}{' (spills)' if built.spills else ''}" if built else "-"
+            regs_text = built.registers_text() if built else "-"
             kept = Layout.parse(name.split()[1]).kept if built else None
             rows.append({"dtype": dtype, "case": name, "gflops": best[name],
                          "ratio": best[name] / base, "registers": regs_text,

@@ -104,3 +104,8 @@ def test_nan_payloads_and_signs_compare_equal_and_other_bits_do_not():
 def test_the_plane_queue_computes_what_the_generated_kernels_compute(dtype, layout, capsys):
     assert plane_queue.main(["--check-only", "--layouts", layout, "--dtypes", dtype]) == 0
     assert "check: 0 failures" in capsys.readouterr().out
+
+
+def test_a_builds_registers_read_as_the_tables_give_them():
+    assert plane_queue.Built("k.cubin", 64, False).registers_text() == "64"
+    assert plane_queue.Built("k.cubin", 255, True).registers_text() == "255 (spills)"
