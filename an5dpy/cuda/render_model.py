@@ -1000,11 +1000,11 @@ class HaloLoadedCode:
 
         def row_value(m: int, dy: int) -> str:
             if 0 <= m + dy < cells:  # the centre of another of the thread's columns
-                return column_registers(m + dy, 2 * r + 1)[r]
+                return column_registers(m + dy, plan.ring)[r]
             return smem_read(plan, "0", (dy, 0), "an5d_buf")
 
         def update(m: int) -> str:
-            column = column_registers(m, 2 * r + 1)
+            column = column_registers(m, plan.ring)
             rows = (row_value(m, dy) for dy in row_neighbours(info, plan))
             return f"{UPDATE_MACRO}({', '.join((*column, 'an5d_buf', *rows))})"
 
@@ -1012,7 +1012,7 @@ class HaloLoadedCode:
                   tuple(regions), start, plan.halo_loads_per_thread)
         if plan.mode is Mode.ASSOC:
             accumulate, finish = loaded_assoc_macros(info, plan, constants)
-            sums = [accumulator_names(m, 2 * r + 1) for m in range(cells)]
+            sums = [accumulator_names(m, plan.ring) for m in range(cells)]
             return HaloLoadedCode(
                 *common, tuple(f"{finish.name}({acc[0]})" for acc in sums), (finish,),
                 accumulator_type(info.assoc.sum_type, plan.dtype),
