@@ -694,12 +694,12 @@ def check_halo_loaded(plan: BlockingPlan, info: StencilInfo) -> None:
     reads its boundary cells from its source), a 3D stencil that reads in-plane
     neighbours (else there is no halo to load), mode nondiag (the column in registers,
     the plane in shared memory) or assoc (each arriving plane in shared memory, added
-    into the cell's sums, from r planes below a stream block's first one, which must
-    exist), one statement, no older levels, two time buffers (the launch's source and
-    destination) and no read-only arrays, with the other options at their defaults (the
-    kernel has one barrier per step and no idle warps of its own); its compute region's
-    outermost side a multiple of the cells per thread, and its two tile planes within the
-    static shared memory of a block."""
+    into the cell's sums, from r planes below a stream block's first one or from the
+    array's first plane where that lies below it), one statement, no older levels, two
+    time buffers (the launch's source and destination) and no read-only arrays, with the
+    other options at their defaults (the kernel has one barrier per step and no idle warps
+    of its own); its compute region's outermost side a multiple of the cells per thread,
+    and its two tile planes within the static shared memory of a block."""
     compute = plan.compute_region()
     why = ("needs bT 1 (at bT 2 or more the halo's cells compute levels of their own)"
            if plan.bt != 1
@@ -708,9 +708,6 @@ def check_halo_loaded(plan: BlockingPlan, info: StencilInfo) -> None:
            if not any(plan.plane_radius)
            else "needs mode nondiag or assoc"
            if plan.mode not in (Mode.NONDIAG, Mode.ASSOC)
-           else "in mode assoc needs the stencil to read as many planes below a cell as its "
-           "streaming radius (a stream block's first arriving planes must exist)"
-           if plan.mode is Mode.ASSOC and info.dims[0].reach_lo < plan.stream_radius
            else "is not built for a time step of several statements yet" if plan.coupled
            else "is not built for updates that read older time levels yet"
            if plan.levels.older

@@ -940,16 +940,21 @@ class HaloLoadedCode:
         return self.radius if self.assoc else 0
 
     def halo_start_plane(self, first: str) -> str:
-        """The plane a stream block's halo loads start at, from its first plane ``first``
-        (:attr:`halo_lag` below it)."""
-        return f"({first} - {self.halo_lag})" if self.halo_lag else first
+        """The plane a stream block's halo loads start at, from its first plane ``first``:
+        that plane (mode nondiag), or in mode assoc ``an5d_p0``, :attr:`halo_lag` below it
+        or the array's first plane, whichever is higher (the comment's spelling where
+        ``first`` is not the kernel's ``an5d_S0``)."""
+        if not self.halo_lag:
+            return first
+        return "an5d_p0" if first == "an5d_S0" else f"max({first} - {self.halo_lag}, first)"
 
     @property
-    def halo_start_exists(self) -> str:
-        """The condition, joined to a halo cell's own, that its first plane exists (always
-        where it is the stream block's first plane)."""
-        return (f" && {self.halo_start_plane('an5d_S0')} >= an5d_first" if self.halo_lag
-                else "")
+    def first_arrival(self) -> str:
+        """Mode assoc: the declaration of ``an5d_p0``, the first plane that arrives: the
+        stream block's first less :attr:`halo_lag`, or the array's first plane where that
+        lies below it (a stencil reading fewer planes below a cell than its radius)."""
+        return (f"const int an5d_p0 = max(an5d_S0 - {self.halo_lag}, an5d_first);"
+                if self.halo_lag else "")
 
     def accumulators(self, cell: int) -> tuple[str, ...]:
         """Mode assoc: cell ``cell``'s sums, ``_0`` (plane ``p - r`` of the plane ``p``

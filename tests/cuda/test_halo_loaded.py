@@ -90,7 +90,9 @@ def test_mode_assoc_adds_each_arriving_plane_into_each_cells_sums():
     accumulate = body[body.index("#define AN5D_ACCUMULATE"):body.index("} while (0)")]
     assert accumulate.count("AN5D_SREF(an5d_sm[an5d_b][0]") == 24
     assert accumulate.count("= an5d_arriving;") == 1
-    assert "for (int an5d_p = an5d_S0 - 2; an5d_p < an5d_S1 + 2; ++an5d_p)" in body
+    # from the first plane that exists, r below the stream block's or the array's first
+    assert "const int an5d_p0 = max(an5d_S0 - 2, an5d_first);" in body
+    assert "for (int an5d_p = an5d_p0; an5d_p < an5d_S1 + 2; ++an5d_p)" in body
     assert "if (an5d_p >= an5d_S0 + 2) {" in body
     assert "#undef AN5D_FINISH" in body and "#undef AN5D_ACCUMULATE" in body
 

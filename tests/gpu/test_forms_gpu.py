@@ -33,11 +33,13 @@ def test_form_on_the_gpu_matches_the_oracle(path):
     assert report.passed, "\n".join(report.lines())
 
 
-@pytest.mark.parametrize("name, bs", [("upwind_box3d", "66x10"), ("vla3d_star", "34x18")])
+@pytest.mark.parametrize("name, bs", [("upwind_box3d", "66x10"), ("downwind_box3d", "66x10"),
+                                      ("vla3d_star", "34x18")])
 def test_a_loaded_halo_on_the_gpu_matches_the_oracle(name, bs):
-    # the kernel whose computing threads load the halo (bT 1): upwind_box3d in mode assoc
-    # reads no plane above a cell, so a stream block's first arriving planes lie below the
-    # array; vla3d_star in mode nondiag, two cells a thread; stream blocks of 7 planes
+    # the kernel whose computing threads load the halo (bT 1), mode assoc: upwind_box3d
+    # reads no plane above a cell, downwind_box3d none below, so a stream block's first
+    # arriving planes would lie below the array (they start at its first plane); and
+    # vla3d_star in mode nondiag, two cells a thread; stream blocks of 7 planes
     path = os.path.join(REPO, "tests", "data", "forms", name + ".c")
     program, info = driver.load(path)
     coarsen = 2 if name == "vla3d_star" else 1
