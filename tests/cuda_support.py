@@ -17,6 +17,14 @@ def bench(name: str, dtype: str = "float", **kw):
                      Options(defines=(("SB_TYPE", dtype),), **kw))
 
 
+def small_block(info, bt: int, sides: tuple[int, ...]) -> tuple[int, ...]:
+    """``sides`` (one per in-plane dimension, contiguous first), each widened where the
+    halo of ``bt`` levels at the stencil's radius would leave fewer than 3 cells: a small
+    block for any test form."""
+    radii = tuple(reversed(info.radius[1:]))
+    return tuple(max(side, 2 * bt * r + 3) for side, r in zip(sides, radii))
+
+
 def form_params(program, size: int, steps: int, coefficient: float = 0.3) -> dict[str, str]:
     """A value for every parameter a test form leaves to ``-P``: the time loop's bounds
     ``steps``, other integers ``size``, coefficients distinct values from

@@ -695,11 +695,13 @@ def check_halo_loaded(plan: BlockingPlan, info: StencilInfo) -> None:
     neighbours (else there is no halo to load), mode nondiag (the column in registers,
     the plane in shared memory) or assoc (each arriving plane in shared memory, added
     into the cell's sums, from r planes below a stream block's first one or from the
-    array's first plane where that lies below it), one statement, no older levels, two
-    time buffers (the launch's source and destination) and no read-only arrays, with the
-    other options at their defaults (the kernel has one barrier per step and no idle warps
-    of its own); its compute region's outermost side a multiple of the cells per thread,
-    and its two tile planes within the static shared memory of a block."""
+    array's first plane where that lies below it), one statement, older time levels read
+    at the cell only; in mode assoc two time buffers (the launch's source and
+    destination; an associative update reads no read-only array); the other options at
+    their defaults (the kernel
+    has one barrier per step and no idle warps of its own); its compute region's
+    outermost side a multiple of the cells per thread, and its two tile planes within the
+    static shared memory of a block."""
     compute = plan.compute_region()
     why = ("needs bT 1 (at bT 2 or more the halo's cells compute levels of their own)"
            if plan.bt != 1
@@ -709,11 +711,12 @@ def check_halo_loaded(plan: BlockingPlan, info: StencilInfo) -> None:
            else "needs mode nondiag or assoc"
            if plan.mode not in (Mode.NONDIAG, Mode.ASSOC)
            else "is not built for a time step of several statements yet" if plan.coupled
-           else "is not built for updates that read older time levels yet"
-           if plan.levels.older
-           else "is not built for more than two time buffers yet" if plan.levels.rotating
-           else "is not built for updates that read arrays other than the grid yet"
-           if info.coefficients
+           else "is not built for updates that read an older time level away from the "
+           "cell yet" if plan.levels.offset_reads
+           # the assoc branch reads every cell from the launch's source (no update the
+           # analysis finds associative rotates its buffers today)
+           else "in mode assoc is not built for more than two time buffers or older "
+           "levels yet" if plan.mode is Mode.ASSOC and plan.levels.rotating
            else "keeps its own barrier per step: leave barriers and idle at their defaults"
            if plan.barriers is not Barriers.LEVEL or plan.idle is not IdleWarps.SKIP
            else f"needs the compute region's outermost side ({compute[0]}) to be a "

@@ -920,12 +920,60 @@ class HaloLoadedCode:
     acc_type: str = ""
     accumulations: tuple[str, ...] = ()
     statement_macros: tuple[Macro, ...] = ()
+    #: a rotating program's (mode nondiag): its launch's boundary buffer of level 0, from
+    #: which cells outside the interior and streaming-boundary planes are read (its work
+    #: buffers hold the interior only); empty where the source holds both
+    boundary_source: str = ""
+    #: whether the update reads read-only arrays: at the cell's plane ``an5d_z`` (the
+    #: update's plane parameter, over ``an5d_base`` 0) and row ``an5d_c1``
+    reads_coefficients: bool = False
 
     @property
     def assoc(self) -> bool:
         """Whether each arriving plane is added into the cells' sums (mode assoc) rather
         than kept in a column of registers (mode nondiag)."""
         return bool(self.accumulations)
+
+    @property
+    def kernel_lines(self) -> tuple[str, ...]:
+        """Declarations before the cells' loop: the plane origin of the update's reads of
+        read-only arrays (the kernel's planes are the grid's)."""
+        return ("const int an5d_base = 0;",) if self.reads_coefficients else ()
+
+    def cell_lines(self, cell: int) -> tuple[str, ...]:
+        """The names the update reads, declared in cell ``cell``'s block: its row in the
+        compute region, and its grid row where read-only arrays are read there."""
+        lines = [f"const int an5d_t1 = an5d_t1_x{cell};"]
+        if self.reads_coefficients:
+            lines.append(f"const int an5d_c1 = an5d_c1_x{cell};")
+        return tuple(lines)
+
+    def cell_source(self, cell: int) -> str:
+        """The buffer cell ``cell``'s column is read from: the source, or where boundary
+        cells are elsewhere (:attr:`boundary_source`) the boundary buffer for a cell
+        outside the interior (it stores nothing, but its neighbours read it)."""
+        if not self.boundary_source:
+            return "an5d_src"
+        return f"(an5d_stores_x{cell} ? an5d_src : {self.boundary_source})"
+
+    @property
+    def halo_source(self) -> str:
+        """The buffer a halo cell at ``an5d_gy``, ``an5d_gx`` is read from (as
+        :meth:`cell_source`: its plane is always an interior one)."""
+        if not self.boundary_source:
+            return "an5d_src"
+        inside = " && ".join(f"an5d_g{a} >= an5d_lo{d} && an5d_g{a} <= an5d_hi{d}"
+                             for a, d in (("y", 1), ("x", 2)))
+        return f"({inside} ? an5d_src : {self.boundary_source})"
+
+    def column_value(self, cell: int, plane: str) -> str:
+        """Cell ``cell``'s value at grid plane ``plane``, where its pointers are: from the
+        boundary buffer's pointer ``an5d_be_x<m>`` on a streaming-boundary plane where
+        boundary cells are elsewhere."""
+        if not self.boundary_source:
+            return f"*an5d_ld_x{cell}"
+        return (f"*({plane} < an5d_lo0 || {plane} > an5d_hi0 ? an5d_be_x{cell} "
+                f": an5d_ld_x{cell})")
 
     @property
     def macro_names(self) -> tuple[str, ...]:
@@ -978,6 +1026,12 @@ class HaloLoadedCode:
         the next one's, r + 1."""
         return self.radius + 1
 
+    @property
+    def next_plane(self) -> str:
+        """Mode nondiag: the plane a step loads for the next one, :attr:`ahead` above the
+        plane ``an5d_z`` it computes."""
+        return f"an5d_z + {self.ahead}"
+
     def column(self, cell: int) -> tuple[str, ...]:
         """Cell ``cell``'s column registers, plane ``z - r`` first."""
         return column_registers(cell, self.ring)
@@ -1008,10 +1062,19 @@ class HaloLoadedCode:
                 return column_registers(m + dy, plan.ring)[r]
             return smem_read(plan, "0", (dy, 0), "an5d_buf")
 
+        def older_value(m: int, lag: int) -> str:
+            # level T - lag at the cell (check_halo_loaded: older levels are read there
+            # only), always in the array: a cell outside it reads the plane's first
+            return (f"an5d_{older_name('src_old', lag - 1)}"
+                    f"[(long long)an5d_z * an5d_plane + an5d_at_x{m}]")
+
         def update(m: int) -> str:
             column = column_registers(m, plan.ring)
+            older = (older_value(m, o.lag) for o in plan.levels.older)
+            plane = ("an5d_z",) if info.coefficients else ()
             rows = (row_value(m, dy) for dy in row_neighbours(info, plan))
-            return f"{UPDATE_MACRO}({', '.join((*column, 'an5d_buf', *rows))})"
+            return (f"{UPDATE_MACRO}"
+                    f"({', '.join((*column, *older, 'an5d_buf', *plane, *rows))})")
 
         common = (tile, compute, plan.plane_radius, r, plan.reach, cells, plan.nthreads,
                   tuple(regions), start, plan.halo_loads_per_thread)
@@ -1023,8 +1086,12 @@ class HaloLoadedCode:
                 accumulator_type(info.assoc.sum_type, plan.dtype),
                 tuple(f"{accumulate.name}({', '.join((f'an5d_v_x{m}', *acc, 'an5d_buf'))})"
                       for m, acc in enumerate(sums)), (accumulate,))
+        boundary = (f"an5d_{RotatingBuffers.of(plan.levels).boundary[0]}"
+                    if plan.levels.rotating else "")
         return HaloLoadedCode(*common, tuple(map(update, range(cells))),
-                              tuple(mac for mac in shared if mac.name == UPDATE_MACRO))
+                              tuple(mac for mac in shared if mac.name == UPDATE_MACRO),
+                              boundary_source=boundary,
+                              reads_coefficients=bool(info.coefficients))
 
 
 def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem: str,

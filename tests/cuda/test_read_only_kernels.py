@@ -23,7 +23,7 @@ from an5dpy.cuda.render_model import launch_signature
 from an5dpy.cuda.runtime import nvcc_path
 from an5dpy.ir import Affine, CoefIndex
 
-from cuda_support import FORMS, bench, compile_host, compile_kernels
+from cuda_support import FORMS, bench, compile_host, compile_kernels, small_block
 from read_only_support import PROGRAMS, SUMS, forced_assoc, write
 
 #: The coordinates the blocked kernels read coefficients at: the op's plane, the column.
@@ -258,7 +258,7 @@ def _builds(path: str) -> list[tuple[str, object]]:
     """(label, info, plan) for every mode ``path``'s stencil allows, mode assoc where the
     update is a sum (forced, see forced_assoc), an odd degree 3 and a small odd block."""
     _, info = driver.load(path)
-    bs = (13,) if info.ndim == 2 else (9, 7)
+    bs = tuple(reversed(small_block(info, 3, (13,) if info.ndim == 2 else (7, 9))))
     out = [("none", info, driver.blocking_plan(info, 3, bs=bs, sl=5, opt="none"))]
     if info.diagonal_free:
         out.append(("nondiag", info, driver.blocking_plan(info, 3, bs=bs, opt="nondiag")))
@@ -299,8 +299,9 @@ def test_nvcc_compiles_the_host_files(tmp_path, baseline):
     paths = [write(tmp_path, name) for name in sorted(PROGRAMS)] + read_only_forms()
     problems = []
     for path in paths:
-        t = driver.translate(path, driver.Options(bt=2, bs="16" if driver.load(path)[1].ndim == 2
-                                                  else "8x8", baseline=baseline))
+        sides = (16,) if driver.load(path)[1].ndim == 2 else (8, 8)
+        bs = "x".join(map(str, small_block(driver.load(path)[1], 2, sides)))
+        t = driver.translate(path, driver.Options(bt=2, bs=bs, baseline=baseline))
         rc, log = compile_host(t, tmp_path / f"{t.stem}-{baseline}")
         if rc != 0 or "warning" in log.lower():
             problems.append(f"{path}: {log}")

@@ -14,7 +14,7 @@ import pytest
 from an5dpy import driver
 from an5dpy.check.verify import verify_file
 
-from cuda_support import form_params
+from cuda_support import form_params, small_block
 
 pytestmark = pytest.mark.gpu
 
@@ -27,22 +27,26 @@ SIZE, STEPS = 37, 5
 @pytest.mark.parametrize("path", FORMS, ids=lambda p: os.path.basename(p)[:-2])
 def test_form_on_the_gpu_matches_the_oracle(path):
     program, info = driver.load(path)
-    bs = "16" if info.ndim == 2 else "8x8"
+    bs = "x".join(map(str, small_block(info, 2, (16,) if info.ndim == 2 else (8, 8))))
     report = verify_file(path, driver.Options(bt=2, bs=bs), "cuda",
                          form_params(program, SIZE, STEPS), exact=True)
     assert report.passed, "\n".join(report.lines())
 
 
-@pytest.mark.parametrize("name, bs", [("upwind_box3d", "66x10"), ("downwind_box3d", "66x10"),
-                                      ("vla3d_star", "34x18")])
-def test_a_loaded_halo_on_the_gpu_matches_the_oracle(name, bs):
+@pytest.mark.parametrize("name, bs, coarsen", [
+    ("upwind_box3d", "66x10", 1), ("downwind_box3d", "66x10", 1), ("vla3d_star", "34x18", 2),
+    ("leapfrog3d", "34x10", 1), ("seismic3d", "36x14", 2), ("seismic3d", "20x7", 1),
+    ("rotate3_star3d", "18x11", 1)])
+def test_a_loaded_halo_on_the_gpu_matches_the_oracle(name, bs, coarsen):
     # the kernel whose computing threads load the halo (bT 1), mode assoc: upwind_box3d
     # reads no plane above a cell, downwind_box3d none below, so a stream block's first
-    # arriving planes would lie below the array (they start at its first plane); and
-    # vla3d_star in mode nondiag, two cells a thread; stream blocks of 7 planes
+    # arriving planes would lie below the array (they start at its first plane); mode
+    # nondiag: vla3d_star, two cells a thread; rotating programs, whose work buffers hold
+    # the interior only (boundary cells and planes from the boundary buffer): leapfrog3d
+    # and seismic3d read level t-1 at the cell, seismic3d read-only arrays too, at odd
+    # blocks; rotate3_star3d rotates through three buffers; stream blocks of 7 planes
     path = os.path.join(REPO, "tests", "data", "forms", name + ".c")
     program, info = driver.load(path)
-    coarsen = 2 if name == "vla3d_star" else 1
     report = verify_file(path, driver.Options(bt=1, bs=bs, sl="7", coarsen=coarsen,
                                               halo="loaded"),
                          "cuda", form_params(program, SIZE, STEPS), exact=True)
