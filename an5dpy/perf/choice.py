@@ -20,7 +20,8 @@ import itertools
 from dataclasses import dataclass, fields
 from typing import Mapping, NoReturn
 
-from an5dpy.blocking.plan import (Barriers, BlockingPlan, HaloCells, IdleWarps, block_size_value,
+from an5dpy.blocking.plan import (Barriers, BlockingPlan, HaloCells, IdleWarps, Mode,
+                                  block_size_value,
                                   grid_extents, loaded_halo_plans, make_plan)
 from an5dpy.errors import OptionError, UsageError
 from an5dpy.ir import StencilInfo, StencilProgram, is_floating
@@ -52,6 +53,13 @@ SPACE = {
 #: plans on the H200 (artifact/H200/rows.jsonl); at one cell the default plans of
 #: box3d2r-4r run 1.13-1.76x their earlier ones there, and no measured row lost.
 LOADED_COMPUTE_REGIONS = ((8, 64),)
+
+#: Mode nondiag's loaded layouts beside those, (compute region, cells per thread): two
+#: cells a thread, as the tuned plans of star3d2r-4r keep (artifact/H200/table5.md). At
+#: these rows' measured plans (rows.jsonl, hand_written.jsonl) the defaults it moves run
+#: at least as fast as those before; four cells, which the model would pick instead, ran
+#: acoustic3d double at 0.46x its tuned plan (172 registers, one block an SM).
+LOADED_NONDIAG_LAYOUTS = (((8, 64), 2),)
 
 #: The search space's axes, in :func:`candidate_plans`' order.
 PLAN_AXES = ("bt", "bs", "sl", "coarsen", "barriers", "idle", "halo")
@@ -118,7 +126,7 @@ def loaded_halo_candidates(info: StencilInfo, gpu: GpuSpec, plans: list[Blocking
     """For each bT 1 plan of ``plans`` with halo threads, the plans of the same stream
     length whose computing threads load the halo (:class:`HaloCells`), one cell per
     thread, at :data:`LOADED_COMPUTE_REGIONS` (each block's tile: the region and its
-    halo), those legal on ``gpu``; none where the user fixed the block, the cells per
+    halo), and in mode nondiag at :data:`LOADED_NONDIAG_LAYOUTS`, those legal on ``gpu``; none where the user fixed the block, the cells per
     thread or who loads the halo (the plans would not keep them)."""
     if not all(is_auto(getattr(fixed, name)) for name in ("bs", "coarsen", "halo")):
         return []
@@ -128,7 +136,9 @@ def loaded_halo_candidates(info: StencilInfo, gpu: GpuSpec, plans: list[Blocking
     return list(dict.fromkeys(
         p for plan in plans
         if plan.barriers is Barriers.LEVEL and plan.idle is IdleWarps.SKIP
-        for p in loaded_halo_plans(info, plan, layouts, gpu.limits())))
+        for p in loaded_halo_plans(
+            info, plan, layouts + list(LOADED_NONDIAG_LAYOUTS if plan.mode is Mode.NONDIAG
+                                       else ()), gpu.limits())))
 
 
 def search_space(info: StencilInfo) -> dict:

@@ -308,3 +308,21 @@ def test_the_default_plan_weighs_the_bt_1_plans_loading_their_halo():
     program2, info2 = bench("star2d1r")
     flat = choice_module.candidate_plans(info2, gpu)
     assert choice_module.loaded_halo_candidates(info2, gpu, flat, choice_module.Fixed()) == []
+
+
+def test_the_default_plan_weighs_two_cells_a_thread_in_mode_nondiag_loaded_plans():
+    """Mode nondiag's loaded candidates add LOADED_NONDIAG_LAYOUTS (two cells a thread in
+    an 8 x 64 region) to the one-cell ones; mode assoc's keep one cell (its sums of the
+    larger boxes spill in double). star3d3r float's default on the H200 is such a plan,
+    its tuned plan's layout (artifact/H200/table5.md)."""
+    gpu = get_gpu("H200")
+    _, star = bench("star3d3r", "float")
+    loaded = choice_module.loaded_halo_candidates(
+        star, gpu, choice_module.candidate_plans(star, gpu), choice_module.Fixed())
+    assert {(p.compute_region(), p.coarsen) for p in loaded} == {((8, 64), 1), ((8, 64), 2)}
+    chosen = driver.choose_plan(star, driver.Options(gpu="H200")).plan
+    assert chosen.halo_loaded and chosen.coarsen == 2 and chosen.bs == (14, 70)
+    _, box = bench("box3d3r", "float")
+    boxes = choice_module.loaded_halo_candidates(
+        box, gpu, choice_module.candidate_plans(box, gpu), choice_module.Fixed())
+    assert boxes and {p.coarsen for p in boxes} == {1}
