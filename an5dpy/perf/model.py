@@ -127,7 +127,8 @@ from an5dpy.perf.model_constants import (BARRIER_STALL, BOTTLENECKS, BRANCH_INST
                                          INTERIOR_LEVEL_OVERHEAD,
                                          LEVEL_OVERHEAD, LONE_BLOCK_EXPOSED, NORM_EXPONENT,
                                          REGISTER_BUDGETS,
-                                         SPILL_GROWTH_CELLS, SPILL_INSTRUCTIONS, STEP_OVERHEAD,
+                                         SPILL_GROWTH_CELLS, SPILL_GROWTH_CELLS_LOADED,
+                                         SPILL_INSTRUCTIONS, STEP_OVERHEAD,
                                          UNBOUNDED_RATIO, WARP_CPI, WAVE_TAIL)
 from an5dpy.ir import StencilInfo
 
@@ -720,7 +721,8 @@ class Model:
 
     def registers_short(self, plan: BlockingPlan, degree: int, regs: int | None) -> int:
         """Registers a budget's limit falls short of what the kernel needs unspilled
-        (:func:`spill_free_registers`; from :data:`SPILL_GROWTH_CELLS` cells per thread
+        (:func:`spill_free_registers`; from :data:`SPILL_GROWTH_CELLS` cells per thread,
+        :data:`SPILL_GROWTH_CELLS_LOADED` where the threads load the halo,
         on, grown as ptxas grows an unbounded kernel's registers with its cells:
         :data:`UNBOUNDED_RATIO` of the plan over that of one cell per thread). Without a
         budget, where the model weighs instruction issue, the limit is the launch bounds'
@@ -728,7 +730,8 @@ class Model:
         if regs is None and self.gpu.step_latency_cycles <= 0:
             return 0
         need = spill_free_registers(plan, degree)
-        if plan.coarsen >= SPILL_GROWTH_CELLS:
+        if plan.coarsen >= (SPILL_GROWTH_CELLS_LOADED if plan.halo_loaded
+                            else SPILL_GROWTH_CELLS):
             need = math.ceil(need * unbounded_ratio(plan) / unbounded_ratio(plan, cells=1))
         return max(0, need - budget_register_limit(regs, plan.nthreads))
 

@@ -194,6 +194,13 @@ UNBOUNDED_RATIO = {
 #: same count ranks the measured plans' first picks lower (0.749 of the fastest against
 #: 0.760) and changes a default plan never timed, so it starts at 4.
 SPILL_GROWTH_CELLS = 4
+#: The same for the kernels whose computing threads load the halo (plan.HaloCells.LOADED),
+#: from 2 cells: each cell's column and the plane it loads ahead grow ptxas' registers
+#: faster than one cell's count says (UNBOUNDED_RATIO nondiag/loaded double: 1.14 at 2
+#: cells, 0.89 at 1); star3d4r double's default of 2 cells, counted from 4, took a budget
+#: of 64 registers (ptxas gives it 90 without one) and ran at 0.64 of its tuned plan on
+#: the H200 (artifact/H200/default_plans.md).
+SPILL_GROWTH_CELLS_LOADED = 2
 #: Where the model weighs instruction issue: the share of the model's speed that the
 #: kernels of a plan's cells per thread reach, against one cell per thread, by
 #: (dimensions, cells per thread): the median of measured over predicted GFLOP/s over
