@@ -5,7 +5,8 @@
     python scripts/snapshot.py --check tests/data/snapshot.json   # compare (exit 1 on change)
 
 It covers the generated CUDA of the 21 benchmarks x float/double, at the Sconf plan and at the
-tuned plans of ``artifact/H200/table5.csv`` (SHA-256 of each file, with the input's path
+tuned plans of ``artifact/H200/table5.csv``, and of the hand-written programs at the tuned
+plans of ``artifact/H200/hand_written.csv`` (SHA-256 of each file, with the input's path
 replaced by its name, since the files quote where they were generated from), and the
 performance model's prediction for every plan measured in
 ``artifact/H200/previous/rows.jsonl`` (the measurements the model was fitted to)
@@ -52,13 +53,25 @@ def sconf_options(path: str, defines):
                    defines=defines)
 
 
+def hand_written_row(row: dict) -> dict:
+    """A row of hand_written.csv as a table5.csv row of the same plan (its ``tuned_plan``,
+    ``an5d-translate``'s option spelling, and its register budget), for
+    :func:`table_options`."""
+    settings = dict(item.split("=", 1) for item in row["tuned_plan"].split())
+    return {"bt": settings["bt"], "bs": settings["bs"], "sl": settings["sl"].replace("off", "-"),
+            "opt": settings["opt"], "regs": row["registers_cap"] or "-",
+            "cells": settings.get("coarsen", "1"), "barriers": settings.get("barriers"),
+            "idle": settings.get("idle"), "halo": settings.get("halo")}
+
+
 def code_fingerprint(name: str, dtype: str, config: str, table: dict) -> dict[str, str]:
-    """SHA-256 of each generated file of one benchmark, dtype and plan."""
+    """SHA-256 of each generated file of one program, dtype and plan (``sconf``, or the
+    ``tuned`` or ``hand_written`` plan of ``table``)."""
     from an5dpy.driver import translate
     defines = (("SB_TYPE", dtype),)
     path = os.path.join(C_INPUTS, f"{name}.c")
-    options = table_options(table[(name, dtype)], defines) if config == "tuned" \
-        else sconf_options(path, defines)
+    options = (sconf_options(path, defines) if config == "sconf"
+               else table_options(table[(name, dtype)], defines))
     result = translate(path, options)
     return {f"{config}/{name}-{dtype}/{file}":
             hashlib.sha256(text.replace(path, f"{name}.c").encode()).hexdigest()
@@ -95,6 +108,8 @@ def model_fingerprint(row: dict) -> dict[str, str]:
 def fingerprint(jobs: int) -> dict[str, str]:
     with open(os.path.join(ARTIFACT, "table5.csv")) as f:
         table = {(r["stencil"], r["dtype"]): r for r in csv.DictReader(f)}
+    with open(os.path.join(ARTIFACT, "hand_written.csv")) as f:
+        hand = {(r["program"], r["dtype"]): hand_written_row(r) for r in csv.DictReader(f)}
     with open(os.path.join(ARTIFACT, "previous", "rows.jsonl")) as f:
         rows = [json.loads(line) for line in f if line.strip()]
     out: dict[str, str] = {}
@@ -102,6 +117,8 @@ def fingerprint(jobs: int) -> dict[str, str]:
         futures = [pool.submit(code_fingerprint, n, d, c, table)
                    for c in ("sconf", "tuned") for n in benchmark_names()
                    for d in ("float", "double")]
+        futures += [pool.submit(code_fingerprint, n, d, "hand_written", hand)
+                    for n, d in sorted(hand)]
         futures += [pool.submit(model_fingerprint, row) for row in rows]
         for f in futures:
             out.update(f.result())

@@ -698,10 +698,9 @@ def check_halo_loaded(plan: BlockingPlan, info: StencilInfo) -> None:
     array's first plane where that lies below it), one statement, older time levels read
     at the cell only; in mode assoc two time buffers (the launch's source and
     destination; an associative update reads no read-only array); the other options at
-    their defaults (the kernel
-    has one barrier per step and no idle warps of its own); its compute region's
-    outermost side a multiple of the cells per thread, and its two tile planes within the
-    static shared memory of a block."""
+    their defaults (the kernel has one barrier per step and no idle warps of its own);
+    its compute region's outermost side a multiple of the cells per thread, and its two
+    tile planes within the static shared memory of a block."""
     compute = plan.compute_region()
     why = ("needs bT 1 (at bT 2 or more the halo's cells compute levels of their own)"
            if plan.bt != 1

@@ -900,7 +900,11 @@ class HaloLoadedCode:
     where it holds that cell). In mode assoc the cells keep their sums instead of a column
     (:attr:`assoc`): each arriving plane's halo is loaded too, ``accumulations[m]`` adds
     the plane into cell m's sums and ``updates[m]`` is its finished sum. ``reach``: the
-    planes below and above the interior that exist to be loaded."""
+    planes below and above the interior that exist to be loaded. A rotating program's
+    update (mode nondiag) reads its older levels at the cell from the launch's older
+    sources, and the launch's work buffers hold the interior only: cells outside it and
+    streaming-boundary planes come from level 0's boundary buffer
+    (:attr:`boundary_source`)."""
 
     tile: tuple[int, ...]
     compute: tuple[int, ...]

@@ -21,8 +21,8 @@ from dataclasses import dataclass, fields
 from typing import Mapping, NoReturn
 
 from an5dpy.blocking.plan import (Barriers, BlockingPlan, HaloCells, IdleWarps, Mode,
-                                  block_size_value,
-                                  grid_extents, loaded_halo_plans, make_plan)
+                                  block_size_value, grid_extents, loaded_halo_plans,
+                                  make_plan)
 from an5dpy.errors import OptionError, UsageError
 from an5dpy.ir import StencilInfo, StencilProgram, is_floating
 from an5dpy.perf.bench import HARNESS_SIZE, HARNESS_STEPS, PAPER_SIZE, PAPER_STEPS
@@ -126,8 +126,9 @@ def loaded_halo_candidates(info: StencilInfo, gpu: GpuSpec, plans: list[Blocking
     """For each bT 1 plan of ``plans`` with halo threads, the plans of the same stream
     length whose computing threads load the halo (:class:`HaloCells`), one cell per
     thread, at :data:`LOADED_COMPUTE_REGIONS` (each block's tile: the region and its
-    halo), and in mode nondiag at :data:`LOADED_NONDIAG_LAYOUTS`, those legal on ``gpu``; none where the user fixed the block, the cells per
-    thread or who loads the halo (the plans would not keep them)."""
+    halo), and in mode nondiag at :data:`LOADED_NONDIAG_LAYOUTS` too, those legal on
+    ``gpu``; none where the user fixed the block, the cells per thread or who loads the
+    halo (the plans would not keep them)."""
     if not all(is_auto(getattr(fixed, name)) for name in ("bs", "coarsen", "halo")):
         return []
     layouts = [(compute, 1) for compute in LOADED_COMPUTE_REGIONS]

@@ -721,9 +721,9 @@ class Model:
 
     def registers_short(self, plan: BlockingPlan, degree: int, regs: int | None) -> int:
         """Registers a budget's limit falls short of what the kernel needs unspilled
-        (:func:`spill_free_registers`; from :data:`SPILL_GROWTH_CELLS` cells per thread,
-        :data:`SPILL_GROWTH_CELLS_LOADED` where the threads load the halo,
-        on, grown as ptxas grows an unbounded kernel's registers with its cells:
+        (:func:`spill_free_registers`; from :data:`SPILL_GROWTH_CELLS` cells per thread on,
+        from :data:`SPILL_GROWTH_CELLS_LOADED` where the threads load the halo, grown as
+        ptxas grows an unbounded kernel's registers with its cells:
         :data:`UNBOUNDED_RATIO` of the plan over that of one cell per thread). Without a
         budget, where the model weighs instruction issue, the limit is the launch bounds'
         (:func:`budget_register_limit` of None); under the paper's terms nothing spills."""
