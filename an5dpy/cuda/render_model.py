@@ -901,8 +901,8 @@ class HaloLoadedCode:
     (:attr:`assoc`): each arriving plane's halo is loaded too, ``accumulations[m]`` adds
     the plane into cell m's sums and ``updates[m]`` is its finished sum. ``reach``: the
     planes below and above the interior that exist to be loaded. A rotating program's
-    update (mode nondiag) reads its older levels at the cell from the launch's older
-    sources, and the launch's work buffers hold the interior only: cells outside it and
+    update (mode nondiag) reads level t-1 at the cell from the launch's source of it, and
+    the launch's work buffers hold the interior only: cells outside it and
     streaming-boundary planes come from level 0's boundary buffer
     (:attr:`boundary_source`)."""
 

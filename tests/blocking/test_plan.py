@@ -365,7 +365,8 @@ def test_a_loaded_halo_runs_on_one_gpu():
 def test_a_loaded_halo_takes_rotating_programs_in_mode_nondiag(tmp_path):
     """A rotation through three buffers, and older levels and read-only arrays read at the
     cell (the seismic form): mode nondiag's kernel reads their boundary cells from the
-    boundary buffer; an older level read off the cell is refused."""
+    boundary buffer; an older level read off the cell, or a level before t-1, is
+    refused."""
     from an5dpy.driver import load
     from paths import REPO
     forms = os.path.join(REPO, "tests", "data", "forms")
@@ -390,6 +391,13 @@ def test_a_loaded_halo_takes_rotating_programs_in_mode_nondiag(tmp_path):
     info = load(str(path), ())[1]
     assert make_plan(info, 1, bs=(10, 34)).levels.rotating
     assert make_plan(info, 1, bs=(10, 34), halo="loaded").halo_loaded
+    # level t-2 at the cell (four buffers): refused, its pointer not checked on a GPU
+    older = tmp_path / "ab3d.c"
+    older.write_text(path.read_text().replace("float A[3]", "float A[4]").replace(
+        "% 3][i][j][k] = 0.2f * (", "% 4][i][j][k] = 0.1f * A[(t + 2) % 4][i][j][k] + 0.2f * (")
+        .replace("% 3]", "% 4]"))
+    with pytest.raises(OptionError, match="levels before t-1"):
+        make_plan(load(str(older), ())[1], 1, bs=(10, 34), halo="loaded")
 
 
 def test_a_loaded_halo_is_refused_where_the_stencil_reads_no_in_plane_neighbour():
