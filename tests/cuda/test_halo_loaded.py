@@ -153,3 +153,30 @@ def test_the_command_line_refuses_it_where_it_does_not_hold(tmp_path, capsys):
                           "--bs", "34x18",
                            "--sl", "off", "--halo", "loaded", "-o", str(out), "-q"]) == 0
     assert "halo=loaded" in (out / "star3d1r_kernel.cu").read_text()
+
+
+def test_a_rotating_program_reads_boundary_cells_from_the_boundary_buffer():
+    """The seismic form (leapfrog, read-only arrays): cells outside the interior and the
+    streaming-boundary planes from level 0's boundary buffer, level t-1 from src_old at
+    the cell, the velocity model at the cell's plane and row; a double-buffered program's
+    kernel reads every cell from its source."""
+    from paths import DATA
+    info = load(os.path.join(DATA, "forms", "seismic3d.c"))[1]
+    plan = loaded(info, (14, 36), 2)
+    code = HaloLoadedCode.of(info, plan, (), ConstantTable("k"))
+    assert code.boundary_source == "an5d_bnd_even" and code.reads_coefficients
+    assert code.cell_source(1) == "(an5d_stores_x1 ? an5d_src : an5d_bnd_even)"
+    assert code.column_value(0, "an5d_q") == (
+        "*(an5d_q < an5d_lo0 || an5d_q > an5d_hi0 ? an5d_be_x0 : an5d_ld_x0)")
+    assert code.cell_lines(1) == ("const int an5d_t1 = an5d_t1_x1;",
+                                  "const int an5d_c1 = an5d_c1_x1;")
+    # level t-1 at the cell, before the shared buffer; the plane of the read-only reads after
+    assert ("an5d_src_old[(long long)an5d_z * an5d_plane + an5d_at_x0], an5d_buf, an5d_z, "
+            in code.updates[0])
+    text = generate(info, plan, "seismic3d").files()["seismic3d_kernel.cu"]
+    body = text[text.index("an5d_seismic3d_kernel_d1("):text.index("an5d_seismic3d_launch")]
+    assert "? an5d_src : an5d_bnd_even) + (an5d_h_on[an5d_h]" in body
+    assert body.count("an5d_be_x0 += an5d_plane;") == 2 and "const int an5d_base = 0;" in body
+    plain = HaloLoadedCode.of(star(1), loaded(star(1), (10, 34), 1), (), ConstantTable("k"))
+    assert not plain.boundary_source and plain.halo_source == "an5d_src"
+    assert plain.column_value(0, "an5d_q") == "*an5d_ld_x0"
