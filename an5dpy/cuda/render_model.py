@@ -29,7 +29,8 @@ from an5dpy.cuda.macros import (ASSOC_LAST, ASSOC_TAKE, EVALUATE_HALF, FINISH_PA
                                 WARP_ACT, coef_layouts, level_macros, loaded_assoc_macros,
                                 warp_branch_levels, loads_boundary, older_name,
                                 plane_macros, row_neighbours, smem_read, update_macros,
-                                UPDATE_MACRO)
+                                UPDATE_MACRO, P_BUF, P_PLANE, history_params, input_params,
+                                neighbour_param, update_params)
 from an5dpy.errors import InternalError
 from an5dpy.ir import CoefRead, Read, StencilInfo
 
@@ -1073,12 +1074,16 @@ class HaloLoadedCode:
                     f"[(long long)an5d_z * an5d_plane + an5d_at_x{m}]")
 
         def update(m: int) -> str:
-            column = column_registers(m, plan.ring)
-            older = (older_value(m, o.lag) for o in plan.levels.older)
-            plane = ("an5d_z",) if info.coefficients else ()
-            rows = (row_value(m, dy) for dy in row_neighbours(info, plan))
-            return (f"{UPDATE_MACRO}"
-                    f"({', '.join((*column, *older, 'an5d_buf', *plane, *rows))})")
+            # each of the update's parameters (update_params, which orders them) as this
+            # kernel has it: the cell's column, level t-1 at the cell, the shared buffer,
+            # the plane of the read-only arrays' reads, the row neighbours
+            args = {**dict(zip(input_params(r), column_registers(m, plan.ring))),
+                    **{name: older_value(m, o.lag)
+                       for name, o in zip(history_params(plan), plan.levels.older)},
+                    P_BUF: "an5d_buf", P_PLANE: "an5d_z",
+                    **{neighbour_param(dy): row_value(m, dy)
+                       for dy in row_neighbours(info, plan)}}
+            return f"{UPDATE_MACRO}({', '.join(args[p] for p in update_params(info, plan))})"
 
         common = (tile, compute, plan.plane_radius, r, plan.reach, cells, plan.nthreads,
                   tuple(regions), start, plan.halo_loads_per_thread)
