@@ -84,8 +84,9 @@ class Options:
     idle: str | None = None
     #: "threads" or "loaded" (None or "auto": the model's choice, "threads" or, where the
     #: block, cells per thread and plan are left open, a bT 1 plan loading the halo at one
-    #: cell a thread, :func:`~an5dpy.perf.choice.loaded_halo_candidates`; "threads" where
-    #: the plan is given; :class:`~an5dpy.blocking.plan.HaloCells`)
+    #: cell a thread or, in mode nondiag, two, :func:`~an5dpy.perf.choice.
+    #: loaded_halo_candidates`; "threads" where the plan is given;
+    #: :class:`~an5dpy.blocking.plan.HaloCells`)
     halo: str | None = None
     gpu: str | GpuSpec | None = None  # name or spec file; None: this machine's, else H100
     #: Parameter values (``-P``) of the problem the plan is chosen for; sizes not given are

@@ -42,8 +42,8 @@ well as one at place 5 and one at place 30 worse: a fit on top-5 hits held 27 of
 rows in the sample but 12 of them held out in turn, one on the ranks 18. With
 --cross-validate every stencil is held out in turn: the constants fitted on the other
 stencils' rows (and variant rows) score the held-out stencil's rows; the sums (and the
-geomean of the held-out accuracies) tell how the
-fitted model may fare on a stencil it was not fitted to.
+geomean of the held-out accuracies) tell how the fitted model may fare on a stencil it was
+not fitted to.
 """
 
 from __future__ import annotations
@@ -321,13 +321,12 @@ class Scorer:
     def loss(self, setting: Setting, keep_rows, keep_variants) -> float:
         """The fit's objective (lower is better) over the kept rows."""
         rows, variants = self(setting)
-        ranks = [np.log1p(rows.rank[keep_rows])]
-        weights = [np.ones(len(ranks[0]))]
+        # the mean of log(1 + rank), a variant row weighing VARIANT_WEIGHT
+        total, weight = float(np.log1p(rows.rank[keep_rows]).sum()), float(keep_rows.sum())
         if variants is not None:
-            ranks.append(np.log1p(variants.rank[keep_variants]))
-            weights.append(np.full(len(ranks[1]), VARIANT_WEIGHT))
-        weight = np.concatenate(weights)
-        rank = float(np.concatenate(ranks) @ weight / weight.sum()) if weight.sum() else 0.0
+            total += VARIANT_WEIGHT * float(np.log1p(variants.rank[keep_variants]).sum())
+            weight += VARIANT_WEIGHT * float(keep_variants.sum())
+        rank = total / weight if weight else 0.0
         errors = np.abs(rows.log_ratio[keep_rows])
         errors = errors[np.isfinite(errors)]
         return (RANK_WEIGHT * rank
@@ -415,10 +414,9 @@ def model_setting(gpu) -> Setting:
 def unbounded_kernels(path: str) -> dict:
     """Per (mode, dtype, dimensions, cells per thread) (an5dpy.perf.model.ratio_key: the
     mode ``nondiag/loaded`` where the computing threads load the halo): (ptxas's registers
-    over the plan's
-    estimate (BlockingPlan.register_estimate), whether ptxas held the kernel at its launch
-    bounds' limit) of each kernel of DIR/rows.jsonl built without a register budget, in
-    modes nondiag and assoc."""
+    over the plan's estimate (BlockingPlan.register_estimate), whether ptxas held the
+    kernel at its launch bounds' limit) of each kernel of DIR/rows.jsonl built without a
+    register budget, in modes nondiag and assoc."""
     from an5dpy.blocking.plan import HaloCells, budget_register_limit
     from an5dpy.perf.model import ratio_key
     kernels: dict = {}

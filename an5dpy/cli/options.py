@@ -122,9 +122,9 @@ def add_plan(p: argparse.ArgumentParser, quiet_help: str = "do not print the pla
                         "(AN5D's layout); loaded: bT 1, 3D, mode nondiag or assoc: the "
                         "computing threads load it, every lane computes (--bs stays the tile, "
                         "halo included). Default: the model's choice, threads or a bT 1 plan "
-                        "loading the halo at one cell a thread (threads where --bt, --bs and "
-                        "--sl are given; 'an5d tune --measure' also times loaded plans of "
-                        "more cells)")
+                        "loading the halo at one cell a thread, or two in mode nondiag "
+                        "(threads where --bt, --bs and --sl are given; 'an5d tune --measure' "
+                        "also times loaded plans of more cells)")
     g.add_argument("--opt", choices=("auto", "nondiag", "assoc", "none"),
                    help="register/shared-memory mode (default and auto: nondiag if "
                         "diagonal-access free, else assoc if associative, else none)")

@@ -299,8 +299,9 @@ def test_nvcc_compiles_the_host_files(tmp_path, baseline):
     paths = [write(tmp_path, name) for name in sorted(PROGRAMS)] + read_only_forms()
     problems = []
     for path in paths:
-        sides = (16,) if driver.load(path)[1].ndim == 2 else (8, 8)
-        bs = "x".join(map(str, small_block(driver.load(path)[1], 2, sides)))
+        info = driver.load(path)[1]
+        sides = (16,) if info.ndim == 2 else (8, 8)
+        bs = "x".join(map(str, small_block(info, 2, sides)))
         t = driver.translate(path, driver.Options(bt=2, bs=bs, baseline=baseline))
         rc, log = compile_host(t, tmp_path / f"{t.stem}-{baseline}")
         if rc != 0 or "warning" in log.lower():
