@@ -51,3 +51,19 @@ def test_a_loaded_halo_on_the_gpu_matches_the_oracle(name, bs, coarsen):
                                               halo="loaded"),
                          "cuda", form_params(program, SIZE, STEPS), exact=True)
     assert report.passed, "\n".join(report.lines())
+
+
+#: Cells per dimension of the default plans' runs: a grid the model plans for as a user's
+#: (several blocks of its chosen size), small enough for gcc's oracle.
+DEFAULT_SIZE = {2: 300, 3: 70}
+
+
+@pytest.mark.parametrize("path", FORMS, ids=lambda p: os.path.basename(p)[:-2])
+def test_the_default_plan_of_each_form_matches_the_oracle(path):
+    """The plan the model chooses for the form's grid (nothing given), as a user who names
+    no option gets it: the choice, its register budget and its kernels, bit for bit."""
+    program, info = driver.load(path)
+    params = form_params(program, DEFAULT_SIZE[info.ndim], STEPS)
+    report = verify_file(path, driver.Options(), "cuda", params, exact=True,
+                         loaded=(program, info))
+    assert report.passed, "\n".join(report.lines())

@@ -5,7 +5,9 @@ one, two and four cells a thread, compute regions that do not divide the grid. E
 stands for a program kind the kernel takes: a double-buffered star (mode nondiag), a box
 (mode assoc, reading as many or fewer planes below a cell than above), a leapfrog and a
 seismic update with read-only arrays (rotating work buffers, boundary cells from the
-boundary buffer) and a rotation through three buffers. Exact builds: bit for bit."""
+boundary buffer) and a rotation through three buffers. Exact builds: bit for bit.
+``AN5D_GPU_EXAMPLES`` sets the problems drawn per kind (default :data:`EXAMPLES`) for a
+longer search on a GPU than the suite's."""
 
 from __future__ import annotations
 
@@ -27,8 +29,12 @@ KINDS = ("vla3d_star", "upwind_box3d", "downwind_box3d", "leapfrog3d", "seismic3
          "rotate3_star3d")
 
 
+#: Problems drawn per kind: each builds its kernels with nvcc.
+EXAMPLES = int(os.environ.get("AN5D_GPU_EXAMPLES", "6"))
+
+
 @pytest.mark.parametrize("name", KINDS)
-@settings(max_examples=6, deadline=None, derandomize=True)
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True)
 @given(data=st.data())
 def test_drawn_problems_match_the_oracle(name, data):
     path = os.path.join(FORMS, name + ".c")
