@@ -757,15 +757,6 @@ def loaded_halo_plans(info: StencilInfo, plan: BlockingPlan,
     return out
 
 
-def check_gpus(plan: BlockingPlan, gpus: int) -> None:
-    """Refuse running ``plan`` on ``gpus`` GPUs where its kernels are not built for
-    slabs: those whose computing threads load the halo run on one GPU only yet."""
-    if gpus > 1 and plan.halo_loaded:
-        raise OptionError([("halo", HaloCells.LOADED.value)],
-                          "the kernel whose computing threads load the halo runs on one GPU "
-                          "only yet: use halo=threads")
-
-
 def check_step_barriers(plan: BlockingPlan) -> None:
     """One barrier per step needs every level's shared input to be a plane computed in an
     earlier step: mode nondiag (the other modes share the planes the step computes), a

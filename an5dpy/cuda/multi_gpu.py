@@ -29,7 +29,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from an5dpy.blocking.plan import (BlockingPlan, Launch, check_gpus, grid_extents, launch_plan,
+from an5dpy.blocking.plan import (BlockingPlan, Launch, grid_extents, launch_plan,
                                   level_run)
 from an5dpy.blocking.slabs import (Decomposition, Window, can_overlap, overlap_windows,
                                    partition, shifted_coefficient, slab_halo)
@@ -171,7 +171,6 @@ class MultiGpuRunner:
     def __init__(self, info: StencilInfo, plan: BlockingPlan, count: int,
                  local: Sequence[LocalSlab]):
         import cupy
-        check_gpus(plan, count)
         self._cupy = cupy
         self.info, self.plan, self.count = info, plan, count
         self.local = list(local)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import jinja2
 
-from an5dpy.blocking.plan import BlockingPlan, check_gpus
+from an5dpy.blocking.plan import BlockingPlan
 from an5dpy.cuda.macros import CoefLayout, coef_layouts
 from an5dpy.cuda.render_model import RenderModel
 from an5dpy.errors import OptionError
@@ -165,7 +165,6 @@ def host_multi(info: StencilInfo, plan: BlockingPlan, gpus: int) -> HostMulti:
     from an5dpy.blocking.slabs import slab_halo
     if gpus < 1:
         raise OptionError([("gpus", gpus)], "need at least one GPU")
-    check_gpus(plan, gpus)
     if info.coupled or plan.levels.rotating:
         kind = "several statements per time step" if info.coupled else "rotating time levels"
         raise OptionError([("gpus", gpus)], f"the generated host code runs a program of {kind} "

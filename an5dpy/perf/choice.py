@@ -197,8 +197,7 @@ def default_plan(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float]
     # that all exceed it can still run (with fewer blocks per SM), as the model predicts
     plans = (candidate_plans(info, gpu, fixed=fixed)
              or candidate_plans(info, gpu, fixed=fixed, prune=False))
-    if gpus == 1:  # such kernels run on one GPU only (plan.check_gpus)
-        plans += loaded_halo_candidates(info, gpu, plans, fixed)
+    plans += loaded_halo_candidates(info, gpu, plans, fixed)
     model = Model(info, gpu, env)
     ranked = _ranked(model, plans, fixed)
     if not ranked:

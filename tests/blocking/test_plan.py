@@ -353,15 +353,6 @@ def test_a_loaded_halo_is_refused_where_its_kernel_does_not_hold(name, changes, 
         make_plan(info, 1, halo="both")
 
 
-def test_a_loaded_halo_runs_on_one_gpu():
-    from an5dpy.blocking.plan import check_gpus
-    loaded = make_plan(STAR3R4, 1, bs=(24, 72), opt="nondiag", coarsen=4, halo="loaded")
-    check_gpus(loaded, 1)
-    check_gpus(make_plan(STAR3R4, 1, bs=(24, 72), opt="nondiag", coarsen=2), 4)
-    with pytest.raises(OptionError, match="one GPU only"):
-        check_gpus(loaded, 2)
-
-
 def test_a_loaded_halo_takes_rotating_programs_in_mode_nondiag(tmp_path):
     """A rotation through three buffers, and older levels and read-only arrays read at the
     cell (the seismic form): mode nondiag's kernel reads their boundary cells from the

@@ -288,3 +288,32 @@ def test_overlap_on_per_device_slabs_and_with_the_phase_timer():
             got = cupy.asnumpy(parts[g])[:, s.owned_local]
         assert np.array_equal(got[b], expected[b][slice(*s.owned)])
         assert results[g].device.id == g
+
+
+@pytest.mark.parametrize("name, dtype, bs, coarsen", [
+    ("star3d2r", "float", "68x12", 2), ("box3d2r", "double", "36x12", 1),
+    ("star3d1r", "double", "34x18", 4), ("acoustic3d", "double", "40x16", 2)])
+def test_loaded_halo_plans_on_two_gpus(name, dtype, bs, coarsen):
+    """The kernel whose computing threads load the halo (mode nondiag and assoc, a
+    rotating program with a read-only array) on two GPUs, the exchange overlapped and not,
+    every launch count: the same bits as one GPU and gcc."""
+    stencil = an5dpy.compile(C_INPUTS / f"{name}.c", dtype=dtype, bt=1, bs=bs, sl=5,
+                             coarsen=coarsen, halo="loaded", exact=True)
+    assert stencil.plan.halo_loaded
+    halo = slab_halo(stencil.info, stencil.plan)
+    for steps in (0, 1, 2, 3, 5):
+        compsize = 2 * (halo.below + halo.above + 1) + steps % 3 + 3
+        env = resolve_params(stencil.program, {"compsize": compsize, "timestep": steps})
+        shape = (stencil.info.time.buffers, *(d.size for d in grid_extents(stencil.info, env)))
+        host = random_grid(shape, dtype, steps)
+        coefs = dict(zip((c.name for c in stencil.info.coefficients),
+                         random_read_only(stencil.program, env, steps)))
+        expected = one_gpu(stencil, host, steps, coefs)
+        oracle = host.copy()
+        build_reference(stencil.program).run(oracle, env, tuple(coefs.values()))
+        b = slice(None) if stencil.plan.levels.rotating else result_buffer(stencil.info, env)
+        for overlap in (False, True):
+            grid = host.copy()
+            stencil.run(grid, steps, devices=[0, 1], overlap=overlap, **coefs)
+            assert np.array_equal(grid, expected, equal_nan=True), (name, steps, overlap)
+            assert np.array_equal(grid[b], oracle[b], equal_nan=True), (name, steps, overlap)

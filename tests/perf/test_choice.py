@@ -283,7 +283,7 @@ def test_the_default_plan_weighs_the_bt_1_plans_loading_their_halo():
     """choice.loaded_halo_candidates: each bT 1 plan of a 3D space at the compute regions of
     LOADED_COMPUTE_REGIONS, one cell a thread, the halo loaded; the model picks one where it
     predicts it fastest (box3d3r double on the H200: measured 1.39x its earlier default,
-    artifact/H200/default_plans.md), not on several GPUs, not where the block, the cells
+    artifact/H200/default_plans.md), on several GPUs too, not where the block, the cells
     per thread or who loads the halo is given."""
     from an5dpy.blocking.plan import HaloCells
     program, info = bench("box3d3r", "double")
@@ -302,8 +302,9 @@ def test_the_default_plan_weighs_the_bt_1_plans_loading_their_halo():
         assert choice_module.loaded_halo_candidates(info, gpu, plans, fixed) == []
     threads = driver.choose_plan(info, driver.Options(gpu="H200", halo="threads"))
     assert not threads.plan.halo_loaded
+    # on two GPUs too: the slabs run the same kernels
     two = choice_module.default_plan(info, gpu, env, gpus=2)
-    assert not two.plan.halo_loaded
+    assert two.plan.halo_loaded
     # 2D spaces have none
     program2, info2 = bench("star2d1r")
     flat = choice_module.candidate_plans(info2, gpu)
