@@ -4,7 +4,8 @@ each phase of a launch (the kernels, the halo exchange).
 
     python scripts/scaling.py [--cases j2d5pt-strong,star3d1r-strong,j2d5pt-weak,star3d1r-weak]
                               [--gpus 1,2,4] [--steps N] [--repeats 3] [--minutes 6]
-                              [--bt N] [--bs B] [--sl N|off] [--out DIR]
+                              [--bt N] [--bs B] [--sl N|off] [--coarsen C] [--halo H]
+                              [--out DIR]
 
 Cases (float; the grids are the interiors, plus one boundary cell on each side):
 
@@ -407,9 +408,9 @@ def translate(stencil: str, options, env_shape: tuple[int, ...], exact: bool = F
     return Stencil(t, SOURCES[stencil], exact=exact)
 
 
-def plan_options(bt, bs, sl):
+def plan_options(bt, bs, sl, coarsen=None, halo=None):
     from an5dpy.driver import Options
-    return Options(bt=bt, bs=bs, sl=sl)
+    return Options(bt=bt, bs=bs, sl=sl, coarsen=coarsen, halo=halo)
 
 
 def model_efficiency(stencil, case: Case, gpus: int, steps: int) -> float | None:
@@ -594,6 +595,9 @@ def main(argv=None) -> int:
     ap.add_argument("--bt", type=int, default=None)
     ap.add_argument("--bs", default=None, help="as an5d-translate's --bs (e.g. 256, 32x32)")
     ap.add_argument("--sl", default=None, help="planes per stream block, or off")
+    ap.add_argument("--coarsen", type=int, default=None, help="cells per thread")
+    ap.add_argument("--halo", default=None, choices=("threads", "loaded"),
+                    help="who loads the halo (bT 1 in 3D: the computing threads)")
     ap.add_argument("--out", default=None, help="default artifact/<GPU>x<N>")
     args = ap.parse_args(argv)
     started = time.perf_counter()
@@ -612,7 +616,7 @@ def main(argv=None) -> int:
         device = device_name()
     out = args.out or artifact_dir(device, max(counts))
     os.makedirs(out, exist_ok=True)
-    options = plan_options(args.bt, args.bs, args.sl)
+    options = plan_options(args.bt, args.bs, args.sl, args.coarsen, args.halo)
     print(f"{visible} x {device}; GPU counts {list(counts)}; writing {out}", flush=True)
 
     gpus_side = Gpus(visible)

@@ -30,6 +30,9 @@ pytestmark = pytest.mark.gpu
 CASES = [
     ("j2d5pt", "float", dict(bt=4, bs="128", sl="128"), ["-s", "1001", "-t", "37"]),
     ("star3d1r", "double", dict(bt=2, bs="32x16", sl="off"), ["-s", "129", "-t", "23"]),
+    # computing threads that load the halo: a slab's boundary buffer is its source
+    ("star3d2r", "float", dict(bt=1, bs="68x12", sl="9", coarsen=2, halo="loaded"),
+     ["-s", "67", "-t", "13"]),
 ]
 IDS = [f"{name}-{dtype}" for name, dtype, _, _ in CASES]
 
