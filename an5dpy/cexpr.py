@@ -22,13 +22,18 @@ ReadPrinter = Callable[[Read | CoefRead | Access], str]
 #: way, or returns None for C's ``(lhs / rhs)``.
 DivisionPrinter = Callable[[Binary, str, str], str | None]
 
+#: Prints a call ``node`` whose arguments are already spelled another way, or returns None
+#: for C's ``func(args)``.
+CallPrinter = Callable[[Call, tuple[str, ...]], str | None]
+
 
 def c_expr(expr: Expr, read: ReadPrinter, scalar: Callable[[str], str] = lambda n: n,
            literal: Callable[[Const | Cast], str | None] | None = None,
-           divide: DivisionPrinter | None = None) -> str:
+           divide: DivisionPrinter | None = None, call: CallPrinter | None = None) -> str:
     """C spelling of ``expr``; ``read`` prints each array read, ``scalar`` each parameter,
     ``literal`` (optional) each literal, or cast of a literal, it wants to spell otherwise
-    (None: as written), ``divide`` (optional) each division it wants to spell otherwise."""
+    (None: as written), ``divide`` and ``call`` (optional) each division and each call it
+    wants to spell otherwise."""
     # Iterative over left-deep chains (a sum of 729 terms must not hit the recursion limit).
     def go(e: Expr) -> str:
         if isinstance(e, Const):
@@ -44,7 +49,8 @@ def c_expr(expr: Expr, read: ReadPrinter, scalar: Callable[[str], str] = lambda 
         if isinstance(e, Unary):
             return f"({e.op}{go(e.operand)})"
         if isinstance(e, Call):
-            return f"{e.func}({', '.join(go(a) for a in e.args)})"
+            args = tuple(go(a) for a in e.args)
+            return (call and call(e, args)) or f"{e.func}({', '.join(args)})"
         if isinstance(e, Binary):
             chain = []
             node = e

@@ -34,8 +34,8 @@ from an5dpy.blocking.plan import (Barriers, BlockingPlan, Mode, TimeLevels,
 from an5dpy.blocking.ops import EVALUATE_ONLY, Share
 from an5dpy.cexpr import c_expr
 from an5dpy.errors import InternalError
-from an5dpy.ir import (Affine, Binary, Cast, CoefArray, CoefIndex, CoefRead, Const, Read,
-                       StencilInfo, common_type, is_floating)
+from an5dpy.ir import (MATH_FUNCTIONS, Affine, Binary, Call, Cast, CoefArray, CoefIndex,
+                       CoefRead, Const, Read, StencilInfo, common_type, is_floating, walk)
 
 
 @dataclass(frozen=True)
@@ -327,9 +327,41 @@ def level_macros(info: StencilInfo, plan: BlockingPlan, degree: int,
 # --------------------------------------------------------------------------- the update as C
 
 
+#: An update of this many calls of library functions whose results are not exact (the
+#: transcendental ones: ``pow``, ``exp``, ``sin``, ...) calls them out of line
+#: (:meth:`ConstantTable.call`). Inlined, each is a sequence of tens to hundreds of
+#: instructions, and a kernel file expands the update at every level op of every phase,
+#: cell and plane of the unrolled loop: nvcc took 138 s and 17 MB of PTX for a fuzzed
+#: update of 30 such calls (bT 3, one cell a thread), 42 s out of line. On an H200
+#: (artifact/H200/outlined_calls.md) a 3D star of 8 calls built in 4 s instead of 15 and
+#: ran 1-3% faster out of line, one of 16 calls 10-28% faster.
+OUTLINED_CALLS_FROM = 8
+
+
+def outlines_calls(info: StencilInfo) -> bool:
+    """Whether the kernels call the update's inexact library functions out of line
+    (:data:`OUTLINED_CALLS_FROM`), counting the calls of every statement's update."""
+    return sum(isinstance(e, Call) and not MATH_FUNCTIONS[e.func].exact
+               for update in info.updates for e in walk(update)) >= OUTLINED_CALLS_FROM
+
+
+@dataclass(frozen=True)
+class OutlinedCall:
+    """A library function the kernels call out of line: ``name(params)`` returns
+    ``func(args)``, compiled once (``__noinline__``) instead of at every expansion."""
+
+    name: str
+    ctype: str
+    params: str
+    func: str
+    args: str
+
+
 class ConstantTable:
-    """The double literals of a kernel file, kept in constant memory, and the divisors of
-    its double divisions that no array read changes (:meth:`divide`).
+    """The double literals of a kernel file, kept in constant memory, the divisors of
+    its double divisions that no array read changes (:meth:`divide`) and, where the
+    update makes many calls of inexact library functions (:func:`outlines_calls`), the
+    functions it calls out of line (:meth:`call`).
 
     A double literal is an instruction operand only when its low 32 bits are zero (0.5,
     2.0); any other costs two uniform-register moves each time nvcc rematerialises it,
@@ -339,9 +371,12 @@ class ConstantTable:
     literals as written, so results do not change.
     """
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, outline_calls: bool = False):
         self.name = name
+        self.outline_calls = outline_calls
         self.texts: dict[str, int] = {}
+        #: the functions called out of line, by their C names (:meth:`call`)
+        self.outlined: dict[str, OutlinedCall] = {}
         #: a divisor's C text: its index, and the reciprocal and quotient floor its kernels
         #: declare it with (C texts)
         self.divisors: dict[str, tuple[int, tuple[str, str]]] = {}
@@ -388,6 +423,22 @@ class ConstantTable:
                      (f"an5d_reciprocal({rhs})", f"an5d_quotient_floor({rhs})"))
             self.divisors[rhs] = (len(self.divisors), terms)
         return f"an5d_ddiv({lhs}, {DIVISOR_PREFIX}{self.divisors[rhs][0]})"
+
+    def call(self, node: Call, args: tuple[str, ...]) -> str | None:
+        """``an5d_call_<func>(args)`` for a call of an inexact library function where the
+        file calls them out of line, else None (C's ``func(args)``). The function out of
+        line calls the same library function with the same arguments and flags, so its
+        result is the inlined call's, bit for bit."""
+        function = MATH_FUNCTIONS[node.func]
+        if not self.outline_calls or function.exact:
+            return None
+        if node.func not in self.outlined:
+            names = [f"an5d_a{k}" for k in range(len(function.params))]
+            self.outlined[node.func] = OutlinedCall(
+                f"an5d_call_{node.func}", function.result,
+                ", ".join(f"{ctype} {name}" for ctype, name in zip(function.params, names)),
+                node.func, ", ".join(names))
+        return f"{self.outlined[node.func].name}({', '.join(args)})"
 
     @property
     def divisor_declarations(self) -> tuple[str, ...]:
@@ -495,7 +546,7 @@ class UpdatePrinter:
 
     def expr(self, expr, read) -> str:
         return c_expr(expr, read, literal=self.constants.literal,
-                      divide=self.constants.divide)
+                      divide=self.constants.divide, call=self.constants.call)
 
     def partial(self, term, shift: int) -> str:
         """Mode assoc: ``term`` of an arriving plane, its grid reads from that plane (the

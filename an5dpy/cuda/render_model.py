@@ -24,7 +24,8 @@ from an5dpy.cuda.field_macros import (field_declarations, field_level_macros, fi
 from an5dpy.blocking.guards import BOUNDARY_PLANE, EXISTS, STORES
 from an5dpy.cuda.macros import (ASSOC_LAST, ASSOC_TAKE, EVALUATE_HALF, FINISH_PART,
                                 SYNC_MACRO, WRITE_HALF, CoefLayout, ConstantTable, LineMacro,
-                                Macro, accumulator_type, assoc_guard_flags, boundary_pointer,
+                                Macro, OutlinedCall, accumulator_type, assoc_guard_flags,
+                                boundary_pointer, outlines_calls,
                                 CELL_MAJOR_INDEX, cell_major_index, cell_major_read,
                                 WARP_ACT, coef_layouts, level_macros, loaded_assoc_macros,
                                 warp_branch_levels, loads_boundary, older_name,
@@ -362,6 +363,9 @@ class RenderModel:
     #: every kernel's first lines: the reciprocals of the update's divisors
     #: (:meth:`~an5dpy.cuda.macros.ConstantTable.divide`)
     divisors: tuple[str, ...] = ()
+    #: the library functions the update calls out of line
+    #: (:meth:`~an5dpy.cuda.macros.ConstantTable.call`)
+    outlined: tuple[OutlinedCall, ...] = ()
     levels: TimeLevels = TimeLevels()
     rotating: RotatingBuffers | None = None  # None: the double-buffered launch
     fields: int = 0  # a time step of several statements: its fields (two buffers each)
@@ -1005,9 +1009,10 @@ class HaloLoadedCode:
     def first_arrival(self) -> str:
         """Mode assoc: the declaration of ``an5d_p0``, the first plane that arrives: the
         stream block's first less :attr:`halo_lag`, or the array's first plane where that
-        lies below it (a stencil reading fewer planes below a cell than its radius)."""
+        lies below it (a stencil reading fewer planes below a cell than its radius); the
+        stream block's first where the stencil reads no other plane (radius 0)."""
         return (f"const int an5d_p0 = max(an5d_S0 - {self.halo_lag}, an5d_first);"
-                if self.halo_lag else "")
+                if self.assoc else "")
 
     def accumulators(self, cell: int) -> tuple[str, ...]:
         """Mode assoc: cell ``cell``'s sums, ``_0`` (plane ``p - r`` of the plane ``p``
@@ -1113,7 +1118,7 @@ def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem
         for e in range(n))
     # every parameter the update reads, integer ones too (sizes reach the kernels separately)
     scalars = tuple((p.ctype, p.name) for p in info.params if _used_in_update(info, p.name))
-    constants = ConstantTable(f"{prefix}_k")
+    constants = ConstantTable(f"{prefix}_k", outlines_calls(info))
     # built before the kernels, so the update numbers the constant table's literals
     if plan.coupled:
         shared = (*plane_macros(plan.dtype, plan.reach, plan.levels,
@@ -1142,7 +1147,8 @@ def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem
         source_name=info.program.filename if info.program is not None else stem,
         header=f"{stem}_kernel.hu", max_registers=max_registers, plan_note=plan_note,
         constants=(constants.name, constants.values),
-        divisors=constants.divisor_declarations, levels=plan.levels,
+        divisors=constants.divisor_declarations, outlined=tuple(constants.outlined.values()),
+        levels=plan.levels,
         rotating=RotatingBuffers.of(plan.levels) if plan.levels.rotating else None,
         fields=plan.fields if plan.coupled else 0,
         halo_loaded=(HaloLoadedCode.of(info, plan, shared, constants) if plan.halo_loaded

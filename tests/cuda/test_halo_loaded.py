@@ -14,7 +14,7 @@ from an5dpy.cuda.macros import ConstantTable
 from an5dpy.cuda.render_model import HaloLoadedCode, HaloRegion
 from an5dpy.driver import Options, generate, load, translate
 
-from cuda_support import compile_host, compile_kernels
+from cuda_support import FORMS, compile_host, compile_kernels
 from paths import C_INPUTS
 
 
@@ -125,6 +125,21 @@ def test_the_kernels_build_for_sm_90(tmp_path, family, radius, dtype):
     rc, log = compile_kernels(generate(info, plan, "k"), str(tmp_path / "out"), "k")
     assert rc == 0, log
     assert "spill" not in re.sub(r"0 bytes spill (stores|loads)", "", log)
+
+
+def test_mode_assoc_builds_for_a_stencil_reading_no_other_plane(tmp_path):
+    """flat_box3d reads its own plane only (streaming radius 0): the first arriving plane
+    (an5d_p0) is the stream block's first, declared as for any radius."""
+    from an5dpy.cuda.runtime import nvcc_path
+    info = load(os.path.join(FORMS, "flat_box3d.c"))[1]
+    assert info.radius[0] == 0
+    plan = make_plan(info, 1, bs=(10, 34), sl=7, coarsen=2, opt="assoc", halo="loaded")
+    kernels = generate(info, plan, "k")
+    assert "const int an5d_p0 = max(an5d_S0 - 0, an5d_first);" in kernels.files()["k_kernel.cu"]
+    if nvcc_path() is None:
+        pytest.skip("nvcc is not installed")
+    rc, log = compile_kernels(kernels, str(tmp_path / "out"), "k")
+    assert rc == 0, log
 
 
 def test_the_host_program_builds(tmp_path):

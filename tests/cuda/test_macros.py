@@ -208,3 +208,63 @@ def test_the_update_is_printed_once_per_kernel():
     assert max(len(line) for line in blocked.splitlines()) < 460  # the constant table
     assert "AN5D_UPDATE" not in bench("box2d1r", bt=3, bs="64", opt="assoc").outputs[
         "box2d1r_kernel.cu"]
+
+
+def calls_program(calls: list[str], dtype: str = "double") -> str:
+    """A 2D star whose update adds ``calls`` (C texts over ``@``, the cell's value)."""
+    terms = " + ".join([f"0.2 * A[t%2][i][j]", *(f"0.01 * {c}" for c in calls),
+                        "0.1 * (A[t%2][i-1][j] + A[t%2][i+1][j] + A[t%2][i][j-1] + "
+                        "A[t%2][i][j+1])"]).replace("@", "A[t%2][i][j]")
+    return f"""#include <math.h>
+void k(int n, int T, {dtype} A[2][n][n])
+{{
+#pragma scop
+  for (int t = 0; t < T; t++)
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        A[(t+1)%2][i][j] = {terms};
+#pragma endscop
+}}
+"""
+
+
+def kernel_text(tmp_path, source: str, **plan) -> str:
+    path = tmp_path / "k.c"
+    path.write_text(source)
+    translation = translate(str(path), Options(bt=2, bs="64", sl="32", **plan))
+    return translation.outputs["k_kernel.cu"]
+
+
+def test_an_update_of_many_inexact_calls_calls_them_out_of_line(tmp_path):
+    """OUTLINED_CALLS_FROM calls of inexact library functions: each function is one
+    __noinline__ function of the kernel file, every call of it in the update goes through
+    it; exact functions (fabs, fmin, sqrt) stay inline and do not count."""
+    from an5dpy.cuda.macros import OUTLINED_CALLS_FROM
+    inexact = ["exp(-fabs(@))", "sin(@)", "cos(@)", "atan(@)", "pow(fabs(@), 0.75)",
+               "log(1.0 + fabs(@))", "cbrt(@)", "tanh(@)", "erf(@)", "exp2(-fabs(@))"]
+    exact = ["sqrt(fabs(@))", "fmin(@, 0.5)", "fmax(@, -0.5)", "floor(@)"]
+    below = kernel_text(tmp_path, calls_program(inexact[:OUTLINED_CALLS_FROM - 1] + exact))
+    assert "an5d_call_" not in below
+    text = kernel_text(tmp_path, calls_program(inexact[:OUTLINED_CALLS_FROM] + exact))
+    outlined = re.findall(r"static __device__ __noinline__ double (an5d_call_(\w+))\(", text)
+    assert sorted(func for _, func in outlined) == \
+        sorted(c.split("(")[0] for c in inexact[:OUTLINED_CALLS_FROM])
+    assert "static __device__ __noinline__ double an5d_call_pow(double an5d_a0, " \
+           "double an5d_a1) { return pow(an5d_a0, an5d_a1); }" in text
+    # the blocked kernels (the naive one, a single expansion, keeps its calls inline)
+    blocked = "\n".join(line for line in text[:text.index("_naive(")].splitlines()
+                         if "__noinline__" not in line)
+    for name, func in outlined:  # no inline call of it is left
+        assert not re.search(rf"(?<!\w){func}\(", blocked), func
+    for func in ("sqrt", "fmin", "fmax", "floor", "fabs"):
+        assert f"an5d_call_{func}" not in text
+        assert re.search(rf"(?<!\w){func}\(", blocked), func
+
+
+def test_outlined_float_functions_keep_their_float_prototypes(tmp_path):
+    calls = ["expf(-fabsf(@))", "sinf(@)", "cosf(@)", "atanf(@)", "powf(fabsf(@), 0.75f)",
+             "logf(1.0f + fabsf(@))", "cbrtf(@)", "tanhf(@)", "ldexpf(@, 2)"]
+    text = kernel_text(tmp_path, calls_program(calls, "float"))
+    assert "static __device__ __noinline__ float an5d_call_powf(float an5d_a0, " \
+           "float an5d_a1) { return powf(an5d_a0, an5d_a1); }" in text
+    assert "an5d_call_ldexpf" not in text  # exact: inline

@@ -33,22 +33,24 @@ def test_form_on_the_gpu_matches_the_oracle(path):
     assert report.passed, "\n".join(report.lines())
 
 
-@pytest.mark.parametrize("name, bs, coarsen", [
-    ("upwind_box3d", "66x10", 1), ("downwind_box3d", "66x10", 1), ("vla3d_star", "34x18", 2),
-    ("leapfrog3d", "34x10", 1), ("seismic3d", "36x14", 2), ("seismic3d", "20x7", 1),
-    ("rotate3_star3d", "18x11", 1)])
-def test_a_loaded_halo_on_the_gpu_matches_the_oracle(name, bs, coarsen):
+@pytest.mark.parametrize("name, bs, coarsen, opt", [
+    ("upwind_box3d", "66x10", 1, None), ("downwind_box3d", "66x10", 1, None),
+    ("vla3d_star", "34x18", 2, None), ("leapfrog3d", "34x10", 1, None),
+    ("seismic3d", "36x14", 2, None), ("seismic3d", "20x7", 1, None),
+    ("rotate3_star3d", "18x11", 1, None), ("flat_box3d", "34x10", 2, "assoc")])
+def test_a_loaded_halo_on_the_gpu_matches_the_oracle(name, bs, coarsen, opt):
     # the kernel whose computing threads load the halo (bT 1), mode assoc: upwind_box3d
     # reads no plane above a cell, downwind_box3d none below, so a stream block's first
     # arriving planes would lie below the array (they start at its first plane); mode
     # nondiag: vla3d_star, two cells a thread; rotating programs, whose work buffers hold
     # the interior only (boundary cells and planes from the boundary buffer): leapfrog3d
     # and seismic3d read level t-1 at the cell, seismic3d read-only arrays too, at odd
-    # blocks; rotate3_star3d rotates through three buffers; stream blocks of 7 planes
+    # blocks; rotate3_star3d rotates through three buffers; flat_box3d reads no other
+    # plane (mode assoc, streaming radius 0); stream blocks of 7 planes
     path = os.path.join(REPO, "tests", "data", "forms", name + ".c")
     program, info = driver.load(path)
     report = verify_file(path, driver.Options(bt=1, bs=bs, sl="7", coarsen=coarsen,
-                                              halo="loaded"),
+                                              opt=opt, halo="loaded"),
                          "cuda", form_params(program, SIZE, STEPS), exact=True)
     assert report.passed, "\n".join(report.lines())
 
