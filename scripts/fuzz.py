@@ -10,7 +10,9 @@ rotation through 3 time buffers; level t-1 read at the cell, a leapfrog update w
 buffers), each run with several random blocking plans (every legal mode, bT 1-10, tiny block
 and stream sizes, so remainder degrees and compact kernels run) through
 ``an5d verify --backend sim|cuda`` (which fills every time buffer and read-only array with
-random values) and ``an5d-translate``. Malformed cases are valid programs with one
+random values) and ``an5d-translate``; ``--backend build`` builds each plan's kernels
+with nvcc as ``--backend cuda`` would (no GPU needed) and takes the values from the
+simulator. Malformed cases are valid programs with one
 structured mutation that makes them invalid (among them a read-only array read out of
 bounds or at an unaccepted subscript, level t-1 away from the cell, level t-2, four time
 buffers); each must be refused with ``FILE:LINE:COL: error:`` and exit status 2, writing
@@ -33,7 +35,7 @@ Programs are hypothesis strategies (:func:`valid_cases`, :func:`malformed_cases`
 program. New input forms extend the generator by adding a strategy (an expression factor,
 an array form, a mutation kind).
 
-    python scripts/fuzz.py --valid 300 --malformed 100 --seed 1 --jobs 2 [--backend cuda]
+    python scripts/fuzz.py --valid 300 --malformed 100 --seed 1 --jobs 2 [--backend cuda|build]
         [--minutes X] [--out DIR] [--wild] [--log FILE]
         [--coupled N --coupled-malformed M [--no-short-buffered]]
 
@@ -2296,6 +2298,27 @@ def run_valid(case: ValidCase, backend: str = "sim", exact: bool = False,
         return result(outcome, detail, checks)
 
 
+#: The backend that builds every plan's kernels with nvcc (no GPU needed) and takes the
+#: values from the simulator: the generated CUDA must compile wherever a plan is legal.
+BUILD = "build"
+#: The architecture ``--backend build`` compiles for.
+BUILD_ARCH = "sm_90"
+
+
+def build_kernels_of(path: str, options, params: dict[str, str], exact: bool) -> None:
+    """``--backend build``: the kernels ``an5d verify --backend cuda`` would run, with the
+    plan and register budget it chooses for these sizes, built with nvcc for
+    :data:`BUILD_ARCH` (raises CudaCompileError where nvcc fails)."""
+    from an5dpy import driver
+    from an5dpy.check.reference import resolve_params
+    from an5dpy.cuda.runtime import BuildOptions, build_kernels
+    program, info = driver.load(path, options.defines, options.include_dirs)
+    choice = driver.choose_plan(info, options, resolve_params(program, params))
+    with tempfile.TemporaryDirectory(prefix="an5d-build-") as tmp:
+        build_kernels(info, choice.plan, "case", BuildOptions(arch=BUILD_ARCH, exact=exact),
+                      directory=tmp, regs=choice.regs)
+
+
 def _check_valid(case: ValidCase, path: str, backend: str, exact: bool, tmp: str,
                  commands: list[str]) -> tuple[str, str, int]:
     from an5dpy import driver
@@ -2313,19 +2336,25 @@ def _check_valid(case: ValidCase, path: str, backend: str, exact: bool, tmp: str
         return CRASH, _short_traceback(e), 0
     # an5d-translate does not generate a coupled step's CUDA yet; verify on a GPU does
     translates = not (isinstance(p, CoupledProgram) and backend == "sim")
+    simulates = backend in ("sim", BUILD)
     for k, draw in enumerate(case.plans):
         plan = resolve_plan(draw, info)
         seed = case.data_seed + k
-        commands[:] = [verify_command(p, plan, backend, exact, seed)] + (
+        commands[:] = [verify_command(p, plan, "sim" if simulates else backend, exact, seed)] + (
             [translate_command(p, plan)] if translates else [])
         stage = "verify"
         try:
             from an5dpy.check.verify import verify_file
-            report = verify_file(path, plan.options(p.defines), backend, p.params(),
-                                 exact=exact, seed=seed)
+            if backend == BUILD:
+                stage = "build"
+                build_kernels_of(path, plan.options(p.defines), p.params(), exact)
+                stage = "verify"
+            report = verify_file(path, plan.options(p.defines),
+                                 "sim" if simulates else backend, p.params(), exact=exact,
+                                 seed=seed)
             if not report.comparison.passed:
                 return FAIL, " | ".join(report.lines()), k
-            if backend == "sim" and report.plan.mode.value != "assoc" \
+            if simulates and report.plan.mode.value != "assoc" \
                     and not report.comparison.bit_identical:
                 return FAIL, ("within the tolerance, but the simulator must be bit-identical "
                               "in modes nondiag and none | " + " | ".join(report.lines())), k
@@ -2720,9 +2749,12 @@ def main(argv=None) -> int:
                          "must refuse (default 0)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
-    ap.add_argument("--backend", choices=("sim", "cuda"), default="sim")
+    ap.add_argument("--backend", choices=("sim", "cuda", BUILD), default="sim",
+                    help="sim: the simulator; cuda: the GPU; build: every plan's kernels "
+                         "built with nvcc (no GPU), the values from the simulator")
     ap.add_argument("--exact", action="store_true",
-                    help="cuda: no fast math, -fmad=false (the default with --backend cuda)")
+                    help="cuda: no fast math, -fmad=false (the default with --backend cuda "
+                         "and build)")
     ap.add_argument("--fast-math", action="store_true", help="cuda: the fast-math build")
     ap.add_argument("--minutes", type=float, help="start no case after this many minutes")
     ap.add_argument("--out", help="directory for the findings (default: a new temporary one)")
@@ -2738,7 +2770,7 @@ def main(argv=None) -> int:
     ap.add_argument("--log", help="append finished chunks here; skip those it holds")
     args = ap.parse_args(argv)
     start = time.time()
-    exact = args.backend == "cuda" and not args.fast_math
+    exact = args.backend in ("cuda", BUILD) and not args.fast_math
     deadline = start + 60 * args.minutes if args.minutes else None
     configs = stream_configs(args.valid, args.malformed, args.seed, args.chunk,
                              coupled=args.coupled, coupled_malformed=args.coupled_malformed,

@@ -700,3 +700,31 @@ def test_a_drawn_loaded_halo_takes_bt_1_and_a_compute_region_of_the_extra_thread
     # mode assoc takes it (its sums in the kernel that loads the halo)
     summed = fz.resolve_plan(fz.PlanDraw(2, (6, 62), None, 0, load_halo=True), box)
     assert (summed.bt, summed.bs, summed.opt, summed.halo) == (1, "65x9", "assoc", "loaded")
+
+
+def test_the_build_backend_builds_the_kernels_verify_would_run(tmp_path):
+    """--backend build: a plan's kernels through nvcc as verify --backend cuda chooses and
+    builds them (skipped without nvcc); the flat box's loaded kernel in mode assoc is the
+    build nvcc once refused (an5d_p0 undeclared), found this way."""
+    from an5dpy.cuda.runtime import nvcc_path
+    from an5dpy.driver import Options
+    if nvcc_path() is None:
+        pytest.skip("nvcc is not installed")
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data",
+                        "forms", "flat_box3d.c")
+    fz.build_kernels_of(path, Options(bt=1, bs="12x12", sl="5", opt="assoc", coarsen=2,
+                                      halo="loaded"), {"n": "20", "T": "3"}, True)
+
+
+def test_a_kernel_nvcc_refuses_is_a_crash_of_the_build_backend(monkeypatch):
+    from an5dpy.errors import CudaCompileError
+    calls = []
+
+    def refuse(*args, **kwargs):
+        calls.append(args)
+        raise CudaCompileError("nvcc failed (exit 1): case_kernel.cu(207): error")
+    monkeypatch.setattr(fz, "build_kernels_of", refuse)
+    case = fz.examples(fz.valid_cases(), 1, seed=5)[0]
+    r = fz.run_valid(case, fz.BUILD, True)
+    if calls:  # the program was accepted: its first plan's build failed
+        assert r.outcome == fz.CRASH and "build: CudaCompileError" in r.detail
