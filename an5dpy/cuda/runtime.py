@@ -25,6 +25,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -122,7 +123,18 @@ def run_nvcc(args: Sequence[str], cwd: str | None = None) -> subprocess.Complete
     if nvcc is None:
         raise UsageError("nvcc not found (put it on PATH or set CUDA_HOME)")
     cmd = (nvcc, *args)
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
+    # nvcc runs cicc and ptxas as its own children, which a kill of nvcc alone would leave
+    # running (minutes of ptxas for a large kernel): nvcc gets its own process group, and
+    # whatever interrupts the wait here (Ctrl-C, a caller's time limit) ends the group
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          cwd=cwd, start_new_session=True) as child:
+        try:
+            stdout, stderr = child.communicate()
+        except BaseException:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+            raise
+    proc = subprocess.CompletedProcess(cmd, child.returncode, stdout, stderr)
     if proc.returncode != 0:
         raise CudaCompileError(f"nvcc failed (exit {proc.returncode}): {' '.join(cmd)}",
                                proc.stdout + proc.stderr, cmd)

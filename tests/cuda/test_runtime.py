@@ -190,3 +190,40 @@ def test_a_timing_build_compiles_to_the_full_kernel_and_the_baseline(tmp_path):
                                      directory=str(tmp_path), degrees=timing_degrees(plan))
     assert sorted(r.name for r in cubin.resources) == ["an5d_j2d5pt_kernel_d4",
                                                        "an5d_j2d5pt_naive"]
+
+
+def test_an_interrupted_nvcc_leaves_none_of_its_children_running(monkeypatch, tmp_path):
+    """run_nvcc: nvcc's children (cicc, ptxas) go with it where the wait is interrupted (a
+    caller's time limit, Ctrl-C), instead of compiling on for minutes. A stand-in nvcc
+    starts a child that would sleep a minute and waits for it; an alarm interrupts."""
+    import signal
+    import subprocess
+    import time
+    from an5dpy.cuda import runtime
+    pid_file = tmp_path / "child.pid"
+    fake = tmp_path / "nvcc"
+    fake.write_text(f"#!/bin/sh\nsleep 60 &\necho $! > {pid_file}\nwait\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(runtime, "nvcc_path", lambda: str(fake))
+
+    class Interrupted(Exception):
+        pass
+
+    def interrupt(signum, frame):
+        raise Interrupted
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.5)
+        with pytest.raises(Interrupted):
+            runtime.run_nvcc(["-cubin"])
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    child = int(pid_file.read_text())
+    for _ in range(50):  # the kill is sent; the child may take a moment to go
+        if subprocess.run(["ps", "-o", "stat=", "-p", str(child)], capture_output=True,
+                          text=True).stdout.strip() in ("", "Z"):
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail(f"nvcc's child {child} still runs")
