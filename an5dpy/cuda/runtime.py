@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
@@ -131,7 +132,8 @@ def run_nvcc(args: Sequence[str], cwd: str | None = None) -> subprocess.Complete
         try:
             stdout, stderr = child.communicate()
         except BaseException:
-            os.killpg(child.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):  # the group may be gone already
+                os.killpg(child.pid, signal.SIGKILL)
             child.wait()
             raise
     proc = subprocess.CompletedProcess(cmd, child.returncode, stdout, stderr)
