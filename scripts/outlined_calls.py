@@ -101,7 +101,8 @@ def main(argv=None) -> int:
                 f"steps, each build timed twice alternately (the better kept), fast math. "
                 f"`built`: nvcc's first build and the first run, seconds.\n\n")
         f.write("| calls | dtype | plan | inline GFLOP/s | out of line GFLOP/s | ratio | "
-                "built inline (s) | built out of line (s) |\n|---|---|---|---:|---:|---:|---:|---:|\n")
+                "built inline (s) | built out of line (s) |\n"
+                "|---|---|---|---:|---:|---:|---:|---:|\n")
         for calls, dtype, plan, inline, outlined, b_in, b_out in rows:
             f.write(f"| {calls} | {dtype} | {plan} | {inline:,.0f} | {outlined:,.0f} | "
                     f"{outlined / inline:.3f} | {b_in:.0f} | {b_out:.0f} |\n")

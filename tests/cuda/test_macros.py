@@ -212,7 +212,7 @@ def test_the_update_is_printed_once_per_kernel():
 
 def calls_program(calls: list[str], dtype: str = "double") -> str:
     """A 2D star whose update adds ``calls`` (C texts over ``@``, the cell's value)."""
-    terms = " + ".join([f"0.2 * A[t%2][i][j]", *(f"0.01 * {c}" for c in calls),
+    terms = " + ".join(["0.2 * A[t%2][i][j]", *(f"0.01 * {c}" for c in calls),
                         "0.1 * (A[t%2][i-1][j] + A[t%2][i+1][j] + A[t%2][i][j-1] + "
                         "A[t%2][i][j+1])"]).replace("@", "A[t%2][i][j]")
     return f"""#include <math.h>
