@@ -1129,6 +1129,9 @@ def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem
                   *update_macros(info, plan, constants))
     kernels = tuple(_kernel_code(info, plan, ks, prefix, constants, plane_dims, shared)
                     for ks in schedule.kernels)
+    # before the constant table is read: the loaded kernel's sums print terms through it
+    halo_loaded = (HaloLoadedCode.of(info, plan, shared, constants) if plan.halo_loaded
+                   else None)
     base = _baseline_code(info, plan, prefix) if baseline else None
     return RenderModel(
         stem=stem, prefix=prefix, include_guard=f"{prefix}_KERNEL_HU".upper(),
@@ -1151,8 +1154,7 @@ def render_model(info: StencilInfo, plan: BlockingPlan, schedule: Schedule, stem
         levels=plan.levels,
         rotating=RotatingBuffers.of(plan.levels) if plan.levels.rotating else None,
         fields=plan.fields if plan.coupled else 0,
-        halo_loaded=(HaloLoadedCode.of(info, plan, shared, constants) if plan.halo_loaded
-                     else None))
+        halo_loaded=halo_loaded)
 
 
 def _used_in_update(info: StencilInfo, name: str) -> bool:
