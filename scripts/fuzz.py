@@ -2315,7 +2315,8 @@ def build_kernels_of(path: str, options, params: dict[str, str], exact: bool) ->
     program, info = driver.load(path, options.defines, options.include_dirs)
     choice = driver.choose_plan(info, options, resolve_params(program, params))
     with tempfile.TemporaryDirectory(prefix="an5d-build-") as tmp:
-        build_kernels(info, choice.plan, "case", BuildOptions(arch=BUILD_ARCH, exact=exact),
+        build_kernels(info, choice.plan, Path(path).stem,
+                      BuildOptions(arch=BUILD_ARCH, exact=exact), options.smem_wrap,
                       directory=tmp, regs=choice.regs)
 
 
@@ -2337,10 +2338,11 @@ def _check_valid(case: ValidCase, path: str, backend: str, exact: bool, tmp: str
     # an5d-translate does not generate a coupled step's CUDA yet; verify on a GPU does
     translates = not (isinstance(p, CoupledProgram) and backend == "sim")
     simulates = backend in ("sim", BUILD)
+    verify_backend = "sim" if simulates else backend
     for k, draw in enumerate(case.plans):
         plan = resolve_plan(draw, info)
         seed = case.data_seed + k
-        commands[:] = [verify_command(p, plan, "sim" if simulates else backend, exact, seed)] + (
+        commands[:] = [verify_command(p, plan, verify_backend, exact, seed)] + (
             [translate_command(p, plan)] if translates else [])
         stage = "verify"
         try:
@@ -2349,9 +2351,8 @@ def _check_valid(case: ValidCase, path: str, backend: str, exact: bool, tmp: str
                 stage = "build"
                 build_kernels_of(path, plan.options(p.defines), p.params(), exact)
                 stage = "verify"
-            report = verify_file(path, plan.options(p.defines),
-                                 "sim" if simulates else backend, p.params(), exact=exact,
-                                 seed=seed)
+            report = verify_file(path, plan.options(p.defines), verify_backend, p.params(),
+                                 exact=exact, seed=seed)
             if not report.comparison.passed:
                 return FAIL, " | ".join(report.lines()), k
             if simulates and report.plan.mode.value != "assoc" \

@@ -175,8 +175,7 @@ def test_a_rotating_program_reads_boundary_cells_from_the_boundary_buffer():
     streaming-boundary planes from level 0's boundary buffer, level t-1 from src_old at
     the cell, the velocity model at the cell's plane and row; a double-buffered program's
     kernel reads every cell from its source."""
-    from paths import DATA
-    info = load(os.path.join(DATA, "forms", "seismic3d.c"))[1]
+    info = load(os.path.join(FORMS, "seismic3d.c"))[1]
     plan = loaded(info, (14, 36), 2)
     code = HaloLoadedCode.of(info, plan, (), ConstantTable("k"))
     assert code.boundary_source == "an5d_bnd_even" and code.reads_coefficients

@@ -27,8 +27,6 @@ pytestmark = pytest.mark.gpu
 #: The forms, one per program kind (tests/data/forms/).
 KINDS = ("vla3d_star", "upwind_box3d", "downwind_box3d", "leapfrog3d", "seismic3d",
          "rotate3_star3d")
-
-
 #: Problems drawn per kind: each builds its kernels with nvcc.
 EXAMPLES = int(os.environ.get("AN5D_GPU_EXAMPLES", "6"))
 

@@ -19,6 +19,7 @@ from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
+from paths import DATA
 from script_support import load_script
 
 fz = load_script("fuzz")
@@ -710,8 +711,7 @@ def test_the_build_backend_builds_the_kernels_verify_would_run(tmp_path):
     from an5dpy.driver import Options
     if nvcc_path() is None:
         pytest.skip("nvcc is not installed")
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data",
-                        "forms", "flat_box3d.c")
+    path = os.path.join(DATA, "forms", "flat_box3d.c")
     fz.build_kernels_of(path, Options(bt=1, bs="12x12", sl="5", opt="assoc", coarsen=2,
                                       halo="loaded"), {"n": "20", "T": "3"}, True)
 
