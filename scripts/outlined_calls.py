@@ -2,6 +2,8 @@
 """Library calls inlined against out of line (an5dpy.cuda.macros.OUTLINED_CALLS_FROM), on a GPU.
 
     python scripts/outlined_calls.py [--out artifact/H200] [--repeats 5]
+    python scripts/outlined_calls.py --case 4:double --case 6:double:bt=3,bs=64x16,sl=64 \
+        --name outlined_below.md       # other cases, another file
 
 Each case is a 3D star (radius 1, 384^3 cells, 40 steps) whose update adds N calls of
 inexact library functions (pow, exp, sin, log, atan, cos, expm1, cbrt in turn) to the
@@ -9,7 +11,9 @@ seven-point sum, built with the plan given (or the default plan) twice: every ca
 (the threshold set out of reach) and every such function out of line (the threshold 1). The
 two builds alternate, twice each, in one process (``Stencil.bench``: the fast-math build,
 CUDA events, the median of the repeats); the table holds each build's GFLOP/s and the
-seconds its first build took (nvcc, cold cache). Writes ``OUT/outlined_calls.md``.
+seconds its first build took (nvcc, cold cache). Writes ``OUT/outlined_calls.md`` (or
+``--name``); ``--case CALLS:DTYPE[:PLAN]`` replaces :data:`CASES` (PLAN: ``key=value``
+options joined by commas, as ``an5dpy.compile`` takes them).
 """
 
 from __future__ import annotations
@@ -29,11 +33,12 @@ CALLS = ("pow(fabs(A[t%2][i-1][j][k]), 0.{q})", "exp(-fabs(A[t%2][i+1][j][k]))",
          "cbrt(A[t%2][i-1][j][k])")
 NEIGHBOURS = ("A[t%2][i-1][j][k]", "A[t%2][i+1][j][k]", "A[t%2][i][j-1][k]",
               "A[t%2][i][j+1][k]", "A[t%2][i][j][k-1]", "A[t%2][i][j][k+1]")
-#: (calls, dtype, plan): the default plan, and a plan of bT 3 and two cells a thread
-CASES = ((8, "double", {}), (16, "double", {}),
-         (8, "double", dict(bt=3, bs="64x16", sl=64, coarsen=2)),
-         (16, "double", dict(bt=3, bs="64x16", sl=64, coarsen=2)),
-         (8, "float", dict(bt=3, bs="64x16", sl=64, coarsen=2)))
+#: (calls, dtype, plan): the default plan, and a plan of bT 3 and two cells a thread; below
+#: the threshold (4), at it (6) and above (8, 16)
+DEEP = dict(bt=3, bs="64x16", sl=64, coarsen=2)
+CASES = ((4, "double", {}), (6, "double", {}), (8, "double", {}), (16, "double", {}),
+         (4, "double", DEEP), (6, "double", DEEP), (8, "double", DEEP), (16, "double", DEEP),
+         (6, "float", DEEP), (8, "float", DEEP))
 SIZE, STEPS = 384, 40
 
 
@@ -56,6 +61,16 @@ void kernel(int T, int N, SB_TYPE A[2][N][N][N])
 """
 
 
+def parse_case(text: str) -> tuple[int, str, dict]:
+    """``CALLS:DTYPE[:key=value,...]`` as a case of :data:`CASES`."""
+    calls, dtype, *rest = text.split(":")
+    plan = {}
+    for item in (rest[0].split(",") if rest and rest[0] else []):
+        key, value = item.split("=")
+        plan[key] = int(value) if value.isdigit() else value
+    return int(calls), dtype, plan
+
+
 def measure(path: str, dtype: str, plan: dict, outline: bool, repeats: int):
     """GFLOP/s and seconds of compile + run of one build."""
     import an5dpy
@@ -71,13 +86,16 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=None, help="default artifact/<GPU>")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--case", action="append", type=parse_case,
+                    help="CALLS:DTYPE[:PLAN] (repeatable; default: CASES)")
+    ap.add_argument("--name", default="outlined_calls.md", help="the file written in OUT")
     args = ap.parse_args(argv)
     from an5dpy.cuda.runtime import device_name
     device = device_name()
     out = args.out or os.path.join(os.path.dirname(HERE), "artifact", device.split()[-1])
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for calls, dtype, plan in CASES:
+        for calls, dtype, plan in args.case or CASES:
             path = os.path.join(tmp, f"calls{calls}.c")
             with open(path, "w") as f:
                 f.write(source(calls))
@@ -94,7 +112,7 @@ def main(argv=None) -> int:
                   f"out of line {outlined:7,.0f} ({outlined / inline:.3f}x); built in "
                   f"{built[False]:.0f} s / {built[True]:.0f} s", flush=True)
     os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "outlined_calls.md"), "w") as f:
+    with open(os.path.join(out, args.name), "w") as f:
         f.write(f"# Library calls inlined and out of line ({device})\n\n")
         f.write(f"Written by `python scripts/outlined_calls.py` (see its docstring): a 3D "
                 f"star of radius 1 plus N inexact library calls, {SIZE}^3 cells, {STEPS} "
@@ -106,7 +124,7 @@ def main(argv=None) -> int:
         for calls, dtype, plan, inline, outlined, b_in, b_out in rows:
             f.write(f"| {calls} | {dtype} | {plan} | {inline:,.0f} | {outlined:,.0f} | "
                     f"{outlined / inline:.3f} | {b_in:.0f} | {b_out:.0f} |\n")
-    print(f"wrote {os.path.join(out, 'outlined_calls.md')}")
+    print(f"wrote {os.path.join(out, args.name)}")
     return 0
 
 

@@ -334,8 +334,9 @@ def level_macros(info: StencilInfo, plan: BlockingPlan, degree: int,
 #: cell and plane of the unrolled loop: nvcc took 138 s and 17 MB of PTX for a fuzzed
 #: update of 30 such calls (bT 3, one cell a thread), 42 s out of line. On an H200
 #: (artifact/H200/outlined_calls.md) a 3D star of 8 calls built in 4 s instead of 15 and
-#: ran 1-3% faster out of line, one of 16 calls 10-28% faster.
-OUTLINED_CALLS_FROM = 8
+#: ran 1-3% faster out of line, one of 16 calls 10-28% faster; one of 6 calls 1-19% faster
+#: and built 2-3x faster, one of 4 calls 11% slower at bT 2 (artifact/H200/outlined_below.md).
+OUTLINED_CALLS_FROM = 6
 
 
 def outlines_calls(info: StencilInfo) -> bool:
