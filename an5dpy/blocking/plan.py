@@ -768,8 +768,8 @@ def check_step_barriers(plan: BlockingPlan) -> None:
            else "needs reads along the streaming dimension (with none, every level of a "
            "plane is computed in the same step)" if plan.stream_radius == 0
            else "is not built for a time step of several statements yet" if plan.coupled
-           else "is not built for updates that read older time levels yet"
-           if plan.levels.older else None)
+           else "is not built for updates that read older time levels at in-plane "
+           "neighbours yet" if plan.levels.shared_older else None)
     if why:
         raise OptionError([("barriers", Barriers.STEP.value)],
                           f"one barrier per step {why}: use barriers=level")

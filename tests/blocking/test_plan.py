@@ -242,13 +242,23 @@ def test_one_barrier_per_step_is_refused_outside_mode_nondiag(path, opt, match):
         make_plan(info, 2, bs=(64,), opt=opt, barriers="block")
 
 
-def test_one_barrier_per_step_is_refused_for_reads_of_older_levels_and_several_fields():
+def test_one_barrier_per_step_is_refused_for_older_levels_shared_and_several_fields():
     from an5dpy.driver import load
     from paths import C_INPUTS
-    for name, match in (("wave2d.c", "older time levels"), ("fdtd2d.c", "several statements")):
+    for name, match in (("dampedwave2d.c", "older time levels at in-plane neighbours"),
+                        ("fdtd2d.c", "several statements")):
         info = load(os.path.join(C_INPUTS, name), (("SB_TYPE", "float"),))[1]
         with pytest.raises(OptionError, match=match):
             make_plan(info, 2, bs=(64,), opt="nondiag", barriers="step")
+
+
+def test_one_barrier_per_step_takes_older_levels_read_at_the_cell():
+    # wave2d reads level t-1 at the cell only: a register of the thread, no shared plane
+    from an5dpy.driver import load
+    from paths import C_INPUTS
+    info = load(os.path.join(C_INPUTS, "wave2d.c"), (("SB_TYPE", "float"),))[1]
+    plan = make_plan(info, 2, bs=(64,), opt="nondiag", barriers="step")
+    assert plan.levels.older and not plan.levels.shared_older
 
 
 def test_one_barrier_per_step_shows_in_the_plan():

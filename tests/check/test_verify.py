@@ -198,6 +198,22 @@ def test_rotating_programs_pass_on_the_simulator_and_the_proof(backend, path, bt
     assert report.lines()[0] == "PASS", report.lines()
 
 
+@pytest.mark.parametrize("path", [WAVE, LEAPFROG])
+@pytest.mark.parametrize("bt, sl, coarsen, steps", [(1, None, 1, 3), (2, 3, 2, 5), (3, None, 1, 4),
+                                                    (4, 5, 2, 9), (5, 2, 1, 11)])
+def test_rotating_programs_take_one_barrier_per_step(path, bt, sl, coarsen, steps):
+    """Level t-1 read at the cell is a register of the thread: the Share ops publish the
+    planes read at in-plane neighbours only, and every time buffer matches gcc's, bit for
+    bit (the simulator also checks that no shared buffer is read before its barrier)."""
+    params = {"n": "13", "T": str(steps)}
+    if path == LEAPFROG:
+        params["dt2"] = "0.1"
+    options = driver.Options(bt=bt, bs=f"14x{12 + coarsen}" if path == LEAPFROG else "18",
+                             sl=sl, coarsen=coarsen, opt="nondiag", barriers="step")
+    report = verify.verify_file(path, options, "sim", params, exact=True)
+    assert report.passed and report.comparison.bit_identical, report.lines()
+
+
 BOX_THREE_BUFFERS = """\
 void f(int n, int T, float A[3][n][n])
 {

@@ -45,14 +45,22 @@ PLANS = [(1, 3, None, 1), (2, 1, 3, 1), (3, 4, None, 1), (5, 2, 2, 1), (2, 1, 3,
 STEPS = (0, 1, 2, 3, 4, 7, 11)
 
 
-def builds(info, coarse: bool) -> list:
-    """The plans of :data:`PLANS` with one cell per thread, or (``coarse``) several."""
+def builds(info, kind: str) -> list:
+    """The plans of :data:`PLANS`: ``cell``, one cell per thread; ``coarse``, several;
+    ``step``, every one with one barrier per step (mode nondiag), where the program takes
+    it (older levels read at the cell or along the streaming dimension only)."""
     plans = []
     for bt, extra, sl, coarsen in PLANS:
-        if (coarsen > 1) != coarse:
+        if kind != "step" and (coarsen > 1) != (kind == "coarse"):
             continue
         bs = tuple(2 * bt * r + extra for r in info.radius[1:])
         bs = (-(-bs[0] // coarsen) * coarsen, *bs[1:])
+        if kind == "step":
+            if info.diagonal_free and not driver.blocking_plan(
+                    info, bt, bs=bs, sl=sl).levels.shared_older:
+                plans.append(driver.blocking_plan(info, bt, bs=bs, sl=sl, opt="nondiag",
+                                                  coarsen=coarsen, barriers="step"))
+            continue
         for mode in ("none", "nondiag") if info.diagonal_free else ("none",):
             plans.append(driver.blocking_plan(info, bt, bs=bs, sl=sl, opt=mode,
                                               coarsen=coarsen))
@@ -63,15 +71,19 @@ def test_every_rotating_form_is_covered():
     names = {os.path.basename(p) for p in FORMS}
     assert {"damped_wave2d.c", "adams_bashforth3.c", "old_levels3d.c",
             "oldest_in_written_buffer.c", "leapfrog3d.c", "wave2d_3level.c"} <= names
+    stepped = {os.path.basename(p) for p in FORMS if builds(driver.load(p)[1], "step")}
+    assert {"leapfrog3d.c", "wave2d_3level.c", "seismic3d.c"} <= stepped
 
 
-@pytest.mark.parametrize("coarse", [False, True], ids=["cell", "coarse"])
+@pytest.mark.parametrize("kind", ["cell", "coarse", "step"])
 @pytest.mark.parametrize("path", FORMS, ids=lambda p: os.path.basename(p)[:-2])
-def test_rotating_form_every_buffer_bit_identical(path, coarse):
+def test_rotating_form_every_buffer_bit_identical(path, kind):
     import cupy
     program, info = driver.load(path)
     options = runtime.BuildOptions(arch=runtime.device_arch(), exact=True)
-    plans = builds(info, coarse)
+    plans = builds(info, kind)
+    if not plans:
+        pytest.skip("older levels read at in-plane neighbours: no barrier per step")
     stem = os.path.basename(path)[:-2]
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         built = list(pool.map(lambda plan: runtime.build_kernels(info, plan, stem, options),
