@@ -648,10 +648,6 @@ def check_plan(plan: BlockingPlan, info: StencilInfo,
         raise OptionError([("bs", block_size_value(plan.bs)), ("coarsen", plan.coarsen)],
                           f"the outermost in-plane block size {plan.bs[0]} must be a multiple "
                           f"of the cells per thread")
-    if plan.coarsen > 1 and plan.coupled:
-        raise OptionError([("coarsen", plan.coarsen)],
-                          "a time step of several statements is not coarsened yet: use "
-                          "coarsen=1")
     if plan.barriers is Barriers.STEP:
         check_step_barriers(plan)
     if plan.barriers is Barriers.SHUFFLE:

@@ -34,7 +34,8 @@ from __future__ import annotations
 from an5dpy.blocking.guards import BOUNDARY_PLANE, EXISTS, STORES
 from an5dpy.blocking.plan import BlockingPlan, Mode
 from an5dpy.cuda.macros import (P_BUF, P_OUT, P_PLANE, ConstantTable, LineMacro, Macro,
-                                UpdatePrinter, continued, input_params, levels_with_idle_warps)
+                                UpdatePrinter, continued, input_params, level_op_halves,
+                                levels_with_idle_warps)
 from an5dpy.errors import InternalError
 from an5dpy.ir import CoefRead, Read, StencilInfo, walk
 
@@ -213,7 +214,10 @@ def shared_reads(info: StencilInfo, substep: int) -> tuple[tuple[int, int], ...]
 
 
 def field_level_macros(info: StencilInfo, plan: BlockingPlan, degree: int) -> tuple[Macro, ...]:
-    """CALCn, BOUNDARYn, STORE and their guarded forms for the kernel of ``degree`` levels."""
+    """CALCn, BOUNDARYn, STORE and their guarded forms for the kernel of ``degree`` levels;
+    in a coarsened kernel each level op's two halves instead (``_W``: the shared-memory
+    writes, ``_E``: the evaluation, :data:`~an5dpy.cuda.macros.WRITE_HALF`), which the
+    render model runs cell by cell around the op's one barrier and guards itself."""
     r, dtype = plan.stream_radius, plan.dtype
     out, q, b = P_OUT, P_PLANE, P_BUF
     ins = input_params(r)
@@ -249,11 +253,15 @@ def field_level_macros(info: StencilInfo, plan: BlockingPlan, degree: int) -> tu
                     body.append(f"{{ const {dtype} an5d_v = {value}; "
                                 f"{target} = {bnd} ? {bval} : an5d_v; }}")
             params = (out, *ins, q, b)
-            macros.append(Macro(f"CALC{level}", params, tuple(body)))
-            macros.append(Macro(f"BOUNDARY{level}", (out, q), tuple(
+            boundary = Macro(f"BOUNDARY{level}", (out, q), tuple(
                 f"{pasted(out, k)} = an5d_in_array ? "
                 f"{parity_pointer(plan, info, k, level)}[AN5D_PLANE({q})] : ({dtype})0;"
-                for k in range(len(info.fields)))))
+                for k in range(len(info.fields))))
+            if plan.coarsen > 1:
+                macros += (*level_op_halves(f"CALC{level}", params, writes, body[len(head):]),
+                           boundary)
+                continue
+            macros += (Macro(f"CALC{level}", params, tuple(body)), boundary)
             macros.append(Macro(f"G_CALC{level}", params, (
                 f"if ({BOUNDARY_PLANE.call(q)}) {{ if ({EXISTS.call(q)}) "
                 f"BOUNDARY{level}({out}, {q}); __syncthreads(); }}",
@@ -274,6 +282,9 @@ def field_level_macros(info: StencilInfo, plan: BlockingPlan, degree: int) -> tu
                     body.append(f"{{ const {dtype} an5d_v = {value}; "
                                 f"if ({where}) {store} = an5d_v; }}")
             params = (q, *ins, b)
+            if plan.coarsen > 1:
+                macros += level_op_halves("STORE", params, writes, body[len(head):])
+                continue
             macros.append(Macro("STORE", params, tuple(body)))
             macros.append(Macro("G_STORE", params, (
                 f"if ({STORES.call(q)}) STORE({', '.join(params)});",

@@ -236,8 +236,10 @@ def row_neighbours(info: StencilInfo, plan: BlockingPlan) -> tuple[int, ...]:
     dimensions (``(0, dy, 0)``): a thread holds ``coarsen`` consecutive cells along
     dimension 1, so where cell ``m + dy`` is the thread's own, the value is that cell's
     register, not a shared-memory load (the render model passes each cell either,
-    :func:`smem_read`). Empty for one cell per thread and the other modes."""
-    if plan.coarsen == 1 or plan.mode is not Mode.NONDIAG:
+    :func:`smem_read`). Empty for one cell per thread, the other modes and a time step of
+    several statements (its field macros read every in-plane neighbour from shared memory,
+    an5dpy.cuda.field_macros)."""
+    if plan.coarsen == 1 or plan.mode is not Mode.NONDIAG or plan.coupled:
         return ()
     return info.row_offsets
 
@@ -765,7 +767,7 @@ def _calc_macros(printer: UpdatePrinter, plan: BlockingPlan, d: int, dtype: str)
                         f"BOUNDARY{level}({bargs}); }}", f"else {name}({gargs}, {q}, {b});")))
                 continue
             if plan.coarsen > 1:
-                macros += (*_halves(f"CALC{level}", params + rows, writes, evaluation),
+                macros += (*level_op_halves(f"CALC{level}", params + rows, writes, evaluation),
                            Macro(f"BOUNDARY{level}", bparams, bbody))
                 continue
             macros.append(Macro(f"CALC{level}", params,
@@ -797,7 +799,7 @@ def _calc_macros(printer: UpdatePrinter, plan: BlockingPlan, d: int, dtype: str)
                         f"if ({STORES.call(q)}) {name}({', '.join(params)});",)))
                 continue
             if plan.coarsen > 1:
-                macros += _halves(name, params + rows, writes, evaluation)
+                macros += level_op_halves(name, params + rows, writes, evaluation)
                 continue
             macros.append(Macro(name, params, (*writes, "__syncthreads();", *evaluation)))
             macros.append(Macro(f"G_{name}", params, (
@@ -816,7 +818,7 @@ WRITE_HALF, EVALUATE_HALF = "_W", EVALUATE_ONLY
 FINISH_PART = "_F"
 
 
-def _halves(name: str, params: tuple[str, ...], writes, evaluation) -> tuple[Macro, Macro]:
+def level_op_halves(name: str, params: tuple[str, ...], writes, evaluation) -> tuple[Macro, Macro]:
     """A level op's two halves, each taking the op's parameters."""
     return (Macro(name + WRITE_HALF, params, tuple(writes)),
             Macro(name + EVALUATE_HALF, params, tuple(evaluation)))
@@ -943,7 +945,7 @@ def _assoc_macros(printer: UpdatePrinter, info: StencilInfo, plan: BlockingPlan,
             # them cell by cell, deciding the take and the finish once for all cells
             name = f"ACC{level}" if level < d else "ACC_STORE"
             last = (fin, finish) if level < d else (do_store, store_lines(level))
-            macros += (*_halves(name, (src, *accs, q, b),
+            macros += (*level_op_halves(name, (src, *accs, q, b),
                                 (_store_smem(printer, f"({dtype})({src})"),), sums),
                        Macro(name + FINISH_PART, (src, *accs, q, b, last[0]), last[1]))
             continue

@@ -661,8 +661,13 @@ def _kernel_code(info: StencilInfo, plan: BlockingPlan, ks: KernelSchedule, pref
                 if plan.interior_phase else ())
     if plan.coarsen > 1:  # every value of a cell, the registers too, once per cell
         macros = (*_cell_macros(plan, pointers, warp_or), *macros)
-        regs = tuple((ctype, cell_register(name, m)) for m in range(plan.coarsen)
-                     for ctype, name in regs)
+        if plan.coupled:  # the ops pass a cell's register group, the macros paste the field
+            regs = tuple((dtype, field_name(cell_register(reg, m), k))
+                         for m in range(plan.coarsen) for reg in ks.registers()
+                         for k in range(plan.fields))
+        else:
+            regs = tuple((ctype, cell_register(name, m)) for m in range(plan.coarsen)
+                         for ctype, name in regs)
         pointers = ()
     return KernelCode(
         name=f"{prefix}_kernel_d{d}", degree=d,

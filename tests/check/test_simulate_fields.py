@@ -40,8 +40,10 @@ def test_fdtd_has_two_substeps(fdtd_info):
     assert all(f.in_place for f in fdtd_info.fields)
 
 
-PLANS = [(1, (8,), None, "nondiag"), (2, (16,), None, "none"), (3, (20,), 4, "nondiag"),
-         (4, (24,), None, "none"), (2, (9,), 2, "none"), (5, (32,), 3, "nondiag")]
+#: (bt, bs, sl, mode, cells per thread)
+PLANS = [(1, (8,), None, "nondiag", 1), (2, (16,), None, "none", 1),
+         (3, (20,), 4, "nondiag", 1), (4, (24,), None, "none", 1), (2, (9,), 2, "none", 1),
+         (5, (32,), 3, "nondiag", 1), (2, (10,), 3, "nondiag", 2), (3, (16,), None, "none", 4)]
 
 
 @pytest.mark.parametrize("nx,ny", [(2, 2), (3, 7), (9, 5), (17, 17)])
@@ -49,10 +51,10 @@ PLANS = [(1, (8,), None, "nondiag"), (2, (16,), None, "none"), (3, (20,), 4, "no
 def test_fdtd_bit_identical(fdtd_info, nx, ny, steps):
     rng = np.random.default_rng([nx, ny, steps])
     env = {"tmax": steps, "nx": nx, "ny": ny}
-    for bt, bs, sl, opt in PLANS:
+    for bt, bs, sl, opt, cells in PLANS:
         fields = [rng.standard_normal(shape).astype(np.float32)
                   for shape in field_shapes(fdtd_info, env)]
-        plan = make_plan(fdtd_info, bt=bt, bs=bs, sl=sl, opt=opt)
+        plan = make_plan(fdtd_info, bt=bt, bs=bs, sl=sl, opt=opt, coarsen=cells)
         got = simulate(fdtd_info, plan, fields, env)
         # fields order: ey, ex, hz (first write)
         want = fdtd_numpy(fields[0][0], fields[1][0], fields[2][0], steps)

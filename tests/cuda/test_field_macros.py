@@ -102,6 +102,29 @@ def test_registers_of_every_field_for_each_group():
     assert kernels.model.smem_planes == 2  # nondiag: one plane per field
 
 
+def test_a_coarsened_time_step_of_several_statements_runs_each_cell_of_each_field():
+    """Two cells a thread: every register group once per cell and field (the op passes
+    the cell's group, the field macros paste the field on), each level op in its two
+    halves around the op's one barrier (the render model runs them cell by cell and
+    guards them itself), the in-plane reads from shared memory (no row parameters)."""
+    gray = load("gray_scott.c")
+    plan = driver.blocking_plan(gray, 2, bs=(16,), coarsen=2)
+    kernels = generate(gray, plan, "gs")
+    k = kernels.model.kernels[-1]
+    names = {name for _, name in k.registers}
+    groups = {name[:-6] for name in names}
+    assert names == {f"{g}_x{m}_f{j}" for g in groups for m in (0, 1) for j in (0, 1)}
+    macros = {m.name: m for m in k.macros}
+    for name in ("CALC1", "STORE"):
+        assert {f"{name}_W", f"{name}_E"} <= set(macros) and name not in macros
+        assert f"G_{name}" not in macros
+        assert "__syncthreads" not in "".join(macros[f"{name}_E"].body)
+        assert macros[f"{name}_W"].params == macros[f"{name}_E"].params
+    assert not any(p.startswith("an5d_y") for p in macros["CALC1_E"].params)
+    text = kernels.files()["gs_kernel.cu"]
+    assert "AN5D_CELL1(CALC1_E(" in text and "AN5D_CELL1(STORE_W(" in text
+
+
 def test_launcher_switches_on_time_steps_not_levels(fdtd):
     """A kernel of 4 levels (2 sub-steps) advances 2 time steps: the host passes steps."""
     kernels = generate(fdtd, driver.blocking_plan(fdtd, 2, bs=(16,)), "fd")
@@ -146,12 +169,15 @@ def _programs() -> list[tuple[str, tuple]]:
 
 
 def _compile(tmp: str, job) -> tuple[str, int, str]:
-    (path, defines), mode = job
+    (path, defines), mode, cells, bt = job
     _, info = driver.load(path, defines)
     bs = (13,) if info.ndim == 2 else (9, 7)
-    bs = tuple(b + 2 * 3 * len(info.substeps) * r for b, r in zip(bs, info.radius[1:]))
-    plan = driver.blocking_plan(info, 3, bs=bs, sl=5 if mode == "none" else None, opt=mode)
-    out = os.path.join(tmp, f"{os.path.basename(path)[:-2]}-{mode}-{len(defines) and defines[0][1]}")
+    bs = tuple(b + 2 * bt * len(info.substeps) * r for b, r in zip(bs, info.radius[1:]))
+    bs = (-(-bs[0] // cells) * cells, *bs[1:])
+    plan = driver.blocking_plan(info, bt, bs=bs, sl=5 if mode == "none" else None, opt=mode,
+                                coarsen=cells)
+    out = os.path.join(tmp, f"{os.path.basename(path)[:-2]}-{mode}-{cells}-"
+                            f"{len(defines) and defines[0][1]}")
     rc, log = compile_kernels(generate(info, plan, "mf"), out, "mf")
     return f"{path} {defines} {mode}", rc, log
 
@@ -159,8 +185,10 @@ def _compile(tmp: str, job) -> tuple[str, int, str]:
 @pytest.mark.skipif(nvcc_path() is None, reason="needs nvcc (no GPU needed)")
 def test_nvcc_compiles_every_multi_statement_kernel(tmp_path):
     """Every program of tests/data/multi and the coupled c_inputs programs, modes none and
-    nondiag, degree 3 time steps: blocked and naive kernels, without a warning."""
-    jobs = [(program, mode) for program in _programs() for mode in ("none", "nondiag")]
+    nondiag, degree 3 time steps, and two cells a thread in mode nondiag (degree 2: the
+    registers of four fields in 3D): blocked and naive kernels, without a warning."""
+    jobs = [(program, mode, 1, 3) for program in _programs() for mode in ("none", "nondiag")]
+    jobs += [(program, "nondiag", 2, 2) for program in _programs()]
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         results = list(pool.map(lambda j: _compile(str(tmp_path), j), jobs))
     problems = [f"{what}: rc={rc}\n{log}" for what, rc, log in results
