@@ -2044,8 +2044,9 @@ def difference_updates(draw, reads: list[FieldRead], coef_reads: list[CoefRead],
 @st.composite
 def coupled_cases(draw, buffered_short: bool = True) -> "ValidCase":
     """A coupled program (:func:`coupled_programs`) with 1-3 plans (bT 1-3, 8-32 threads
-    per in-plane dimension, nondiag or none, a stream-block length now and then) and a
-    data seed: what :func:`run_valid` verifies."""
+    per in-plane dimension, nondiag or none, a stream-block length now and then, two or
+    four cells a thread and computing at idle warps now and then) and a data seed: what
+    :func:`run_valid` verifies."""
     program = draw(coupled_programs(buffered_short=buffered_short))
     plans = tuple(draw(st.lists(coupled_plan_draws(program.ndim), min_size=1, max_size=3)))
     return ValidCase(program, plans, draw(st.integers(0, 2 ** 16)))
@@ -2057,7 +2058,9 @@ def coupled_plan_draws(draw, ndim: int) -> PlanDraw:
     sl = None if draw(st.integers(0, 2)) else draw(st.integers(1, 8))
     # legal modes of a coupled step: [nondiag, none] or [none]; None: --opt auto
     return PlanDraw(draw(st.integers(1, 3)), (0,) * (ndim - 1), sl,
-                    draw(st.sampled_from((None, 0, 1))), bs)
+                    draw(st.sampled_from((None, 0, 1))), bs,
+                    coarsen=draw(st.sampled_from((1, 1, 2, 4))),
+                    compute_idle=draw(st.integers(0, 2)) == 0)
 
 
 # ---------------------------------------------------------------- coupled: malformed
