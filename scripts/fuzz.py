@@ -2276,8 +2276,7 @@ def examples(strategy, count: int, seed: int) -> list:
 
 def run_valid(case: ValidCase, backend: str = "sim", exact: bool = False,
               timeout: float = 120.0, workdir: str | None = None) -> Result:
-    """Verify every plan of the case against gcc and translate it to files (a coupled
-    program with ``backend`` cuda only: an5d-translate does not generate its CUDA yet)."""
+    """Verify every plan of the case against gcc and translate it to files."""
     text = render(case.program).text
     kind = "coupled" if isinstance(case.program, CoupledProgram) else "valid"
     start = time.perf_counter()
@@ -2337,15 +2336,13 @@ def _check_valid(case: ValidCase, path: str, backend: str, exact: bool, tmp: str
     except Exception as e:  # noqa: BLE001 - anything else is a bug of the package
         commands.append(shlex.join(["an5d", "analyze", "case.c", *_flag_text("-D", p.defines)]))
         return CRASH, _short_traceback(e), 0
-    # an5d-translate does not generate a coupled step's CUDA yet; verify on a GPU does
-    translates = not (isinstance(p, CoupledProgram) and backend == "sim")
     simulates = backend in ("sim", BUILD)
     verify_backend = "sim" if simulates else backend
     for k, draw in enumerate(case.plans):
         plan = resolve_plan(draw, info)
         seed = case.data_seed + k
-        commands[:] = [verify_command(p, plan, verify_backend, exact, seed)] + (
-            [translate_command(p, plan)] if translates else [])
+        commands[:] = [verify_command(p, plan, verify_backend, exact, seed),
+                       translate_command(p, plan)]
         stage = "verify"
         try:
             from an5dpy.check.verify import verify_file
@@ -2361,8 +2358,6 @@ def _check_valid(case: ValidCase, path: str, backend: str, exact: bool, tmp: str
                     and not report.comparison.bit_identical:
                 return FAIL, ("within the tolerance, but the simulator must be bit-identical "
                               "in modes nondiag and none | " + " | ".join(report.lines())), k
-            if not translates:
-                continue
             stage = "translate"
             translation = driver.translate(path, plan.options(p.defines))
             # verify simulated driver.emitted_schedule; translate must have emitted it
