@@ -1073,8 +1073,9 @@ def resolve_plan(draw: PlanDraw, info) -> "PlanOptions":
     (``draw.bs``, or 2 bT r + 1 + extra threads per dimension) or else its smallest one
     fits the GPU's limits. A time step of s sub-steps counts each of its bT steps s times
     in the halo (2 bT s r + 1). The drawn cells per thread round the outermost block size
-    up to a multiple; where no block takes them (the registers), one cell per thread. One barrier per step where drawn and the plan takes
-    it (mode nondiag), else one per level. Warp shuffles where drawn and the plan takes
+    up to a multiple; where no block takes them (the registers), one cell per thread.
+    One barrier per step where drawn and the plan takes it (mode nondiag), else one per
+    level. Warp shuffles where drawn and the plan takes
     them (2D nondiag): a block of 32 threads of the drawn cells (2 where one was drawn) at
     the largest bT that fits, before anything else. Idle warps computed where drawn (any
     plan takes it). The halo loaded by the computing threads where drawn and the plan

@@ -818,7 +818,8 @@ WRITE_HALF, EVALUATE_HALF = "_W", EVALUATE_ONLY
 FINISH_PART = "_F"
 
 
-def level_op_halves(name: str, params: tuple[str, ...], writes, evaluation) -> tuple[Macro, Macro]:
+def level_op_halves(name: str, params: tuple[str, ...], writes, evaluation
+                    ) -> tuple[Macro, Macro]:
     """A level op's two halves, each taking the op's parameters."""
     return (Macro(name + WRITE_HALF, params, tuple(writes)),
             Macro(name + EVALUATE_HALF, params, tuple(evaluation)))
@@ -946,7 +947,7 @@ def _assoc_macros(printer: UpdatePrinter, info: StencilInfo, plan: BlockingPlan,
             name = f"ACC{level}" if level < d else "ACC_STORE"
             last = (fin, finish) if level < d else (do_store, store_lines(level))
             macros += (*level_op_halves(name, (src, *accs, q, b),
-                                (_store_smem(printer, f"({dtype})({src})"),), sums),
+                                        (_store_smem(printer, f"({dtype})({src})"),), sums),
                        Macro(name + FINISH_PART, (src, *accs, q, b, last[0]), last[1]))
             continue
         if level < d:
