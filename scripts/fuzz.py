@@ -1075,11 +1075,11 @@ def resolve_plan(draw: PlanDraw, info) -> "PlanOptions":
     in the halo (2 bT s r + 1). The drawn cells per thread round the outermost block size
     up to a multiple; where no block takes them (the registers), one cell per thread.
     One barrier per step where drawn and the plan takes it (mode nondiag), else one per
-    level. Warp shuffles where drawn and the plan takes
-    them (2D nondiag): a block of 32 threads of the drawn cells (2 where one was drawn) at
-    the largest bT that fits, before anything else. Idle warps computed where drawn (any
-    plan takes it). The halo loaded by the computing threads where drawn and the plan
-    takes it (3D nondiag or assoc, bT 1; :func:`halo_loaded_options`), before anything else."""
+    level. Warp shuffles where drawn and the plan takes them (2D nondiag): a block of 32
+    threads of the drawn cells (2 where one was drawn) at the largest bT that fits, before
+    anything else. Idle warps computed where drawn (any plan takes it). The halo loaded by
+    the computing threads where drawn and the plan takes it (3D nondiag or assoc, bT 1;
+    :func:`halo_loaded_options`), before anything else."""
     from an5dpy.blocking.plan import WARP_SIZE, make_plan
     from an5dpy.errors import UsageError
     modes = legal_modes(info)

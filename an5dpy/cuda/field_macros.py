@@ -225,49 +225,47 @@ def field_level_macros(info: StencilInfo, plan: BlockingPlan, degree: int) -> tu
     idle = levels_with_idle_warps(plan, degree)
     args = ", ".join(field_update_params(info, plan))
     threads = [f"an5d_t{e}" for e in range(1, info.ndim)]
+    cell = "".join(f"[{t} + {p}]" for t, p in zip(threads, plan.plane_radius))
     macros = []
     for level in range(1, degree + 1):
         substep = (level - 1) % plan.substeps
         updated = {info.field_index(name) for name, _ in info.substeps[substep].updates}
-        writes = []
-        for g, dz in shared_reads(info, substep):
-            cell = "".join(f"[{t} + {p}]" for t, p in zip(threads, plan.plane_radius))
-            writes.append(f"an5d_sm[{b}][{shared_plane(plan, g, dz)}]{cell} = "
-                          f"{pasted(ins[dz + r], g)};")
+        writes = [f"an5d_sm[{b}][{shared_plane(plan, g, dz)}]{cell} = "
+                  f"{pasted(ins[dz + r], g)};" for g, dz in shared_reads(info, substep)]
         head = (*writes, "__syncthreads();")
         bit = 1 << level
+        evaluation = []  # the op after its shared writes and their barrier
         if level < degree:
-            body = list(head)
             for k in range(len(info.fields)):
                 target = pasted(out, k)
                 if k not in updated:
-                    body.append(f"{target} = {pasted(centre, k)};")
+                    evaluation.append(f"{target} = {pasted(centre, k)};")
                     continue
                 bnd = f"{boundary_flag(k)}({q})"
                 bval = f"{parity_pointer(plan, info, k, level)}[AN5D_PLANE({q})]"
                 value = f"({dtype})({update_macro(k)}({args}))"
                 if level in idle:  # whole warps are idle: branch around the evaluation
-                    body.append(f"if ((an5d_act & {bit}u) && !{bnd}) {target} = {value}; "
-                                f"else {target} = {bnd} ? {bval} : {pasted(centre, k)};")
+                    evaluation.append(
+                        f"if ((an5d_act & {bit}u) && !{bnd}) {target} = {value}; "
+                        f"else {target} = {bnd} ? {bval} : {pasted(centre, k)};")
                 else:
-                    body.append(f"{{ const {dtype} an5d_v = {value}; "
-                                f"{target} = {bnd} ? {bval} : an5d_v; }}")
+                    evaluation.append(f"{{ const {dtype} an5d_v = {value}; "
+                                      f"{target} = {bnd} ? {bval} : an5d_v; }}")
             params = (out, *ins, q, b)
             boundary = Macro(f"BOUNDARY{level}", (out, q), tuple(
                 f"{pasted(out, k)} = an5d_in_array ? "
                 f"{parity_pointer(plan, info, k, level)}[AN5D_PLANE({q})] : ({dtype})0;"
                 for k in range(len(info.fields))))
             if plan.coarsen > 1:
-                macros += (*level_op_halves(f"CALC{level}", params, writes, body[len(head):]),
+                macros += (*level_op_halves(f"CALC{level}", params, writes, evaluation),
                            boundary)
                 continue
-            macros += (Macro(f"CALC{level}", params, tuple(body)), boundary)
+            macros += (Macro(f"CALC{level}", params, (*head, *evaluation)), boundary)
             macros.append(Macro(f"G_CALC{level}", params, (
                 f"if ({BOUNDARY_PLANE.call(q)}) {{ if ({EXISTS.call(q)}) "
                 f"BOUNDARY{level}({out}, {q}); __syncthreads(); }}",
                 f"else CALC{level}({', '.join((out, *ins))}, {q}, {b});")))
         else:
-            body = list(head)
             for k in range(len(info.fields)):
                 value = (f"({dtype})({update_macro(k)}({args}))" if k in updated
                          else pasted(centre, k))
@@ -277,15 +275,15 @@ def field_level_macros(info: StencilInfo, plan: BlockingPlan, degree: int) -> tu
                     where = f"({where}) && !{boundary_flag(k)}({q})"
                 store = f"{field_pointer('st', k)}[AN5D_PLANE({q})]"
                 if level in idle or k not in updated:
-                    body.append(f"if ({where}) {store} = {value};")
+                    evaluation.append(f"if ({where}) {store} = {value};")
                 else:
-                    body.append(f"{{ const {dtype} an5d_v = {value}; "
-                                f"if ({where}) {store} = an5d_v; }}")
+                    evaluation.append(f"{{ const {dtype} an5d_v = {value}; "
+                                      f"if ({where}) {store} = an5d_v; }}")
             params = (q, *ins, b)
             if plan.coarsen > 1:
-                macros += level_op_halves("STORE", params, writes, body[len(head):])
+                macros += level_op_halves("STORE", params, writes, evaluation)
                 continue
-            macros.append(Macro("STORE", params, tuple(body)))
+            macros.append(Macro("STORE", params, (*head, *evaluation)))
             macros.append(Macro("G_STORE", params, (
                 f"if ({STORES.call(q)}) STORE({', '.join(params)});",
                 "else __syncthreads();")))
