@@ -31,7 +31,8 @@ coarsened plan), and nothing else:
 * ``prefetch-registers:D``: each cell's loads are served from a queue of D registers, filled
   before the loop with the D planes from the loop's first load on; a load takes the
   queue's head and loads plane k + D into its tail.
-* ``prefetch-l2:D``: each load is followed by a ``prefetch.global.L2`` of plane k + D.
+* ``prefetch-l2:D``: each load is followed by a ``prefetch.global.L2`` of plane k + D
+  (one per field where a time step has several statements).
 * ``prefetch-async:D``: each cell's loads are served from a queue in shared memory (D + 1
   slots per thread and cell, static ``__shared__``, so at most 48 KiB with the kernel's own
   static arrays: a larger one does not build) that ``cp.async`` fills: a load waits for its
@@ -271,15 +272,22 @@ def prefetch_registers(text: str, depth: int) -> str:
 def prefetch_l2(text: str, depth: int) -> str:
     """Every inner loop's level-0 load followed by an L2 prefetch of the plane ``depth``
     steps ahead, so that the load of that plane, when it comes, is served from L2."""
+    # a time step of several statements loads each field through a pointer of its own
+    pointers = sorted(set(FIELD_LOAD_POINTER.findall(text))) or ["an5d_p_ld"]
+
     def edit_loop(text: str, loop: InnerLoop) -> str:
         def prefetch(load: Load) -> str:
-            address = f"an5d_p_ld + AN5D_PLANE({ahead(load.offset + depth)})"
+            plane = f"AN5D_PLANE({ahead(load.offset + depth)})"
             # within the cell's macro an5d_in_array and an5d_p_ld are the cell's
-            return load.wrap([
-                f"LOAD({load.reg}, an5d_step + {load.offset})",
-                f'if (an5d_in_array) asm volatile("prefetch.global.L2 [%0];" :: "l"({address}))'])
+            return load.wrap([f"LOAD({load.reg}, an5d_step + {load.offset})"] + [
+                f'if (an5d_in_array) asm volatile("prefetch.global.L2 [%0];" :: '
+                f'"l"({pointer} + {plane}))' for pointer in pointers])
         return rewritten(text, loop, prefetch)
     return edit_inner_loops(text, edit_loop)
+
+
+#: The level-0 load pointer of each field of a time step of several statements.
+FIELD_LOAD_POINTER = re.compile(r"\b(an5d_p_ld_f\d+)\b")
 
 
 #: A blocked kernel's launch bounds: its block's threads, which size a queue per thread.

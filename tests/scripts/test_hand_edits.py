@@ -118,6 +118,30 @@ def test_the_l2_prefetch_follows_every_inner_loop_load_and_changes_nothing_else(
     assert undo_prefetch_l2(edited, 2) == (base, loads)
 
 
+def test_the_l2_prefetch_of_a_coupled_kernel_covers_each_field(tmp_path):
+    """A time step of several statements loads each field through its own pointer
+    (``an5d_p_ld_f<k>``): each inner-loop load is followed by one prefetch per field, of
+    the plane ``depth`` ahead, and nothing else changes."""
+    case = "acousticvp3d float bt=1 bs=64x16 sl=64"
+    out = str(tmp_path)
+    assert hand_edits.main(["--write", out, "--edit", "prefetch-l2:3", case]) == 0
+    base, edited = kernel_text(out, "base", case), kernel_text(out, "prefetch-l2-3", case)
+    loads = len(PLAIN_LEVEL0_LOAD.findall(base))
+    fields = sorted(set(re.findall(r"an5d_p_ld_f\d+", base)))
+    assert loads > 0 and fields == [f"an5d_p_ld_f{k}" for k in range(4)]
+    prefetch = re.compile(
+        r"; if \(an5d_in_array\) asm volatile\(\"prefetch\.global\.L2 \[%0\];\" :: "
+        r"\"l\"\((an5d_p_ld_f\d+) \+ AN5D_PLANE\(min\(an5d_step \+ (\d+), "
+        r"an5d_last_load\)\)\)\)")
+    found = prefetch.findall(edited)
+    assert len(found) == loads * len(fields)
+    assert sorted({f for f, _ in found}) == fields
+    offsets = [int(o) for o in re.findall(r"(?<!G_)LOAD\(an5d_reg_0_\w+, an5d_step \+ (\d+)\)",
+                                          edited)]
+    assert [int(a) for _, a in found] == [o + 3 for o in offsets for _ in fields]
+    assert prefetch.sub("", edited) == base
+
+
 #: The shared-memory queue's statements in an edited text, in their order: a wait, a read
 #: of a slot into a level-0 register, a copy of a plane into a slot, a commit.
 ASYNC_EVENT = re.compile(
