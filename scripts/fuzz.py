@@ -2207,6 +2207,8 @@ class Result:
     commands: tuple[str, ...] = ()  # what reproduces it (the file is written as case.c)
     checks: int = 0  # plans verified (valid) / refusals (malformed)
     on_mutated_line: bool | None = None  # malformed: the error points at the changed line
+    #: valid: the plan options of each plan verified (what a campaign covered)
+    plans: tuple[str, ...] = ()
 
     @property
     def is_finding(self) -> bool:
@@ -2282,17 +2284,18 @@ def run_valid(case: ValidCase, backend: str = "sim", exact: bool = False,
     kind = "coupled" if isinstance(case.program, CoupledProgram) else "valid"
     start = time.perf_counter()
     commands: list[str] = []
+    verified: list[str] = []
     with tempfile.TemporaryDirectory(prefix="an5d-fuzz-", dir=workdir) as tmp:
         path = os.path.join(tmp, "case.c")
         Path(path).write_text(text)
 
         def result(outcome: str, detail: str, checks: int) -> Result:
             return Result(kind, outcome, detail, time.perf_counter() - start, text,
-                          tuple(commands), checks)
+                          tuple(commands), checks, plans=tuple(verified))
         try:
             with time_limit(timeout):
                 outcome, detail, checks = _check_valid(case, path, backend, exact, tmp,
-                                                       commands)
+                                                       commands, verified)
         except CaseTimeout as e:
             return result(TIMEOUT, str(e), 0)
         except Exception as e:  # noqa: BLE001 - the fuzzer's own bug, recorded like any
@@ -2323,7 +2326,7 @@ def build_kernels_of(path: str, options, params: dict[str, str], exact: bool) ->
 
 
 def _check_valid(case: ValidCase, path: str, backend: str, exact: bool, tmp: str,
-                 commands: list[str]) -> tuple[str, str, int]:
+                 commands: list[str], verified: list[str]) -> tuple[str, str, int]:
     from an5dpy import driver
     from an5dpy.errors import An5dError, UndefinedBehaviour
     p = case.program
@@ -2370,6 +2373,7 @@ def _check_valid(case: ValidCase, path: str, backend: str, exact: bool, tmp: str
             written = driver.write_outputs(translation.outputs, out)
             if len(written) != 3 or not all(f.stat().st_size for f in written):
                 return CRASH, f"write_outputs wrote {written}", k
+            verified.append(shlex.join(plan.flags()))
         except UndefinedBehaviour as e:
             return UNDEFINED, f"{stage}: {e}", k
         except An5dError as e:
@@ -2613,7 +2617,8 @@ def chunk_key(config: StreamConfig) -> str:
 
 
 def _result_of(fields: dict) -> Result:
-    return Result(**{**fields, "commands": tuple(fields["commands"])})
+    return Result(**{**fields, "commands": tuple(fields["commands"]),
+                     "plans": tuple(fields.get("plans", ()))})
 
 
 def read_log(path: Path) -> dict[str, StreamReport]:
@@ -2701,6 +2706,25 @@ def write_findings(report: StreamReport, out: Path) -> list[tuple[Path, Result, 
     return written
 
 
+#: The plan options whose values :func:`plan_dimensions` counts (the plan dimensions
+#: beyond bT, bS and sl that a campaign should reach).
+COUNTED_OPTIONS = ("--opt", "--coarsen", "--barriers", "--idle", "--halo")
+
+
+def plan_dimensions(results) -> list[tuple[str, int]]:
+    """How many verified plans of ``results`` took each value of :data:`COUNTED_OPTIONS`
+    (``coarsen=2 40``), in the options' order, then by value."""
+    counts: dict[tuple[int, str], int] = {}
+    for r in results:
+        for plan in r.plans:
+            words = shlex.split(plan)
+            for name, value in zip(words, words[1:]):
+                if name in COUNTED_OPTIONS:
+                    key = (COUNTED_OPTIONS.index(name), f"{name[2:]}={value}")
+                    counts[key] = counts.get(key, 0) + 1
+    return [(label, counts[(i, label)]) for i, label in sorted(counts)]
+
+
 def summary(report: StreamReport, seconds: float, written) -> str:
     lines = []
     header = ["kind", "cases", *OUTCOMES, "checks", "s/case"]
@@ -2726,6 +2750,9 @@ def summary(report: StreamReport, seconds: float, written) -> str:
         lines.append("malformed kinds (refused/cases, refusals pointing at the mutated line): "
                      + ", ".join(parts))
     valid = [r for r in report.results if r.kind in ("valid", "coupled")]
+    covered = plan_dimensions(valid)
+    if covered:
+        lines.append("plans verified with: " + ", ".join(f"{k} {n}" for k, n in covered))
     lines.append(f"{len(report.results)} cases in {seconds:.0f} s; "
                  f"{sum(r.checks for r in valid)} plans verified; "
                  f"{len(report.findings)} finding(s)")

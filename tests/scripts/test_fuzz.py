@@ -11,11 +11,12 @@ simulator, and each refused form refused at the read it adds.
 
 from __future__ import annotations
 
+
 import os
 import re
 import signal
 from collections import Counter
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
@@ -408,6 +409,29 @@ def test_bounded_campaign_finds_nothing(tmp_path, capsys, monkeypatch):
         assert int(row["cases"]) == total
         assert int(row[good]) == total, table
     assert "0 finding(s)" in out
+
+
+def test_a_passing_case_records_the_plans_it_verified_and_the_summary_counts_them(tmp_path):
+    """Each verified plan's options go to the result (and the --log), so a campaign can say
+    which plan dimensions it reached; the summary counts them by option value."""
+    case = fz.examples(fz.valid_cases(), 1, seed=11)[0]
+    result = fz.run_valid(case)
+    assert result.outcome == fz.PASS, result.detail
+    assert len(result.plans) == result.checks == len(case.plans)
+    assert all(p.startswith("--bt ") and " --bs " in p for p in result.plans)
+    made = [fz.Result("valid", fz.PASS, "", 0.1, "", (), 2,
+                      plans=("--bt 2 --bs 64 --coarsen 2 --idle compute",
+                             "--bt 1 --bs 64 --opt none --coarsen 4")),
+            fz.Result("coupled", fz.PASS, "", 0.1, "", (), 1,
+                      plans=("--bt 3 --bs 40 --opt nondiag --coarsen 2 --barriers step",))]
+    assert fz.plan_dimensions(made) == [
+        ("opt=nondiag", 1), ("opt=none", 1), ("coarsen=2", 2), ("coarsen=4", 1),
+        ("barriers=step", 1), ("idle=compute", 1)]
+    text = fz.summary(fz.StreamReport(made, []), 1.0, [])
+    assert "plans verified with: opt=nondiag 1, opt=none 1, coarsen=2 2" in text
+    # a log written before results carried plans still reads
+    entry = {k: v for k, v in asdict(made[0]).items() if k != "plans"}
+    assert fz._result_of(entry).plans == ()
 
 
 def test_findings_are_written_with_their_commands(tmp_path):
