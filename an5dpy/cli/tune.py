@@ -28,7 +28,8 @@ def register(subparsers) -> None:
                     "fastest shapes, stream lengths apart (their variants, bT - 1, bT + 1 "
                     "and 2 bT, one block side halved or doubled), then those of the plan "
                     "that becomes the fastest, a few rounds at most, and the fastest three of "
-                    "all again. "
+                    "all again, and on one GPU the naive baseline (one kernel per step), "
+                    "which the best plan must beat. "
                     "Results are cached.")
     add_input(p)
     p.add_argument("--gpu", metavar="NAME|SPEC.json",
@@ -130,11 +131,28 @@ def run(args: argparse.Namespace) -> int:
         best = result.best
         print(f"best: {best.label()}: {best.gflops:,.0f} GFLOP/s; reproduce with "
               f"{reproduce_command(args, best.plan, best.cap)}")
+        if result.naive:
+            print(naive_lines(args, result.naive, best))
     else:
         plan, g = result.ranking[0]
         print(f"best predicted: {g:,.0f} GFLOP/s (not measured); reproduce with "
               f"{reproduce_command(args, plan)}")
     return 0
+
+
+def naive_lines(args: argparse.Namespace, naive, best) -> str:
+    """The naive baseline's rate beside the best plan's and, where the baseline is the
+    faster, the command that writes it (temporal blocking does not pay for every program:
+    a memory-bound time step of several statements in 3D may run faster one kernel per
+    sub-step)."""
+    ratio = best.gflops / naive.gflops
+    lines = [f"naive baseline (one kernel per time step or sub-step): {naive.gflops:,.0f} "
+             f"GFLOP/s; the best plan runs {ratio:.2f}x of it"]
+    if ratio < 1:
+        words = shlex.split(reproduce_command(args, best.plan, best.cap))
+        lines.append("the naive baseline is faster here; write it with "
+                     + shlex.join(words[:2] + ["--baseline", "naive"] + words[2:]))
+    return "\n".join(lines)
 
 
 def reproduce_command(args: argparse.Namespace, plan, cap: int | None = None) -> str:

@@ -86,6 +86,18 @@ class Measured:
 
 
 @dataclass(frozen=True)
+class NaiveTiming:
+    """The naive baseline (one kernel per time step, or per sub-step; what
+    ``an5d-translate --baseline naive`` runs) timed beside the measured plans."""
+
+    gflops: float
+    seconds: float
+
+    def to_json(self) -> dict:
+        return {"gflops": self.gflops, "seconds": self.seconds}
+
+
+@dataclass(frozen=True)
 class TuneResult:
     gpu: str
     sizes: dict
@@ -95,6 +107,7 @@ class TuneResult:
     candidates: int = 0
     measure_steps: int | None = None
     gpus: int = 1  # the GPUs the ranking models and the measurements ran on
+    naive: NaiveTiming | None = None  # measured on one GPU: the baseline to beat
 
     @property
     def best(self) -> Measured | None:
@@ -109,7 +122,8 @@ class TuneResult:
                              "opt": p.mode.value, "dtype": p.dtype, "predicted": g}
                             for p, g in self.ranking],
                 "measured": [m.to_json() for m in self.measured],
-                "best": self.best.to_json() if self.best else None}
+                "best": self.best.to_json() if self.best else None,
+                "naive": self.naive.to_json() if self.naive else None}
 
 
 def plan_from_json(info: StencilInfo, d: Mapping) -> BlockingPlan:
@@ -130,8 +144,10 @@ def result_from_json(info: StencilInfo, d: Mapping) -> TuneResult:
     measured = tuple(Measured(plan_from_json(info, m), m["cap"], m["gflops"], m["seconds"],
                               m["registers"], m["spills"], m["predicted"])
                      for m in d["measured"])
+    naive = d.get("naive")  # results cached before the baseline was timed have none
     return TuneResult(d["gpu"], d["sizes"], d["steps"], ranking, measured,
-                      d.get("candidates", 0), d.get("measure_steps"), d.get("gpus", 1))
+                      d.get("candidates", 0), d.get("measure_steps"), d.get("gpus", 1),
+                      NaiveTiming(naive["gflops"], naive["seconds"]) if naive else None)
 
 
 # --------------------------------------------------------------------------- step counts
@@ -724,11 +740,25 @@ def tune(info: StencilInfo, gpu: GpuSpec, env: Mapping[str, int | float], stem: 
                                  else None, budget_score,
                                  partial(balanced_stream_plans, info, model), guess,
                                  breadth.neighbour_rounds)
+    # the baseline a blocked plan must beat (acousticvp3d's do not, artifact/H200/
+    # acousticvp3d.md); it runs on one GPU
+    naive = (time_naive(info, max(measured, key=lambda m: m.gflops).plan, run_env, stem,
+                        repeats) if measured and gpus == 1 else None)
     result = TuneResult(gpu.name, sizes, steps, result.ranking, tuple(measured),
-                        len(plans), measure_steps, gpus)
+                        len(plans), measure_steps, gpus, naive)
     if use_cache:
         _store_cache(key, result.to_json())
     return result
+
+
+def time_naive(info: StencilInfo, plan: BlockingPlan, env: Mapping[str, int | float],
+               stem: str, repeats: int) -> NaiveTiming:
+    """The naive baseline of the program, from the module of ``plan`` (which holds it),
+    timed as the finalists are: the median of ``repeats`` runs of ``env`` after a warm-up
+    (seconds for the run of ``env``)."""
+    from an5dpy.perf.bench import bench_plan
+    timed = bench_plan(info, plan, env, stem, repeats=repeats, naive=True)
+    return NaiveTiming(timed.gflops, timed.seconds)
 
 
 #: Plans re-timed with all the repeats after every candidate was timed once.

@@ -88,6 +88,36 @@ def test_the_reproduce_line_writes_a_measured_variant_plan(capsys):
         (2, "step", "compute", "64x32")
 
 
+@pytest.mark.parametrize("naive_gflops", [700.0, 900.0])
+def test_the_naive_baseline_line_and_its_command_where_it_is_faster(capsys, tmp_path,
+                                                                    naive_gflops):
+    """With the naive baseline timed, the tuner prints its rate and the best plan's ratio
+    to it; where the baseline is the faster, the command that writes it, which translates
+    (--baseline naive with the best plan's options)."""
+    import argparse
+    from an5dpy.cli.tune import naive_lines
+    from an5dpy.perf.tune import Measured, NaiveTiming
+    program, info = driver.load(STAR3D1R, (("SB_TYPE", "double"),))
+    plan = driver.blocking_plan(info, 2, bs=(32, 32), sl=64)
+    best = Measured(plan, 64, 800.0, 1.0, 64, False, 750.0)
+    args = argparse.Namespace(input=STAR3D1R, defines=[("SB_TYPE", "double")],
+                              include_dirs=[], dtype=None)
+    lines = naive_lines(args, NaiveTiming(naive_gflops, 2.0), best).splitlines()
+    assert lines[0] == (f"naive baseline (one kernel per time step or sub-step): "
+                        f"{naive_gflops:,.0f} GFLOP/s; the best plan runs "
+                        f"{800 / naive_gflops:.2f}x of it")
+    if naive_gflops < 800:
+        assert len(lines) == 1
+        return
+    command = shlex.split(lines[1].split("write it with ", 1)[1])
+    assert command[:4] == ["an5d-translate", STAR3D1R, "--baseline", "naive"]
+    status, shown, err = run(capsys, *command[1:], "-o", str(tmp_path / "out"),
+                             translate=True)
+    assert (status, err) == (0, "")
+    host = (tmp_path / "out" / "star3d1r_host.cu").read_text()
+    assert "an5d_star3d1r_launch_naive(" in host  # the host code runs the baseline
+
+
 def test_tune_json_ranking_has_top_entries(capsys):
     status, out, _ = run(capsys, "tune", STAR3D1R, *FLOAT, "--gpu", "H200", "--top", "12",
                          "--json", "--no-cache")

@@ -695,6 +695,46 @@ def test_an5d_tune_measures_with_the_stencils_breadth(monkeypatch, name):
     assert (breadth.neighbour_rounds == 0) == (name == "box3d3r")
 
 
+def test_the_tuner_times_the_naive_baseline_from_its_fastest_plans_module(monkeypatch):
+    """After the plans, the naive baseline (what --baseline naive runs) is timed once with
+    the finalists' repeats, from the module of the fastest measured plan, and kept in the
+    result and its JSON (a result cached without one reads back as None); nothing is
+    measured, nothing is timed."""
+    import an5dpy.perf.bench as bench_module
+    import an5dpy.perf.tune as tune_module
+    from an5dpy.perf.bench import BenchResult
+    from an5dpy.perf.tune import NaiveTiming, tune
+    _, info, env = bench("star3d1r")
+    plans = [plan for plan, _ in rank(info, H200, env, candidate_plans(info, H200))[:2]]
+    measured = [Measured(plans[0], None, 900.0, 2.0, 60, False, 1000.0),
+                Measured(plans[1], 64, 1100.0, 1.6, 64, False, 1000.0)]
+    timed = []
+
+    def fake_measure(*args, **kwargs):
+        return list(measured)
+
+    def fake_bench(info_, plan, env_, stem, maxrregcount=None, repeats=5, label=None,
+                   smem_wrap=True, naive=False, arch=None):
+        timed.append((plan, env_, stem, repeats, naive))
+        return BenchResult("naive", None, 26, False, (1.3, 1.2, 1.25), 1200.0)
+
+    monkeypatch.setattr(tune_module, "measure_plans", fake_measure)
+    monkeypatch.setattr(bench_module, "bench_plan", fake_bench)
+    result = tune(info, H200, env, "star3d1r", top=2, use_cache=False, progress=False,
+                  diverse=False, repeats=4)
+    assert timed == [(plans[1], env, "star3d1r", 4, True)]
+    assert result.naive == NaiveTiming(1200.0, 1.25)
+    back = result_from_json(info, json.loads(json.dumps(result.to_json())))
+    assert back.naive == result.naive
+    old = result.to_json()
+    del old["naive"]
+    assert result_from_json(info, old).naive is None
+    monkeypatch.setattr(tune_module, "measure_plans", lambda *a, **k: [])
+    assert tune(info, H200, env, "star3d1r", top=2, use_cache=False, progress=False,
+                diverse=False).naive is None
+    assert len(timed) == 1
+
+
 @pytest.mark.parametrize("name, dtype, bt, bs, kw", [
     ("box3d1r", "float", 2, (16, 64), {"opt": "assoc"}),
     ("star2d1r", "float", 7, (512,), {"coarsen": 2, "barriers": "step"}),
