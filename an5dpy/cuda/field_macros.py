@@ -20,6 +20,10 @@ What each op does, per field (the C form of the simulator's ``field_stencil``,
   then). A field's *boundary* cells (outside its statement's cells,
   ``AN5D_FIELD_BND_<k>``) take the values of the buffer of the parity of the field's own
   time at that level (:meth:`~an5dpy.blocking.plan.BlockingPlan.field_time`).
+* **SHARE** (one barrier per step, :attr:`~an5dpy.blocking.plan.Barriers.STEP`): a
+  level's input plane of each field that any sub-step reads at in-plane neighbours goes
+  to shared memory before the step's one barrier; the level ops are then ``CALCn_E`` and
+  ``STORE_E``, the evaluations above alone.
 * **BOUNDARYn**: a streaming-boundary plane, every field's boundary values.
 * **STORE**: the last level of every field at its own cells. A field's boundary cells are
   never written, so each of its buffers keeps the values the C program keeps there.
