@@ -9,21 +9,20 @@ from __future__ import annotations
 
 import os
 
-from dataclasses import replace
-
 import numpy as np
 import pytest
 
 from an5dpy import driver, ir
 from an5dpy.analysis import analyze
 from an5dpy.blocking.build import build_schedule
-from an5dpy.blocking.ops import Share, Step, Sync
+from an5dpy.blocking.ops import Share, Sync
 from an5dpy.blocking.plan import make_plan
 from an5dpy.check.reference import build_reference, resolve_params
 from an5dpy.check.simulate import field_shapes, simulate
 from an5dpy.check.verify import compare, field_results, random_fields, random_read_only
 from an5dpy.errors import InternalError, UsageError
 from an5dpy.frontend import read_program
+from block_support import schedule_without
 from cuda_support import form_params
 from paths import C_INPUTS, DATA
 
@@ -171,17 +170,6 @@ def test_one_barrier_per_step_bit_identical_to_gcc(path, defines):
     assert checked == len(plans) * len(STEP_COUNTS)
 
 
-def without(schedule, kind):
-    """``schedule`` with every op of type ``kind`` left out of every phase."""
-    def phase(p):
-        return replace(p, steps=tuple(Step(s.index, tuple(op for op in s.ops
-                                                          if not isinstance(op, kind)))
-                                      for s in p.steps))
-    return replace(schedule, kernels=tuple(
-        replace(k, heads={name: phase(h) for name, h in k.heads.items()},
-                inner=phase(k.inner), tail=phase(k.tail)) for k in schedule.kernels))
-
-
 @pytest.fixture(scope="module")
 def stepped_fdtd(fdtd_info):
     plan = make_plan(fdtd_info, 2, bs=(16,), opt="nondiag", barriers="step")
@@ -196,13 +184,13 @@ def test_the_simulator_catches_a_schedule_without_its_shares(fdtd_info, stepped_
     plan, env, fields = stepped_fdtd
     simulate(fdtd_info, plan, fields, env, build_schedule(plan))  # as built: fine
     with pytest.raises(InternalError, match="which no Share wrote for it"):
-        simulate(fdtd_info, plan, fields, env, without(build_schedule(plan), Share))
+        simulate(fdtd_info, plan, fields, env, schedule_without(build_schedule(plan), Share))
 
 
 def test_the_simulator_catches_a_share_no_barrier_published(fdtd_info, stepped_fdtd):
     plan, env, fields = stepped_fdtd
     with pytest.raises(InternalError, match="before a barrier published it"):
-        simulate(fdtd_info, plan, fields, env, without(build_schedule(plan), Sync))
+        simulate(fdtd_info, plan, fields, env, schedule_without(build_schedule(plan), Sync))
 
 
 def test_the_simulator_catches_a_share_of_too_few_fields(fdtd_info, stepped_fdtd,
