@@ -842,6 +842,21 @@ class StencilInfo:
     def field_info(self, name: str) -> FieldInfo:
         return self.fields[self.field_index(name)]
 
+    def shared_reads(self, substep: int) -> tuple[tuple[int, int], ...]:
+        """(field, dz), sorted, of every plane sub-step ``substep`` reads at in-plane
+        neighbours: what its level stages in shared memory (the generated code's and the
+        simulator's one rule)."""
+        return tuple(sorted({(self.field_index(e.array), e.offset[0])
+                             for e in self.substeps[substep].reads() if any(e.offset[1:])}))
+
+    @property
+    def step_shared_fields(self) -> tuple[int, ...]:
+        """The fields, sorted, that any sub-step reads at in-plane neighbours: what one
+        barrier per step shares for every level (its ``SHARE`` macro is one for all
+        levels, as the one-statement form's is, so it writes what any level reads)."""
+        return tuple(sorted({f for k in range(len(self.substeps))
+                             for f, _ in self.shared_reads(k)}))
+
     def coefficient(self, name: str) -> CoefArray:
         for c in self.coefficients:
             if c.name == name:

@@ -22,7 +22,8 @@ Coupled cases (``--coupled``) are time steps of several statements: 2-4 fields, 
 double-buffered or in place, in one nest or in consecutive nests with their own bounds,
 reading each other's previous or (sub-steps) newly written values at constant offsets,
 read-only arrays and scalars, tiny grids, 0-7 steps; each is verified with plans of bT 1-3
-and 8-32 threads per in-plane dimension (the simulator today; ``--backend cuda`` runs the
+and 8-32 threads per in-plane dimension, now and then of several cells a thread, one
+barrier per step or idle warps computing (the simulator today; ``--backend cuda`` runs the
 same programs on a GPU once their CUDA is generated). Coupled malformed cases
 (``--coupled-malformed``) add one read the analysis must refuse (Gauss-Seidel in place, a
 neighbour a later statement writes, a value two steps old, a level a sub-step replaced),
@@ -2046,8 +2047,8 @@ def difference_updates(draw, reads: list[FieldRead], coef_reads: list[CoefRead],
 def coupled_cases(draw, buffered_short: bool = True) -> "ValidCase":
     """A coupled program (:func:`coupled_programs`) with 1-3 plans (bT 1-3, 8-32 threads
     per in-plane dimension, nondiag or none, a stream-block length now and then, two or
-    four cells a thread and computing at idle warps now and then) and a data seed: what
-    :func:`run_valid` verifies."""
+    four cells a thread, one barrier per step and computing at idle warps now and then)
+    and a data seed: what :func:`run_valid` verifies."""
     program = draw(coupled_programs(buffered_short=buffered_short))
     plans = tuple(draw(st.lists(coupled_plan_draws(program.ndim), min_size=1, max_size=3)))
     return ValidCase(program, plans, draw(st.integers(0, 2 ** 16)))
@@ -2057,10 +2058,12 @@ def coupled_cases(draw, buffered_short: bool = True) -> "ValidCase":
 def coupled_plan_draws(draw, ndim: int) -> PlanDraw:
     bs = tuple(draw(st.integers(8, 32)) for _ in range(ndim - 1))
     sl = None if draw(st.integers(0, 2)) else draw(st.integers(1, 8))
-    # legal modes of a coupled step: [nondiag, none] or [none]; None: --opt auto
+    # legal modes of a coupled step: [nondiag, none] or [none]; None: --opt auto. One
+    # barrier per step where drawn and the plan takes it (mode nondiag: resolve_plan)
     return PlanDraw(draw(st.integers(1, 3)), (0,) * (ndim - 1), sl,
                     draw(st.sampled_from((None, 0, 1))), bs,
                     coarsen=draw(st.sampled_from((1, 1, 2, 4))),
+                    step=draw(st.integers(0, 2)) == 0,
                     compute_idle=draw(st.integers(0, 2)) == 0)
 
 

@@ -1,14 +1,16 @@
 """Test support for the blocking stage: small plans in each mode, random stream blocks,
-and C conditions over the kernels' plane variables evaluated in Python (tests/blocking,
-tests/cuda/test_macros.py)."""
+C conditions over the kernels' plane variables evaluated in Python (tests/blocking,
+tests/cuda/test_macros.py), and schedules broken on purpose (tests/check)."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from hypothesis import strategies as st
 
 from an5dpy.blocking.guards import Range
+from an5dpy.blocking.ops import Schedule, Step
 from an5dpy.blocking.plan import BlockingPlan, Mode
 from an5dpy.blocking.trace import BlockRanges
 
@@ -43,3 +45,16 @@ def blocks(draw) -> BlockRanges:
     S1 = draw(st.integers(S0 + 1, zhi + 1))
     reach = (draw(st.integers(0, r)), draw(st.integers(0, r)))
     return BlockRanges.of(S0, S1, zlo, zhi, d, r, reach)
+
+
+def schedule_without(schedule: Schedule, kind: type) -> Schedule:
+    """``schedule`` with every op of type ``kind`` left out of every phase: a wrong
+    schedule the simulator must refuse (one barrier per step without its Shares or its
+    barriers)."""
+    def phase(p):
+        return replace(p, steps=tuple(Step(s.index, tuple(op for op in s.ops
+                                                          if not isinstance(op, kind)))
+                                      for s in p.steps))
+    return replace(schedule, kernels=tuple(
+        replace(k, heads={name: phase(h) for name, h in k.heads.items()},
+                inner=phase(k.inner), tail=phase(k.tail)) for k in schedule.kernels))

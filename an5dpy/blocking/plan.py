@@ -756,14 +756,15 @@ def loaded_halo_plans(info: StencilInfo, plan: BlockingPlan,
 def check_step_barriers(plan: BlockingPlan) -> None:
     """One barrier per step needs every level's shared input to be a plane computed in an
     earlier step: mode nondiag (the other modes share the planes the step computes), a
-    streaming radius (level T's plane is level T-1's of r steps earlier), one
-    statement (the fields' sub-steps are not split yet) and no older levels read at
-    in-plane neighbours (their staged planes are not split yet)."""
+    streaming radius (level T's plane is level T-1's of r steps earlier) and no older
+    levels read at in-plane neighbours (their staged planes are not split yet). A time
+    step of several statements takes it: each level is one sub-step, and its input is
+    level T-1's plane of every field, shared at the step's start as one field's is
+    (:func:`an5dpy.cuda.field_macros.share_macro`)."""
     why = ("needs mode nondiag (modes none and assoc read in-plane neighbours of the plane "
            "the previous level computes in the same step)" if plan.mode is not Mode.NONDIAG
            else "needs reads along the streaming dimension (with none, every level of a "
            "plane is computed in the same step)" if plan.stream_radius == 0
-           else "is not built for a time step of several statements yet" if plan.coupled
            else "is not built for updates that read older time levels at in-plane "
            "neighbours yet" if plan.levels.shared_older else None)
     if why:

@@ -10,13 +10,16 @@ To prove that nothing reads what it must not, values nobody may consume are NaN:
 before their first write, cells outside the array, shared memory outside the block, and
 the results of halo threads (the GPU copies the centre value there; if a valid cell ever
 consumed one, a NaN would reach the result). The interpreter also checks the double-buffer
-discipline (no shared buffer is written while another op may still read it) and that each
-launch stores every interior cell exactly once.
+discipline (no shared buffer is written while another op may still read it), that every
+shared plane a level op reads was written for it (with one barrier per step, by a ``Share``
+published by a barrier since: :meth:`_Group.check_published`; in a time step of several
+statements, of each field read, :class:`SharedPlanes`) and that each launch stores every
+interior cell exactly once.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Mapping, Sequence
 
@@ -166,6 +169,34 @@ def _as(expr, ctype):
     return expr if expr.ctype == ctype else Cast(ctype, expr.coord, expr, True)
 
 
+# --------------------------------------------------------------------------- shared memory
+
+
+@dataclass(frozen=True)
+class SharedPlanes:
+    """What one shared buffer holds: ``planes``, level T-1's planes as the mode stages
+    them (the centre plane, or all 2r+1 stacked in mode none; a field axis first in a
+    time step of several statements, :attr:`~an5dpy.blocking.plan.BlockingPlan.coupled`);
+    ``older``, the older levels' planes staged beside them; ``fields``, in a time step of
+    several statements, the (field, dz) planes written (the generated code writes no
+    other, so a read of another is a wrong schedule; None: one field, all of it);
+    ``share``, the (level, plane) a :class:`~an5dpy.blocking.ops.Share` wrote them for
+    (None where the level op writes its own)."""
+
+    planes: np.ndarray
+    older: tuple[np.ndarray, ...] = ()
+    fields: frozenset[tuple[int, int]] | None = None
+    share: tuple[int, int] | None = None
+
+    def field(self, f: int, dz: int, mode: Mode, r: int) -> np.ndarray:
+        """Field ``f``'s plane ``dz`` of level T-1: an internal error where the buffer's
+        writer did not write it."""
+        if self.fields is not None and (f, dz) not in self.fields:
+            raise InternalError(f"field {f}'s plane {dz} is read at in-plane neighbours "
+                                "from a shared buffer that does not hold it")
+        return self.planes[dz + r][f] if mode is Mode.NONE else self.planes[f]
+
+
 # --------------------------------------------------------------------------- threads
 
 
@@ -296,9 +327,7 @@ class _Group:
         self.writes = writes
         self.shape = (len(bases), *threads.shape)
         self.regs: dict = {}
-        # shared buffer -> (level T-1's planes, the staged older planes, the (level,
-        # plane) a Share wrote them for, or None where the level op writes its own)
-        self.smem: dict[int, tuple] = {}
+        self.smem: dict[int, SharedPlanes] = {}
         self.pending_reads: set[int] = set()  # buffers read since the last barrier
         self.unpublished: set[int] = set()  # buffers a Share wrote since the last barrier
         self.r = kernel.radius
@@ -360,18 +389,27 @@ class _Group:
         return np.stack([loaded[self.time_of(f, level) % 2][f]
                          for f in range(len(self.k.info.fields))])
 
-    def field_stencil(self, level: int, ins, buf: int, plane: int) -> np.ndarray:
+    def field_stencil(self, level: int, ins, buf: int, plane: int, shared_before=False
+                      ) -> np.ndarray:
         """Level ``level`` of every field at ``plane``: the statements of its sub-step
-        evaluate their updates over level-1's planes ``ins`` (all fields, through shared
-        memory as the mode says); the other fields keep level-1's value; then each field's
-        boundary cells take their values (:meth:`field_boundary`) and threads outside the
-        level's window NaN."""
+        evaluate their updates over level-1's planes ``ins`` (all fields; the planes read
+        at in-plane neighbours through shared memory, the sub-step's as
+        :meth:`~an5dpy.ir.StencilInfo.shared_reads` says, the others from the thread's
+        registers); the other fields keep level-1's value; then each field's boundary
+        cells take their values (:meth:`field_boundary`) and threads outside the level's
+        window NaN. ``shared_before``: a :class:`Share` wrote the buffer before the step's
+        barrier (:meth:`check_published`)."""
         r = self.r
         inputs = [self.reg(reg) for reg in ins]
         mode = self.k.plan.mode
-        self.write_smem(buf, (np.stack(inputs) if mode is Mode.NONE else inputs[r], (), None))
-        self.barrier()
-        shared, _, _ = self.smem[buf]
+        substep = (level - 1) % self.k.plan.substeps
+        if shared_before:
+            held = self.check_published(buf, level, plane)
+        else:
+            held = SharedPlanes(np.stack(inputs) if mode is Mode.NONE else inputs[r],
+                                fields=frozenset(self.k.info.shared_reads(substep)))
+            self.write_smem(buf, held)
+            self.barrier()
         cache: dict = {}
 
         def read(node: Read | CoefRead) -> np.ndarray:
@@ -381,18 +419,16 @@ class _Group:
             dz, plane_off = node.offset[0], node.offset[1:]
             key = (f, node.offset)
             if key not in cache:
-                if mode is Mode.NONE:
-                    cache[key] = neighbour(shared[dz + r][f], plane_off)
-                elif dz != 0:
-                    if any(plane_off):
-                        raise InternalError("nondiag schedule used for a diagonal access")
+                if not any(plane_off):  # the thread's own column: its register
                     cache[key] = inputs[dz + r][f]
+                elif mode is not Mode.NONE and dz != 0:
+                    raise InternalError("nondiag schedule used for a diagonal access")
                 else:
-                    cache[key] = neighbour(shared[f], plane_off)
+                    cache[key] = neighbour(held.field(f, dz, mode, r), plane_off)
             return cache[key]
 
         out = inputs[r].copy()
-        for f, update in self.k.substeps[(level - 1) % self.k.plan.substeps]:
+        for f, update in self.k.substeps[substep]:
             out[f] = np.broadcast_to(np.asarray(update(read), self.k.dtype), self.shape)
         self.reads_done(buf)
         boundary = self.field_boundary(level, plane)
@@ -452,10 +488,35 @@ class _Group:
         modulo the time buffers (its parity in a double-buffered program)."""
         return self.load(self.bnd[level % len(self.bnd)], plane)
 
-    def write_smem(self, buf: int, values: tuple) -> None:
+    def write_smem(self, buf: int, values: SharedPlanes) -> None:
         if buf in self.pending_reads:
             raise InternalError(f"shared buffer {buf} rewritten while it may still be read")
         self.smem[buf] = values
+
+    def check_published(self, buf: int, level: int, plane: int) -> SharedPlanes:
+        """What the op of level ``level`` at ``plane`` that only evaluates (one barrier per
+        step) reads from shared buffer ``buf``: what a :class:`Share` wrote there for
+        this very op, published by a barrier since. Checked, so that a schedule whose
+        Share is missing, late, for another op, or not yet behind a barrier fails here
+        instead of reading what happens to be in the buffer."""
+        held = self.smem.get(buf)
+        if held is None or held.share != (level, plane):
+            raise InternalError(f"level {level} of plane {plane} reads shared buffer {buf}, "
+                                "which no Share wrote for it")
+        if buf in self.unpublished:
+            raise InternalError(f"level {level} of plane {plane} reads shared buffer {buf} "
+                                "before a barrier published it")
+        return held
+
+    def shared_input(self, src) -> SharedPlanes:
+        """A :class:`Share`'s planes: level T-1's register (every field's in a time step of
+        several statements, of which the generated ``SHARE`` writes those that any
+        sub-step reads at in-plane neighbours)."""
+        if not self.coupled:
+            return SharedPlanes(self.reg(src))
+        info = self.k.info
+        return SharedPlanes(self.reg(src), fields=frozenset(
+            (f, 0) for f in info.step_shared_fields))
 
     def barrier(self) -> None:
         self.pending_reads.clear()
@@ -487,12 +548,14 @@ class _Group:
                 if rop.barrier:
                     self.barrier()
             case Calc() if self.coupled:
-                self.regs[op.out] = self.field_stencil(op.level, op.ins, op.buf, op.plane)
+                self.regs[op.out] = self.field_stencil(op.level, op.ins, op.buf, op.plane,
+                                                       op.shared)
             case Store() if self.coupled:
-                value = self.field_stencil(op.level, op.ins, op.buf, op.plane)
+                value = self.field_stencil(op.level, op.ins, op.buf, op.plane, op.shared)
                 self.store(op.plane, value, self.dst)
             case Share():
-                self.write_smem(op.buf, (self.reg(op.src), (), (op.level, op.plane)))
+                self.write_smem(op.buf, replace(self.shared_input(op.src),
+                                                share=(op.level, op.plane)))
                 self.unpublished.add(op.buf)
             case Boundary():
                 if op.prev is not None:  # the level T-2 copy: same buffer parity
@@ -561,16 +624,13 @@ class _Group:
             if mode is not Mode.NONDIAG or staged:
                 raise InternalError("warp shuffles carry only a nondiag level's centre row")
         elif shared_before:
-            if buf in self.unpublished or self.smem.get(buf, (None,) * 3)[2] != (level, plane):
-                raise InternalError(f"level {level} of plane {plane} reads shared buffer {buf}, "
-                                    "which no barrier-published Share wrote for it")
-        elif mode is Mode.NONE:
-            self.write_smem(buf, (np.stack(inputs), staged, None))
+            self.check_published(buf, level, plane)
         else:
-            self.write_smem(buf, (inputs[r], staged, None))
-        if not (shared_before or shuffled):
+            planes = np.stack(inputs) if mode is Mode.NONE else inputs[r]
+            self.write_smem(buf, SharedPlanes(planes, staged))
             self.barrier()
-        shared, shared_older, _ = (inputs[r], (), None) if shuffled else self.smem[buf]
+        held = SharedPlanes(inputs[r]) if shuffled else self.smem[buf]
+        shared, shared_older = held.planes, held.older
         staged_at = {key: k for k, key in enumerate(key for key, (_, s) in older.items() if s)}
         cache: dict = {}
 
@@ -638,9 +698,9 @@ class _Group:
         accs = [self.reg(a) for a in op.accs]
         if op.consume:
             arriving = self.reg(op.src).astype(k.dtype)
-            self.write_smem(op.buf, (arriving, (), None))
+            self.write_smem(op.buf, SharedPlanes(arriving))
             self.barrier()
-            shared = self.smem[op.buf][0]
+            shared = self.smem[op.buf].planes
             cache: dict = {}
 
             def read(node: Read) -> np.ndarray:

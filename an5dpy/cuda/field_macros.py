@@ -20,6 +20,10 @@ What each op does, per field (the C form of the simulator's ``field_stencil``,
   then). A field's *boundary* cells (outside its statement's cells,
   ``AN5D_FIELD_BND_<k>``) take the values of the buffer of the parity of the field's own
   time at that level (:meth:`~an5dpy.blocking.plan.BlockingPlan.field_time`).
+* **SHARE** (one barrier per step, :attr:`~an5dpy.blocking.plan.Barriers.STEP`): a
+  level's input plane of each field that any sub-step reads at in-plane neighbours goes
+  to shared memory before the step's one barrier; the level ops are then ``CALCn_E`` and
+  ``STORE_E``, the evaluations above alone.
 * **BOUNDARYn**: a streaming-boundary plane, every field's boundary values.
 * **STORE**: the last level of every field at its own cells. A field's boundary cells are
   never written, so each of its buffers keeps the values the C program keeps there.
@@ -31,13 +35,16 @@ gets a second buffer that starts as its copy).
 
 from __future__ import annotations
 
+from typing import Callable
+
 from an5dpy.blocking.guards import BOUNDARY_PLANE, EXISTS, STORES
-from an5dpy.blocking.plan import BlockingPlan, Mode
-from an5dpy.cuda.macros import (P_BUF, P_OUT, P_PLANE, ConstantTable, LineMacro, Macro,
-                                UpdatePrinter, continued, input_params, level_op_halves,
-                                levels_with_idle_warps)
+from an5dpy.blocking.ops import EVALUATE_ONLY, Share
+from an5dpy.blocking.plan import Barriers, BlockingPlan, Mode
+from an5dpy.cuda.macros import (P_BUF, P_OUT, P_PLANE, P_SHARED, ConstantTable, LineMacro,
+                                Macro, UpdatePrinter, continued, input_params,
+                                level_op_halves, levels_with_idle_warps)
 from an5dpy.errors import InternalError
-from an5dpy.ir import CoefRead, Read, StencilInfo, walk
+from an5dpy.ir import CoefRead, Read, StencilInfo
 
 
 def field_name(name: str, k: int) -> str:
@@ -201,38 +208,25 @@ def shared_plane(plan: BlockingPlan, field: int, dz: int) -> int:
     return field * plan.smem_planes
 
 
-def shared_reads(info: StencilInfo, substep: int) -> tuple[tuple[int, int], ...]:
-    """(field, dz) of every plane the sub-step's statements read at in-plane neighbours,
-    which the level writes to shared memory."""
-    found = {(info.field_index(e.array), e.offset[0])
-             for _, value in info.substeps[substep].updates
-             for e in walk(value) if isinstance(e, Read) and any(e.offset[1:])}
-    return tuple(sorted(found))
-
-
 # --------------------------------------------------------------------------- level ops
 
 
 def field_level_macros(info: StencilInfo, plan: BlockingPlan, degree: int) -> tuple[Macro, ...]:
-    """CALCn, BOUNDARYn, STORE and their guarded forms for the kernel of ``degree`` levels;
-    in a coarsened kernel each level op's two halves instead (``_W``: the shared-memory
-    writes, ``_E``: the evaluation, :data:`~an5dpy.cuda.macros.WRITE_HALF`), which the
-    render model runs cell by cell around the op's one barrier and guards itself."""
+    """CALCn, BOUNDARYn, STORE and their guarded forms for the kernel of ``degree`` levels
+    (each level op in the plan's forms, :func:`level_op_macros`); with one barrier per step
+    first the ``SHARE`` macro (:func:`share_macro`)."""
     r, dtype = plan.stream_radius, plan.dtype
     out, q, b = P_OUT, P_PLANE, P_BUF
     ins = input_params(r)
     centre = ins[r]
     idle = levels_with_idle_warps(plan, degree)
     args = ", ".join(field_update_params(info, plan))
-    threads = [f"an5d_t{e}" for e in range(1, info.ndim)]
-    cell = "".join(f"[{t} + {p}]" for t, p in zip(threads, plan.plane_radius))
-    macros = []
+    macros = [share_macro(info, plan)] if plan.barriers is Barriers.STEP else []
     for level in range(1, degree + 1):
         substep = (level - 1) % plan.substeps
         updated = {info.field_index(name) for name, _ in info.substeps[substep].updates}
-        writes = [f"an5d_sm[{b}][{shared_plane(plan, g, dz)}]{cell} = "
-                  f"{pasted(ins[dz + r], g)};" for g, dz in shared_reads(info, substep)]
-        head = (*writes, "__syncthreads();")
+        writes = [_shared_write(plan, shared_plane(plan, g, dz), pasted(ins[dz + r], g))
+                  for g, dz in info.shared_reads(substep)]
         bit = 1 << level
         evaluation = []  # the op after its shared writes and their barrier
         if level < degree:
@@ -251,20 +245,18 @@ def field_level_macros(info: StencilInfo, plan: BlockingPlan, degree: int) -> tu
                 else:
                     evaluation.append(f"{{ const {dtype} an5d_v = {value}; "
                                       f"{target} = {bnd} ? {bval} : an5d_v; }}")
-            params = (out, *ins, q, b)
             boundary = Macro(f"BOUNDARY{level}", (out, q), tuple(
                 f"{pasted(out, k)} = an5d_in_array ? "
                 f"{parity_pointer(plan, info, k, level)}[AN5D_PLANE({q})] : ({dtype})0;"
                 for k in range(len(info.fields))))
-            if plan.coarsen > 1:
-                macros += (*level_op_halves(f"CALC{level}", params, writes, evaluation),
-                           boundary)
-                continue
-            macros += (Macro(f"CALC{level}", params, (*head, *evaluation)), boundary)
-            macros.append(Macro(f"G_CALC{level}", params, (
-                f"if ({BOUNDARY_PLANE.call(q)}) {{ if ({EXISTS.call(q)}) "
-                f"BOUNDARY{level}({out}, {q}); __syncthreads(); }}",
-                f"else CALC{level}({', '.join((out, *ins))}, {q}, {b});")))
+
+            def guard(name: str, sync: bool, level=level) -> tuple[str, ...]:
+                return (f"if ({BOUNDARY_PLANE.call(q)}) {{ if ({EXISTS.call(q)}) "
+                        f"BOUNDARY{level}({out}, {q});{' __syncthreads();' if sync else ''} }}",
+                        f"else {name}({', '.join((out, *ins))}, {q}, {b});")
+
+            macros += level_op_macros(plan, f"CALC{level}", (out, *ins, q, b), writes,
+                                      evaluation, guard, boundary)
         else:
             for k in range(len(info.fields)):
                 value = (f"({dtype})({update_macro(k)}({args}))" if k in updated
@@ -280,11 +272,54 @@ def field_level_macros(info: StencilInfo, plan: BlockingPlan, degree: int) -> tu
                     evaluation.append(f"{{ const {dtype} an5d_v = {value}; "
                                       f"if ({where}) {store} = an5d_v; }}")
             params = (q, *ins, b)
-            if plan.coarsen > 1:
-                macros += level_op_halves("STORE", params, writes, evaluation)
-                continue
-            macros.append(Macro("STORE", params, (*head, *evaluation)))
-            macros.append(Macro("G_STORE", params, (
-                f"if ({STORES.call(q)}) STORE({', '.join(params)});",
-                "else __syncthreads();")))
+
+            def guard(name: str, sync: bool, params=params) -> tuple[str, ...]:
+                return (f"if ({STORES.call(q)}) {name}({', '.join(params)});",
+                        *(("else __syncthreads();",) if sync else ()))
+
+            macros += level_op_macros(plan, "STORE", params, writes, evaluation, guard)
     return tuple(macros)
+
+
+def level_op_macros(plan: BlockingPlan, name: str, params: tuple[str, ...], writes,
+                    evaluation, guard: Callable[[str, bool], tuple[str, ...]],
+                    boundary: Macro | None = None) -> tuple[Macro, ...]:
+    """A level op's macros in the plan's form: the op (its shared ``writes``, its barrier,
+    its ``evaluation``), ``boundary`` (the op on a streaming-boundary plane) and the
+    guarded form, whose lines ``guard(macro, sync)`` gives (``sync``: a skipped op still
+    meets the op's barrier). A coarsened kernel takes the op's two halves instead (``_W``,
+    ``_E``, :data:`~an5dpy.cuda.macros.WRITE_HALF`), which the render model runs cell by
+    cell around the op's one barrier and guards itself. With one barrier per step the op
+    only evaluates (``_E``): the step's ``SHARE`` wrote its shared planes before the step's
+    barrier, so neither it nor its guarded form waits at one."""
+    forms: tuple[Macro, ...]
+    guarded: tuple[Macro, ...] = ()
+    if plan.barriers is Barriers.STEP:
+        name += EVALUATE_ONLY
+        forms = (Macro(name, params, tuple(evaluation)),)
+        if plan.coarsen == 1:
+            guarded = (Macro(f"G_{name}", params, guard(name, False)),)
+    elif plan.coarsen > 1:
+        forms = level_op_halves(name, params, writes, evaluation)
+    else:
+        forms = (Macro(name, params, (*writes, "__syncthreads();", *evaluation)),)
+        guarded = (Macro(f"G_{name}", params, guard(name, True)),)
+    return (*forms, *((boundary,) if boundary else ()), *guarded)
+
+
+def share_macro(info: StencilInfo, plan: BlockingPlan) -> Macro:
+    """``SHARE`` (one barrier per step, mode nondiag): a level's input plane, of each field
+    any sub-step reads at in-plane neighbours (:attr:`~an5dpy.ir.StencilInfo.
+    step_shared_fields`), into its region of the shared buffer, for the level's op after
+    the step's barrier. One macro for every level, as the op calls it
+    (:class:`~an5dpy.blocking.ops.Share`), so it writes what any level reads."""
+    return Macro(Share.name, (P_SHARED, P_BUF), tuple(
+        _shared_write(plan, shared_plane(plan, g, 0), pasted(P_SHARED, g))
+        for g in info.step_shared_fields))
+
+
+def _shared_write(plan: BlockingPlan, plane: int, value: str) -> str:
+    """The write of the thread's cell of ``value`` into ``plane`` of shared buffer
+    ``an5d_b`` (every field's region is its block's cells padded by the in-plane radius)."""
+    cell = "".join(f"[an5d_t{e} + {p}]" for e, p in enumerate(plan.plane_radius, 1))
+    return f"an5d_sm[{P_BUF}][{plane}]{cell} = {value};"

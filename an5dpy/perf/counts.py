@@ -6,7 +6,7 @@ reads, reads of read-only arrays, what one level op of each sub-step does
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Iterable
 
@@ -273,9 +273,17 @@ def level_work(info: StencilInfo, plan: BlockingPlan) -> tuple[LevelWork, ...]:
     The one-statement form: its update in the plan's mode (:meth:`OpMix.of`), its
     shared-memory reads (:func:`smem_reads_per_thread`) and the plan's shared planes (its
     window, and the older levels read at in-plane neighbours). A time step of several
-    statements: per sub-step, what :func:`substep_work` counts."""
+    statements: per sub-step, what :func:`substep_work` counts; with one barrier per step,
+    every level stages the fields any sub-step reads at in-plane neighbours (the one
+    ``SHARE`` of every level, :attr:`~an5dpy.ir.StencilInfo.step_shared_fields`)."""
     if info.coupled:
-        return tuple(substep_work(info, sub, plan) for sub in info.substeps)
+        works = tuple(substep_work(info, sub, plan) for sub in info.substeps)
+        if plan.barriers is not Barriers.STEP:
+            return works
+        staged = tuple(info.fields[f].name for f in info.step_shared_fields)
+        return tuple(replace(w, staged=staged,
+                             smem_planes=len(staged) * plan.window_smem_planes)
+                     for w in works)
     coefs = CoefficientReads.of(info)
     stores, reads = coarsened_shared_traffic(info, plan)
     return (LevelWork((info.array,), info.flops_per_cell, (OpMix.of(info, plan.mode),),

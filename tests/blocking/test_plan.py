@@ -242,14 +242,25 @@ def test_one_barrier_per_step_is_refused_outside_mode_nondiag(path, opt, match):
         make_plan(info, 2, bs=(64,), opt=opt, barriers="block")
 
 
-def test_one_barrier_per_step_is_refused_for_older_levels_shared_and_several_fields():
+def test_one_barrier_per_step_is_refused_for_older_levels_shared():
     from an5dpy.driver import load
     from paths import C_INPUTS
-    for name, match in (("dampedwave2d.c", "older time levels at in-plane neighbours"),
-                        ("fdtd2d.c", "several statements")):
-        info = load(os.path.join(C_INPUTS, name), (("SB_TYPE", "float"),))[1]
-        with pytest.raises(OptionError, match=match):
-            make_plan(info, 2, bs=(64,), opt="nondiag", barriers="step")
+    info = load(os.path.join(C_INPUTS, "dampedwave2d.c"), (("SB_TYPE", "float"),))[1]
+    with pytest.raises(OptionError, match="older time levels at in-plane neighbours"):
+        make_plan(info, 2, bs=(64,), opt="nondiag", barriers="step")
+
+
+def test_one_barrier_per_step_takes_a_time_step_of_several_statements_in_mode_nondiag():
+    """fdtd2d's two sub-steps are two levels a step: each level has its two buffers (of
+    every field's region); mode none still shares the planes a step computes."""
+    from an5dpy.driver import load
+    from paths import C_INPUTS
+    info = load(os.path.join(C_INPUTS, "fdtd2d.c"), (("SB_TYPE", "float"),))[1]
+    plan = make_plan(info, 2, bs=(64,), opt="nondiag", barriers="step")
+    assert plan.coupled and plan.smem_buffers == 2 * plan.depth == 8
+    with pytest.raises(OptionError, match="needs mode nondiag") as e:
+        make_plan(info, 2, bs=(64,), opt="none", barriers="step")
+    assert ("barriers", "step") in e.value.settings
 
 
 def test_one_barrier_per_step_takes_older_levels_read_at_the_cell():

@@ -341,3 +341,20 @@ def test_warp_shuffles_match_gcc(name, dtype):
                 if not compare(got[b], expected[b], None).bit_identical:
                     failures.append(f"{plan.describe()} n={size} T={steps}")
     assert tried >= 6 and not failures, "\n".join(failures)
+
+
+def test_one_barrier_per_step_reads_only_what_a_published_share_wrote():
+    """The simulator checks, not assumes, the one-statement schedule of one barrier per
+    step: without its Shares, or without the barriers that publish them, it refuses."""
+    from block_support import schedule_without
+    from an5dpy.blocking.ops import Share, Sync
+    from an5dpy.errors import InternalError
+    program, info = benchmark("star2d1r", "float")
+    plan = make_plan(info, 3, bs=(32,), sl=8, opt="nondiag", barriers="step")
+    env = resolve_params(program, {"compsize": "40", "timestep": "4"})
+    grid = random_grid((2, *(d.size for d in grid_extents(info, env))), "float", 1)
+    simulate(info, plan, grid, env, build_schedule(plan))
+    for kind, why in ((Share, "which no Share wrote for it"),
+                      (Sync, "before a barrier published it")):
+        with pytest.raises(InternalError, match=why):
+            simulate(info, plan, grid, env, schedule_without(build_schedule(plan), kind))

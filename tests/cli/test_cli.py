@@ -202,7 +202,7 @@ def test_print_ir_prints_and_writes_nothing(capsys, tmp_path, monkeypatch, stage
     ("j2d5pt.c", ["--bt", "2", "--bs", "100", "--sl", "8", "--coarsen", "3"], "--coarsen 3"),
     ("j2d5pt.c", ["--bt", "2", "--bs", "100", "--sl", "8", "--coarsen", "8"], "--coarsen 8"),
     ("j2d5pt.c", ["--coarsen", "0"], "--coarsen"),
-    ("grayscott2d.c", ["--bt", "2", "--bs", "128", "--sl", "8", "--barriers", "step"],
+    ("grayscott2d.c", ["--bt", "2", "--bs", "128", "--sl", "8", "--opt", "assoc"],
      "several statements"),
     ("j2d9pt.c", ["--bt", "2", "--bs", "128", "--sl", "8", "--opt", "none", "--barriers",
                   "step"], "--barriers step"),

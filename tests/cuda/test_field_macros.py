@@ -16,7 +16,7 @@ import re
 import pytest
 
 from an5dpy import driver
-from an5dpy.cuda.field_macros import (field_level_macros, parity_pointer, shared_reads)
+from an5dpy.cuda.field_macros import field_level_macros, parity_pointer
 from an5dpy.cuda.kernels import generate
 from an5dpy.cuda.runtime import nvcc_path
 
@@ -71,10 +71,10 @@ def test_boundary_values_follow_each_fields_own_time(fdtd):
 def test_only_fields_read_at_in_plane_neighbours_go_to_shared_memory(fdtd):
     """ey reads hz[i-1][j] (a streaming neighbour: a register), ex reads hz[i][j-1] (in
     the plane: shared); hz reads ex[i][j+1] (shared) and ey[i+1][j] (a register)."""
-    assert shared_reads(fdtd, 0) == ((2, 0),)
-    assert shared_reads(fdtd, 1) == ((1, 0),)
+    assert fdtd.shared_reads(0) == ((2, 0),)
+    assert fdtd.shared_reads(1) == ((1, 0),)
     gray = load("gray_scott.c")
-    assert shared_reads(gray, 0) == ((0, 0), (1, 0))
+    assert gray.shared_reads(0) == ((0, 0), (1, 0))
 
 
 def test_each_fields_boundary_cells(fdtd):
@@ -125,6 +125,49 @@ def test_a_coarsened_time_step_of_several_statements_runs_each_cell_of_each_fiel
     assert "AN5D_CELL1(CALC1_E(" in text and "AN5D_CELL1(STORE_W(" in text
 
 
+def test_one_barrier_per_step_shares_every_read_field_and_then_only_evaluates(fdtd):
+    """fdtd's sub-step 0 reads hz at in-plane neighbours, sub-step 1 ex: one SHARE for
+    every level writes both regions (of the level's input plane, the op's register
+    group), the step's one barrier publishes them, and each level op only evaluates (its
+    guarded form meets no barrier), with the guards and flags of the plain form."""
+    plain = driver.blocking_plan(fdtd, 2, bs=(16,), opt="nondiag")
+    plan = driver.blocking_plan(fdtd, 2, bs=(16,), opt="nondiag", barriers="step")
+    macros = {m.name: m for m in field_level_macros(fdtd, plan, 4)}
+    assert macros["SHARE"].body == ("an5d_sm[an5d_b][1][an5d_t1 + 1] = an5d_i##_f1;",
+                                    "an5d_sm[an5d_b][2][an5d_t1 + 1] = an5d_i##_f2;")
+    assert not {"CALC1", "G_CALC1", "STORE", "G_STORE", "CALC1_W"} & set(macros)
+    full = {m.name: m for m in field_level_macros(fdtd, plain, 4)}
+    for name in ("CALC1", "CALC3", "STORE"):
+        evaluated = macros[f"{name}_E"]
+        assert evaluated.params == full[name].params
+        # the full form's body after its shared writes and barrier
+        assert full[name].body[-len(evaluated.body):] == evaluated.body
+        guard = "\n".join(macros[f"G_{name}_E"].body)
+        assert "__syncthreads" not in guard + "".join(evaluated.body)
+    assert macros["G_STORE_E"].body == (
+        "if (AN5D_STORES(an5d_q)) STORE_E(an5d_q, an5d_i0, an5d_i1, an5d_i2, an5d_b);",)
+    assert macros["G_CALC2_E"].body == (
+        "if (AN5D_BOUNDARY_PLANE(an5d_q)) { if (AN5D_EXISTS(an5d_q)) "
+        "BOUNDARY2(an5d_out, an5d_q); }",
+        "else CALC2_E(an5d_out, an5d_i0, an5d_i1, an5d_i2, an5d_q, an5d_b);")
+    text = generate(fdtd, plan, "fd").kernel_cu
+    assert "SHARE(an5d_reg_1_1, 2);" in text and "G_CALC1_E(" in text
+    assert "__shared__ float an5d_sm[8][3][18];" in text  # two buffers per level
+
+
+def test_a_coarsened_time_step_of_one_barrier_per_step_shares_each_cell():
+    gray = load("gray_scott.c")
+    plan = driver.blocking_plan(gray, 2, bs=(16,), coarsen=2, barriers="step")
+    kernels = generate(gray, plan, "gs")
+    macros = {m.name: m for m in kernels.model.kernels[-1].macros}
+    assert {"SHARE", "CALC1_E", "STORE_E"} <= set(macros)
+    assert not {"CALC1_W", "STORE_W", "G_CALC1_E", "G_STORE_E"} & set(macros)
+    text = kernels.files()["gs_kernel.cu"]
+    assert "AN5D_CELL0(SHARE(an5d_reg_0_2_x0, 0));" in text
+    assert "AN5D_CELL1(SHARE(an5d_reg_0_2_x1, 0));" in text
+    assert "AN5D_CELL1(CALC1_E(" in text and "_W(" not in text
+
+
 def test_launcher_switches_on_time_steps_not_levels(fdtd):
     """A kernel of 4 levels (2 sub-steps) advances 2 time steps: the host passes steps."""
     kernels = generate(fdtd, driver.blocking_plan(fdtd, 2, bs=(16,)), "fd")
@@ -169,17 +212,20 @@ def _programs() -> list[tuple[str, tuple]]:
 
 
 def _compile(tmp: str, job) -> tuple[str, int, str]:
-    (path, defines), mode, cells, bt = job
+    """nvcc's return code and log for a job: (program, mode, cells per thread, bT) and
+    optionally the barriers and idle warps (default: one barrier per level, skipped)."""
+    (path, defines), mode, cells, bt, *more = job
+    barriers, idle = more or ("level", "skip")
     _, info = driver.load(path, defines)
     bs = (13,) if info.ndim == 2 else (9, 7)
     bs = tuple(b + 2 * bt * len(info.substeps) * r for b, r in zip(bs, info.radius[1:]))
     bs = (-(-bs[0] // cells) * cells, *bs[1:])
     plan = driver.blocking_plan(info, bt, bs=bs, sl=5 if mode == "none" else None, opt=mode,
-                                coarsen=cells)
+                                coarsen=cells, barriers=barriers, idle=idle)
     out = os.path.join(tmp, f"{os.path.basename(path)[:-2]}-{mode}-{cells}-"
-                            f"{len(defines) and defines[0][1]}")
+                            f"{len(defines) and defines[0][1]}-{barriers}-{idle}")
     rc, log = compile_kernels(generate(info, plan, "mf"), out, "mf")
-    return f"{path} {defines} {mode}", rc, log
+    return f"{path} {defines} {plan.describe()}", rc, log
 
 
 @pytest.mark.skipif(nvcc_path() is None, reason="needs nvcc (no GPU needed)")
@@ -195,6 +241,21 @@ def test_nvcc_compiles_every_multi_statement_kernel(tmp_path):
                 if rc != 0 or "warning" in log.lower()]
     assert not problems, "\n".join(problems)
     assert all(re.search(r"mf_naive_s0", log) for _, _, log in results)
+
+
+@pytest.mark.skipif(nvcc_path() is None, reason="needs nvcc (no GPU needed)")
+def test_nvcc_compiles_every_multi_statement_kernel_of_one_barrier_per_step(tmp_path):
+    """The same programs with one barrier per step (mode nondiag): degree 3 time steps of
+    one cell a thread, degree 2 of two cells skipping idle warps and of two computing at
+    them, without a warning."""
+    jobs = [(program, "nondiag", cells, bt, "step", idle) for program in _programs()
+            for cells, bt, idle in ((1, 3, "skip"), (2, 2, "skip"), (2, 2, "compute"))]
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(lambda j: _compile(str(tmp_path), j), jobs))
+    problems = [f"{what}: rc={rc}\n{log}" for what, rc, log in results
+                if rc != 0 or "warning" in log.lower()]
+    assert not problems, "\n".join(problems)
+    assert all("barriers=step" in what for what, _, _ in results)
 
 
 @pytest.mark.skipif(nvcc_path() is None, reason="needs nvcc (no GPU needed)")

@@ -3,7 +3,8 @@ program of tests/data/multi/ (Gray-Scott's two double-buffered fields, FDTD-2D's
 fields in place over nests of their own bounds and two sub-steps, mixed and 3D forms) and
 the multi-statement programs of c_inputs/, built exactly (no fast math, no FMA
 contraction) under several plans -- degrees 1..5, odd and tiny blocks, one, two and four
-cells per thread, stream division on and off, modes none and nondiag -- and run for 0..9
+cells per thread, stream division on and off, modes none and nondiag, and in mode nondiag
+one barrier per step (skipping idle warps and computing at them) -- and run for 0..9
 steps on odd grids: every field bit-identical to the gcc oracle's, and so is the naive
 one-kernel-per-sub-step baseline."""
 
@@ -28,24 +29,31 @@ pytestmark = pytest.mark.gpu
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROGRAMS = sorted(glob.glob(os.path.join(REPO, "tests", "data", "multi", "*.c")))
 #: (bt, bs per in-plane dimension beyond 2*levels*r, sl, cells per thread: the outermost
-#: in-plane block size rounded up to a multiple of it)
+#: in-plane block size rounded up to a multiple of it; and optionally the barriers and
+#: idle warps, one barrier per level skipping them where not given; one barrier per step
+#: runs in mode nondiag alone)
 PLANS = [(1, 3, None, 1), (2, 1, 3, 1), (3, 4, None, 1), (5, 2, 2, 1), (1, 3, None, 2),
-         (2, 5, 2, 4), (2, 1, 3, 2)]
+         (2, 5, 2, 4), (2, 1, 3, 2), (1, 2, None, 1, "step", "skip"),
+         (3, 3, 2, 1, "step", "skip"), (2, 4, None, 2, "step", "skip"),
+         (4, 1, 3, 2, "step", "compute"), (2, 3, 2, 4, "step", "compute")]
 STEPS = (0, 1, 2, 3, 5, 9)
 
 
 def builds(info) -> list:
     plans = []
-    for bt, extra, sl, cells in PLANS:
+    for bt, extra, sl, cells, *more in PLANS:
+        barriers, idle = more or ("level", "skip")
         levels = bt * len(info.substeps)
         bs = tuple(2 * levels * r + extra for r in info.radius[1:])
         bs = (-(-bs[0] // cells) * cells, *bs[1:])
-        for mode in ("none", "nondiag") if info.diagonal_free else ("none",):
+        modes = ("none", "nondiag") if info.diagonal_free else ("none",)
+        for mode in modes if barriers == "level" else ("nondiag",)[:info.diagonal_free]:
             try:
                 plans.append(driver.blocking_plan(info, bt, bs=bs, sl=sl, opt=mode,
-                                                  coarsen=cells))
-            except UsageError:  # more registers than a thread has (4 fields in 3D, bt 5)
-                continue
+                                                  coarsen=cells, barriers=barriers,
+                                                  idle=idle))
+            except UsageError as e:  # more registers or shared memory than a block has
+                assert "registers" in str(e) or "shared memory" in str(e), e  # (4 fields)
     return plans
 
 

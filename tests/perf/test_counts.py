@@ -149,6 +149,18 @@ def test_fdtd_levels_follow_their_sub_steps():
         assert sum(2 * m.fma + m.mul + m.add + m.other for m in w.mixes) == w.flops
 
 
+def test_one_barrier_per_step_stages_every_read_field_at_every_level():
+    """The one SHARE of every level writes hz and ex (each sub-step's reads stay its own)."""
+    info = load_multi("fdtd_2d")
+    plan = make_plan(info, bt=1, bs=(64,), opt="nondiag", barriers="step")
+    stepped = level_work(info, plan)
+    assert [(w.staged, w.smem_planes, w.smem_reads) for w in stepped] == [
+        (("ex", "hz"), 2, 1), (("ex", "hz"), 2, 1)]
+    level = level_work(info, make_plan(info, bt=1, bs=(64,), opt="nondiag"))
+    assert [(w.writes, w.flops, w.mixes) for w in stepped] == \
+        [(w.writes, w.flops, w.mixes) for w in level]
+
+
 def test_coupled_fields_of_one_sub_step_are_each_staged_and_read():
     info = load_multi("gray_scott")
     (work,) = level_work(info, make_plan(info, bt=2, bs=(64,)))

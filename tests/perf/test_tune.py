@@ -911,6 +911,23 @@ def test_the_tuner_measures_the_best_plan_with_one_barrier_per_step():
                for p in variant_plans(box, candidate_plans(box, H200)[0]))
 
 
+def test_the_tuner_measures_a_time_step_of_several_statements_with_one_barrier_per_step():
+    """fdtd's plans in mode nondiag get their one-barrier-per-step variants (the plan and
+    its coarsened plan of the same cells), which the model predicts; mode none none."""
+    from an5dpy.blocking.plan import Barriers
+    from an5dpy.driver import blocking_plan
+    from an5dpy.perf.model import predict
+    from an5dpy.perf.tune import variant_plans
+    fdtd = load_multi("fdtd_2d")
+    plan = blocking_plan(fdtd, 4, bs=(256,), sl=128, opt="nondiag")
+    step = [p for p in variant_plans(fdtd, plan) if p.barriers is Barriers.STEP]
+    assert {(p.bs, p.coarsen) for p in step} == {((256,), 1), ((256,), 2)}
+    env = {"nx": 1026, "ny": 1026, "tmax": 100}
+    assert all(predict(fdtd, p, H200, env).seconds > 0 for p in step)
+    none = blocking_plan(fdtd, 4, bs=(256,), sl=128, opt="none")
+    assert all(p.barriers is Barriers.LEVEL for p in variant_plans(fdtd, none))
+
+
 def test_the_tuner_measures_the_plan_computing_at_idle_warps_where_its_ops_branch():
     from dataclasses import replace
     from an5dpy.blocking.plan import Barriers, IdleWarps

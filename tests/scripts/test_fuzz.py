@@ -656,6 +656,28 @@ def test_drawn_cells_per_thread_round_the_block_or_give_way():
     assert plan.coarsen == 2 and int(plan.bs) % 2 == 0
 
 
+def test_coupled_plans_draw_one_barrier_per_step_where_the_mode_takes_it():
+    """A coupled case's plans draw one barrier per step now and then; resolve_plan keeps it
+    in mode nondiag and falls back to one barrier per level in mode none."""
+    from an5dpy import driver
+    from paths import REPO
+    _, fdtd = driver.load(os.path.join(REPO, "tests", "data", "multi", "fdtd_2d.c"))
+    stepped = fz.resolve_plan(fz.PlanDraw(2, (0,), None, 0, bs=(16,), step=True), fdtd)
+    assert (stepped.opt, stepped.barriers) == ("nondiag", "step")
+    assert stepped.flags()[-2:] == ["--barriers", "step"]
+    none = fz.resolve_plan(fz.PlanDraw(2, (0,), None, 1, bs=(16,), step=True), fdtd)
+    assert (none.opt, none.barriers) == ("none", "level")
+    drawn = set()
+
+    @seed(3)
+    @settings(max_examples=40, **QUICK)
+    @given(fz.coupled_plan_draws(2))
+    def check(draw):
+        drawn.add(draw.step)
+    check()
+    assert drawn == {False, True}
+
+
 def test_bounded_coupled_campaign_finds_nothing(tmp_path, capsys):
     status = fz.main(["--valid", "0", "--malformed", "0", "--coupled", "6",
                       "--coupled-malformed", "8", "--seed", "4", "--chunk", "4",
