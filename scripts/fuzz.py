@@ -2267,17 +2267,20 @@ def translate_command(p: Program, plan: PlanOptions) -> str:
 def examples(strategy, count: int, seed: int) -> list:
     """Up to ``count`` values of ``strategy``, the same ones for the same ``seed``: for a
     caller outside hypothesis, such as a GPU test running a fixed list of programs
-    (``for case in examples(coupled_cases(), 20, seed=1): run_valid(case, "cuda", True)``)."""
+    (``for case in examples(coupled_cases(), 20, seed=1): run_valid(case, "cuda", True)``).
+    Hypothesis draws the strategy's simplest value first, whatever the seed; it is left
+    out, so that chunks of one case (``--chunk 1``) each draw a case of their own rather
+    than all the same smallest program and plan."""
     out: list = []
 
     @hypothesis_seed(seed)
-    @settings(max_examples=count, database=None, deadline=None, phases=[Phase.generate],
+    @settings(max_examples=count + 1, database=None, deadline=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
     @given(strategy)
     def collect(value) -> None:
         out.append(value)
     collect()
-    return out[:count]
+    return out[1:count + 1]
 
 
 def run_valid(case: ValidCase, backend: str = "sim", exact: bool = False,
@@ -2523,11 +2526,16 @@ def run_stream(config: StreamConfig) -> StreamReport:
     for round_ in range(config.count + 10):
         if over():
             break
-        state: dict = {"shrinking": False, "since": 0.0, "first": None}
+        # hypothesis draws the strategy's simplest value first, whatever the seed: skipped
+        # (``drawn``), or chunks of one case would all run that one program and plan
+        state: dict = {"shrinking": False, "since": 0.0, "first": None, "drawn": False}
         cache: dict[str, Result] = {}
         cut: set[str] = set()  # candidates stopped by the end of the shrinking time
 
         def body(case) -> None:
+            if not state["drawn"]:
+                state["drawn"] = True
+                return
             key = repr(case)
             res = cache.get(key)
             if res is None:
@@ -2551,7 +2559,7 @@ def run_stream(config: StreamConfig) -> StreamReport:
                     state.update(shrinking=True, since=time.perf_counter(), first=res)
                 raise FINDING_TYPES[res.outcome](res)
 
-        test = settings(max_examples=max(1, config.count - len(report.results)),
+        test = settings(max_examples=max(1, config.count - len(report.results)) + 1,
                         database=None, deadline=None, derandomize=False,
                         suppress_health_check=list(HealthCheck),
                         phases=[Phase.generate, Phase.shrink], report_multiple_bugs=False,

@@ -376,6 +376,19 @@ def test_a_worker_that_dies_is_a_crash_finding_and_the_campaign_goes_on(monkeypa
     assert passed + 3 * len(crashes) == 18
 
 
+@pytest.mark.parametrize("kind", ["valid", "coupled", "malformed"])
+def test_chunks_of_one_case_each_draw_a_case_of_their_own(kind):
+    """Hypothesis draws a strategy's simplest value first whatever the seed; the streams and
+    examples() leave it out, or a campaign of one-case chunks (the GPU's --chunk 1) would
+    run one program and plan over and over (it did: 400 identical coupled cases)."""
+    sources = {fz.run_stream(fz.StreamConfig(kind, 1, seed)).results[0].source
+               for seed in range(5)}
+    assert len(sources) == 5
+    strategy = fz.coupled_cases() if kind == "coupled" else fz.valid_cases()
+    drawn = [repr(fz.examples(strategy, 1, seed)) for seed in range(5)]
+    assert len(set(drawn)) == 5
+
+
 def test_bounded_campaign_finds_nothing(tmp_path, capsys, monkeypatch):
     """The default suite's campaign: every outcome a PASS (valid) or a REFUSED (malformed);
     the summary table is printed last. Its valid programs include the newer forms (read-only
