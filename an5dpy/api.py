@@ -46,11 +46,9 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, Union
 from an5dpy.errors import OptionError, UsageError
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from an5dpy.blocking.plan import BlockingPlan
     from an5dpy.cuda.runtime import CupyRunner
-    from an5dpy.driver import Options, Translation
+    from an5dpy.driver import Translation
     from an5dpy.ir import Affine, StencilInfo, StencilProgram
     from an5dpy.perf.bench import BenchResult
 

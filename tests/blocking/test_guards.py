@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from an5dpy.blocking.guards import (BOUNDARY_PLANE, EXISTS, LOADS, PREDICATES, STORES,
-                                    PlanePredicate, Range)
+                                    PlanePredicate)
 
 from block_support import blocks, eval_c
 

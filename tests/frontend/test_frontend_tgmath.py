@@ -59,7 +59,7 @@ def test_float_arguments_select_the_float_function(value, expected):
     (f"fmax({A}, d)", ("fmax", "double", ("double", "double"))),
     (f"fmax({A}, 0.5)", ("fmax", "double", ("double", "double"))),
     (f"lgamma({A} + 1.0)", ("lgamma", "double", ("double",))),
-    (f"sqrt(k)", ("sqrt", "double", ("double",))),
+    ("sqrt(k)", ("sqrt", "double", ("double",))),
     (f"fma({A}, x, 1)", ("fma", "double", ("double", "double", "double"))),
 ])
 def test_a_double_or_integer_argument_selects_the_double_function(value, expected):
