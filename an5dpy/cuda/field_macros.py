@@ -35,14 +35,12 @@ gets a second buffer that starts as its copy).
 
 from __future__ import annotations
 
-from typing import Callable
-
 from an5dpy.blocking.guards import BOUNDARY_PLANE, EXISTS, STORES
-from an5dpy.blocking.ops import EVALUATE_ONLY, Share
+from an5dpy.blocking.ops import Share
 from an5dpy.blocking.plan import Barriers, BlockingPlan, Mode
 from an5dpy.cuda.macros import (P_BUF, P_OUT, P_PLANE, P_SHARED, ConstantTable, LineMacro,
                                 Macro, UpdatePrinter, continued, input_params,
-                                level_op_halves, levels_with_idle_warps)
+                                level_op_macros, levels_with_idle_warps)
 from an5dpy.errors import InternalError
 from an5dpy.ir import CoefRead, Read, StencilInfo
 
@@ -213,8 +211,8 @@ def shared_plane(plan: BlockingPlan, field: int, dz: int) -> int:
 
 def field_level_macros(info: StencilInfo, plan: BlockingPlan, degree: int) -> tuple[Macro, ...]:
     """CALCn, BOUNDARYn, STORE and their guarded forms for the kernel of ``degree`` levels
-    (each level op in the plan's forms, :func:`level_op_macros`); with one barrier per step
-    first the ``SHARE`` macro (:func:`share_macro`)."""
+    (each level op in the plan's forms, :func:`~an5dpy.cuda.macros.level_op_macros`); with
+    one barrier per step first the ``SHARE`` macro (:func:`share_macro`)."""
     r, dtype = plan.stream_radius, plan.dtype
     out, q, b = P_OUT, P_PLANE, P_BUF
     ins = input_params(r)
@@ -279,32 +277,6 @@ def field_level_macros(info: StencilInfo, plan: BlockingPlan, degree: int) -> tu
 
             macros += level_op_macros(plan, "STORE", params, writes, evaluation, guard)
     return tuple(macros)
-
-
-def level_op_macros(plan: BlockingPlan, name: str, params: tuple[str, ...], writes,
-                    evaluation, guard: Callable[[str, bool], tuple[str, ...]],
-                    boundary: Macro | None = None) -> tuple[Macro, ...]:
-    """A level op's macros in the plan's form: the op (its shared ``writes``, its barrier,
-    its ``evaluation``), ``boundary`` (the op on a streaming-boundary plane) and the
-    guarded form, whose lines ``guard(macro, sync)`` gives (``sync``: a skipped op still
-    meets the op's barrier). A coarsened kernel takes the op's two halves instead (``_W``,
-    ``_E``, :data:`~an5dpy.cuda.macros.WRITE_HALF`), which the render model runs cell by
-    cell around the op's one barrier and guards itself. With one barrier per step the op
-    only evaluates (``_E``): the step's ``SHARE`` wrote its shared planes before the step's
-    barrier, so neither it nor its guarded form waits at one."""
-    forms: tuple[Macro, ...]
-    guarded: tuple[Macro, ...] = ()
-    if plan.barriers is Barriers.STEP:
-        name += EVALUATE_ONLY
-        forms = (Macro(name, params, tuple(evaluation)),)
-        if plan.coarsen == 1:
-            guarded = (Macro(f"G_{name}", params, guard(name, False)),)
-    elif plan.coarsen > 1:
-        forms = level_op_halves(name, params, writes, evaluation)
-    else:
-        forms = (Macro(name, params, (*writes, "__syncthreads();", *evaluation)),)
-        guarded = (Macro(f"G_{name}", params, guard(name, True)),)
-    return (*forms, *((boundary,) if boundary else ()), *guarded)
 
 
 def share_macro(info: StencilInfo, plan: BlockingPlan) -> Macro:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -735,9 +735,7 @@ def _calc_macros(printer: UpdatePrinter, plan: BlockingPlan, d: int, dtype: str)
                enumerate(h for h, o in zip(hist, levels.older) if o.shared)]
     macros = []
     # one barrier per step: the Share ops write the input planes, the level ops only
-    # evaluate (their guards need no barrier of their own); with warp shuffles the ops
-    # only evaluate too, their row neighbours shuffled in as arguments
-    per_step = plan.barriers in (Barriers.STEP, Barriers.SHUFFLE)
+    # evaluate (level_op_macros)
     if plan.barriers is Barriers.STEP:
         macros.append(Macro(Share.name, (P_SHARED, b), (_store_smem(printer, P_SHARED),)))
     for level in range(1, d + 1):
@@ -757,26 +755,15 @@ def _calc_macros(printer: UpdatePrinter, plan: BlockingPlan, d: int, dtype: str)
             # boundary cells keep the level's boundary value; unless whole warps are idle,
             # halo threads evaluate too (reading the padding) and keep what they get
             evaluation = _evaluate(dtype, expr, 1 << level, level in idle, bval, ins[r])
-            if per_step:
-                name = f"CALC{level}{EVALUATE_ONLY}"
-                macros += (Macro(name, params + rows, evaluation),
-                           Macro(f"BOUNDARY{level}", bparams, bbody))
-                if plan.coarsen == 1:  # a coarsened kernel decides once for all its cells
-                    macros.append(Macro(f"G_{name}", params, (
-                        f"if ({BOUNDARY_PLANE.call(q)}) {{ if ({EXISTS.call(q)}) "
-                        f"BOUNDARY{level}({bargs}); }}", f"else {name}({gargs}, {q}, {b});")))
-                continue
-            if plan.coarsen > 1:
-                macros += (*level_op_halves(f"CALC{level}", params + rows, writes, evaluation),
-                           Macro(f"BOUNDARY{level}", bparams, bbody))
-                continue
-            macros.append(Macro(f"CALC{level}", params,
-                                (*writes, "__syncthreads();", *evaluation)))
-            macros.append(Macro(f"BOUNDARY{level}", bparams, bbody))
-            macros.append(Macro(f"G_CALC{level}", params, (
-                f"if ({BOUNDARY_PLANE.call(q)}) {{ if ({EXISTS.call(q)}) BOUNDARY{level}({bargs}); "
-                "__syncthreads(); }",
-                f"else CALC{level}({gargs}, {q}, {b});")))
+
+            def guard(name: str, sync: bool, level=level, gargs=gargs, bargs=bargs
+                      ) -> tuple[str, ...]:
+                return (f"if ({BOUNDARY_PLANE.call(q)}) {{ if ({EXISTS.call(q)}) "
+                        f"BOUNDARY{level}({bargs});{' __syncthreads();' if sync else ''} }}",
+                        f"else {name}({gargs}, {q}, {b});")
+
+            macros += level_op_macros(plan, f"CALC{level}", params, writes, evaluation, guard,
+                                      Macro(f"BOUNDARY{level}", bparams, bbody), rows)
         else:
             also = stored_level_params(levels, d)
             name = "STORE_LEVELS" if also else "STORE"
@@ -791,20 +778,13 @@ def _calc_macros(printer: UpdatePrinter, plan: BlockingPlan, d: int, dtype: str)
                 evaluation = (f"const {dtype} an5d_v = ({dtype})({expr});",
                               f"{store} = an5d_v;", *older)
             params = (q, *ins, *hist, *also, b)
-            if per_step:
-                name += EVALUATE_ONLY
-                macros.append(Macro(name, params + rows, evaluation))
-                if plan.coarsen == 1:
-                    macros.append(Macro(f"G_{name}", params, (
-                        f"if ({STORES.call(q)}) {name}({', '.join(params)});",)))
-                continue
-            if plan.coarsen > 1:
-                macros += level_op_halves(name, params + rows, writes, evaluation)
-                continue
-            macros.append(Macro(name, params, (*writes, "__syncthreads();", *evaluation)))
-            macros.append(Macro(f"G_{name}", params, (
-                f"if ({STORES.call(q)}) {name}({', '.join(params)});",
-                "else __syncthreads();")))
+
+            def guard(name: str, sync: bool, params=params) -> tuple[str, ...]:
+                return (f"if ({STORES.call(q)}) {name}({', '.join(params)});",
+                        *(("else __syncthreads();",) if sync else ()))
+
+            macros += level_op_macros(plan, name, params, writes, evaluation, guard,
+                                      rows=rows)
     return macros
 
 
@@ -823,6 +803,36 @@ def level_op_halves(name: str, params: tuple[str, ...], writes, evaluation
     """A level op's two halves, each taking the op's parameters."""
     return (Macro(name + WRITE_HALF, params, tuple(writes)),
             Macro(name + EVALUATE_HALF, params, tuple(evaluation)))
+
+
+def level_op_macros(plan: BlockingPlan, name: str, params: tuple[str, ...], writes,
+                    evaluation, guard: Callable[[str, bool], tuple[str, ...]],
+                    boundary: Macro | None = None, rows: tuple[str, ...] = ()
+                    ) -> tuple[Macro, ...]:
+    """A level op's macros in the plan's form (the one place that picks it, for one
+    statement and for the field macros of several): the op (its shared ``writes``, its
+    barrier, its ``evaluation``), ``boundary`` (the op on a streaming-boundary plane) and
+    the guarded form, whose lines ``guard(macro, sync)`` gives (``sync``: a skipped op
+    still meets the op's barrier). A coarsened kernel takes the op's two halves instead
+    (``_W``, ``_E``, :data:`WRITE_HALF`), which the render model runs cell by cell around
+    the op's one barrier and guards itself; its ops also take the cells' row neighbours
+    ``rows`` (:func:`row_neighbours`). With one barrier per step or warp shuffles the op
+    only evaluates (``_E``): the step's ``SHARE`` wrote its shared planes before the step's
+    barrier, or the shuffles pass its neighbours in, so neither it nor its guarded form
+    waits at one."""
+    forms: tuple[Macro, ...]
+    guarded: tuple[Macro, ...] = ()
+    if plan.barriers in (Barriers.STEP, Barriers.SHUFFLE):
+        name += EVALUATE_ONLY
+        forms = (Macro(name, params + rows, tuple(evaluation)),)
+        if plan.coarsen == 1:  # a coarsened kernel decides once for all its cells
+            guarded = (Macro(f"G_{name}", params, guard(name, False)),)
+    elif plan.coarsen > 1:
+        forms = level_op_halves(name, params + rows, writes, evaluation)
+    else:
+        forms = (Macro(name, params, (*writes, "__syncthreads();", *evaluation)),)
+        guarded = (Macro(f"G_{name}", params, guard(name, True)),)
+    return (*forms, *((boundary,) if boundary else ()), *guarded)
 
 
 def _accumulate(printer: UpdatePrinter, by_plane: dict[int, list], r: int, dtype: str,
