@@ -2264,23 +2264,37 @@ def translate_command(p: Program, plan: PlanOptions) -> str:
                        *plan.flags(), "-o", "out"])
 
 
+def past_the_simplest(body: Callable[[object], None]) -> Callable[[object], None]:
+    """``body`` for a hypothesis test, left out of its first call: hypothesis draws the
+    strategy's simplest value first, whatever the seed, so that chunks of one case
+    (``--chunk 1``) would all run that one program and plan. A test so wrapped asks for
+    one example more."""
+    called = False
+
+    def wrapped(value) -> None:
+        nonlocal called
+        if called:
+            body(value)
+        called = True
+    return wrapped
+
+
 def examples(strategy, count: int, seed: int) -> list:
     """Up to ``count`` values of ``strategy``, the same ones for the same ``seed``: for a
     caller outside hypothesis, such as a GPU test running a fixed list of programs
-    (``for case in examples(coupled_cases(), 20, seed=1): run_valid(case, "cuda", True)``).
-    Hypothesis draws the strategy's simplest value first, whatever the seed; it is left
-    out, so that chunks of one case (``--chunk 1``) each draw a case of their own rather
-    than all the same smallest program and plan."""
+    (``for case in examples(coupled_cases(), 20, seed=1): run_valid(case, "cuda", True)``),
+    past the simplest (:func:`past_the_simplest`)."""
     out: list = []
 
     @hypothesis_seed(seed)
     @settings(max_examples=count + 1, database=None, deadline=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
     @given(strategy)
+    @past_the_simplest
     def collect(value) -> None:
         out.append(value)
     collect()
-    return out[1:count + 1]
+    return out[:count]
 
 
 def run_valid(case: ValidCase, backend: str = "sim", exact: bool = False,
@@ -2526,16 +2540,11 @@ def run_stream(config: StreamConfig) -> StreamReport:
     for round_ in range(config.count + 10):
         if over():
             break
-        # hypothesis draws the strategy's simplest value first, whatever the seed: skipped
-        # (``drawn``), or chunks of one case would all run that one program and plan
-        state: dict = {"shrinking": False, "since": 0.0, "first": None, "drawn": False}
+        state: dict = {"shrinking": False, "since": 0.0, "first": None}
         cache: dict[str, Result] = {}
         cut: set[str] = set()  # candidates stopped by the end of the shrinking time
 
         def body(case) -> None:
-            if not state["drawn"]:
-                state["drawn"] = True
-                return
             key = repr(case)
             res = cache.get(key)
             if res is None:
@@ -2564,7 +2573,8 @@ def run_stream(config: StreamConfig) -> StreamReport:
                         suppress_health_check=list(HealthCheck),
                         phases=[Phase.generate, Phase.shrink], report_multiple_bugs=False,
                         verbosity=Verbosity.quiet, print_blob=False)(
-            hypothesis_seed(config.seed * 1_000_003 + round_)(given(strategy)(body)))
+            hypothesis_seed(config.seed * 1_000_003 + round_)(
+                given(strategy)(past_the_simplest(body))))
         try:
             test()
         except Finding as f:
