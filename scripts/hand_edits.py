@@ -269,6 +269,10 @@ def prefetch_registers(text: str, depth: int) -> str:
     return edit_inner_loops(text, edit_loop)
 
 
+#: The level-0 load pointer of each field of a time step of several statements.
+FIELD_LOAD_POINTER = re.compile(r"\b(an5d_p_ld_f\d+)\b")
+
+
 def prefetch_l2(text: str, depth: int) -> str:
     """Every inner loop's level-0 load followed by an L2 prefetch of the plane ``depth``
     steps ahead, so that the load of that plane, when it comes, is served from L2."""
@@ -285,9 +289,6 @@ def prefetch_l2(text: str, depth: int) -> str:
         return rewritten(text, loop, prefetch)
     return edit_inner_loops(text, edit_loop)
 
-
-#: The level-0 load pointer of each field of a time step of several statements.
-FIELD_LOAD_POINTER = re.compile(r"\b(an5d_p_ld_f\d+)\b")
 
 
 #: A blocked kernel's launch bounds: its block's threads, which size a queue per thread.
